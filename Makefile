@@ -1,0 +1,65 @@
+# llmserve.sglang - developer entry points. `make test` is what CI runs.
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
+export PATH := $(CURDIR)/$(BIN):$(PATH)
+# Scenarios under extensions/molecule/ (shared/ holds the fleet playbooks, not a scenario).
+SCENARIOS ?= $(sort $(filter-out shared,$(notdir $(patsubst %/,%,$(dir $(wildcard extensions/molecule/*/molecule.yml))))))
+HOSTS ?= 2
+
+.PHONY: help setup system-deps lint unit sanity real-parser build molecule test demo fleet-up fleet-down clean
+
+help: ## list targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 16
+
+$(BIN)/.installed: requirements/controller.txt requirements/test.txt
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -r requirements/test.txt
+	touch $@
+
+setup: $(BIN)/.installed ## controller virtualenv with pinned tools (.venv)
+
+system-deps: ## podman, runc and debootstrap for the local fleet (root, Debian)
+	@command -v podman >/dev/null && command -v runc >/dev/null && command -v debootstrap >/dev/null || { \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq podman runc debootstrap >/dev/null; }
+
+lint: setup ## yamllint + ansible-lint --profile production
+	$(BIN)/yamllint -s .
+	$(BIN)/ansible-lint --profile production
+
+unit: setup ## unit tests (parsers, classifier, argv rendering, the SGLang double, ...)
+	$(BIN)/pytest -q tests/unit
+
+sanity: setup ## ansible-test sanity on a copy laid out as ansible_collections/llmserve/sglang
+	tests/sanity/run.sh
+
+real-parser: setup ## argv rendering checked by the real SGLang argument parsers (0.5.23, 0.5.10)
+	@if [ -x tests/real_parser/build_venvs.sh ]; then tests/real_parser/build_venvs.sh && $(BIN)/pytest -q tests/real_parser; \
+	else echo "tests/real_parser not present"; fi
+
+build: setup ## build the collection tarball, install it in a scratch path, use it by FQCN
+	tests/build/check_build.sh
+
+molecule: setup system-deps ## every molecule scenario on the local fleet (create, converge, idempotence, verify, destroy)
+	@for s in $(SCENARIOS); do echo "=== molecule test -s $$s"; $(BIN)/molecule test -s $$s || exit 1; done
+
+test: setup lint unit build real-parser molecule ## everything CI runs
+	@echo "make test: all stages passed"
+
+demo: setup system-deps ## deploy EAGLE-3 with the SGLang double on a local fleet of $(HOSTS) hosts
+	tools/demo/run.sh
+
+fleet-up: setup system-deps ## bring up $(HOSTS) local test hosts (.fleet/fleet/inventory.yml)
+	$(BIN)/python tools/fleet/fleet.py up -n $(HOSTS)
+
+fleet-down: ## remove the local test hosts
+	$(PYTHON) tools/fleet/fleet.py down --all
+
+clean: ## remove local state (not the image cache)
+	rm -rf .cache .pytest_cache tests/output

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Build the collection tarball, install it into a scratch collections path and use it
+# by FQCN from outside the checkout, as a user who installed it from Galaxy would.
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+venv=${VENV:-$repo/.venv}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$repo"
+"$venv/bin/ansible-galaxy" collection build --output-path "$work/dist" --force >/dev/null
+tarball=$(ls "$work"/dist/llmserve-sglang-*.tar.gz)
+echo "built $(basename "$tarball") ($(du -k "$tarball" | cut -f1) KiB)"
+# Nothing from tests/, .venv or local state may ship.
+if tar -tzf "$tarball" | grep -E '^(tests|\.venv|\.fleet|collections|extensions/molecule)/'; then
+  echo "FAIL: the tarball ships files that build_ignore should drop" >&2; exit 1
+fi
+mkdir -p "$work/installed"
+printf "[defaults]\ncollections_path = %s\n" "$work/installed" > "$work/ansible.cfg"
+export ANSIBLE_CONFIG="$work/ansible.cfg" ANSIBLE_NOCOLOR=1 ANSIBLE_FORCE_COLOR=0
+# From outside the checkout, or ansible-galaxy sees the checkout's copy and installs nothing.
+cd "$work"
+"$venv/bin/ansible-galaxy" collection install --force -p "$work/installed" "$tarball" >/dev/null
+modules=$(cd "$repo/plugins/modules" 2>/dev/null && ls *.py 2>/dev/null | grep -v '^__' | sed 's/\.py$//' || true)
+for m in $modules; do
+  # ansible-doc only warns when a plugin fails to load: require its header.
+  "$venv/bin/ansible-doc" "llmserve.sglang.$m" 2>&1 | grep -q "^> MODULE llmserve.sglang.$m" ||
+    { "$venv/bin/ansible-doc" "llmserve.sglang.$m"; echo "FAIL: ansible-doc llmserve.sglang.$m" >&2; exit 1; }
+  echo "ansible-doc llmserve.sglang.$m: ok"
+done
+for p in $(cd "$repo/playbooks" 2>/dev/null && ls *.yml 2>/dev/null | sed 's/\.yml$//' || true); do
+  "$venv/bin/ansible-playbook" -i localhost, --syntax-check "llmserve.sglang.$p" >/dev/null
+  echo "ansible-playbook --syntax-check llmserve.sglang.$p: ok"
+done
+echo "build check: ok"
