@@ -1,0 +1,262 @@
+"""HTTP API of the double on http.server: the endpoints and status codes SGLang's FastAPI app gives."""
+import json
+import threading
+import time
+import uuid
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from sglang.version import __version__, at_least
+from sglang._double.out import access, log
+
+REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found", 500: "Internal Server Error",
+           503: "Service Unavailable"}
+
+
+class State(object):
+    """Shared between the HTTP threads and the launcher."""
+
+    def __init__(self, args, engine, settings, stub=False):
+        self.args, self.engine, self.settings, self.stub = args, engine, settings, stub
+        self.status = "starting"  # starting -> up -> draining
+        self.fail_generate = False
+        self.model = args.get("served_model_name") or args.get("model_path") or "default"
+
+
+class Server(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    state = None  # set by make_server
+
+    def log_message(self, *a):  # replaced by uvicorn-style access lines
+        pass
+
+    # ---- plumbing
+    def _send(self, code, body=b"", ctype="application/json"):
+        if isinstance(body, (dict, list)):
+            body = json.dumps(body).encode()
+        elif isinstance(body, str):
+            body = body.encode()
+        self.send_response_only(code)
+        self.send_header("content-type", ctype)
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+        access(self.client_address, self.command, self.path, code, REASONS.get(code, ""))
+
+    def _body(self):
+        n = int(self.headers.get("content-length") or 0)
+        raw = self.rfile.read(n) if n else b""
+        try:
+            return json.loads(raw or b"{}")
+        except ValueError:
+            return None
+
+    def _stream_start(self):
+        self.send_response_only(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("transfer-encoding", "chunked")
+        self.end_headers()
+        access(self.client_address, self.command, self.path, 200, "OK")
+
+    def _chunk(self, data):
+        data = data.encode()
+        self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+        self.wfile.flush()
+
+    def _authorized(self, path):
+        key = self.state.args.get("api_key")
+        if not key or path.startswith(("/health", "/ready", "/metrics")):
+            return True  # SGLang's auth exempts probes and metrics (utils/auth.py)
+        return self.headers.get("authorization") == "Bearer " + key
+
+    # ---- dispatch
+    def do_GET(self):
+        self._dispatch("GET")
+
+    def do_POST(self):
+        self._dispatch("POST")
+
+    def do_PUT(self):
+        self._dispatch("PUT")
+
+    def _dispatch(self, method):
+        path = self.path.split("?", 1)[0]
+        st = self.state
+        if st.stub:
+            return self._stub(path)
+        if not self._authorized(path):
+            return self._send(401, {"error": "Unauthorized"})
+        routes = {
+            ("GET", "/health"): self.health, ("GET", "/health_generate"): self.health,
+            ("GET", "/v1/models"): self.models, ("GET", "/model_info"): self.model_info,
+            ("GET", "/get_model_info"): self.model_info, ("GET", "/server_info"): self.server_info,
+            ("GET", "/get_server_info"): self.server_info, ("GET", "/ping"): lambda: self._send(200),
+            ("POST", "/generate"): self.generate, ("PUT", "/generate"): self.generate,
+            ("POST", "/v1/chat/completions"): self.chat,
+        }
+        if at_least("0.5.23"):
+            routes[("GET", "/ready")] = lambda: self._send(200 if st.status == "up" else 503)
+        if st.args.get("enable_metrics"):
+            routes[("GET", "/metrics")] = self.metrics
+        fn = routes.get((method, path))
+        if fn is None:
+            known = set(p for _, p in routes)
+            if path in known:
+                return self._send(405, {"detail": "Method Not Allowed"})
+            return self._send(404, {"detail": "Not Found"})
+        fn()
+
+    def _stub(self, path):
+        # launch_dummy_health_check_server on node_rank >= 1: always 200, nothing else.
+        if path in ("/health", "/health_generate", "/ping"):
+            return self._send(200)
+        if path == "/metrics" and self.state.args.get("enable_metrics"):
+            return self._send(200, "", "text/plain; version=0.0.4; charset=utf-8")
+        return self._send(404, {"detail": "Not Found"})
+
+    # ---- endpoints
+    def health(self):
+        st = self.state
+        if st.status == "draining":
+            log("Health check request received during shutdown. Returning 503.")
+            return self._send(503)
+        if st.status != "up":
+            return self._send(503)
+        if st.engine.hung.is_set():
+            # No answer from the scheduler within HEALTH_CHECK_TIMEOUT (20 s, scaled by PACE).
+            time.sleep(20.0 * st.settings.pace)
+            log("Health check failed. Server couldn't get a response from detokenizer for last 20 seconds.")
+            return self._send(503)
+        time.sleep(min(1.0, 1.0 * st.settings.pace))  # /health runs a one-token generation
+        self._send(200)
+
+    def models(self):
+        self._send(200, {"object": "list", "data": [{"id": self.state.model, "object": "model",
+                                                     "created": int(time.time()), "owned_by": "sglang",
+                                                     "root": self.state.model, "max_model_len": 262144}]})
+
+    def model_info(self):
+        a = self.state.args
+        self._send(200, {"model_path": a.get("model_path"), "tokenizer_path": a.get("tokenizer_path") or a.get("model_path"),
+                         "is_generation": True, "preferred_sampling_params": None, "weight_version": "default",
+                         "has_image_understanding": False, "has_audio_understanding": False,
+                         "model_type": "deepseek_v3", "architectures": ["DeepseekV3ForCausalLM"]})
+
+    def server_info(self):
+        st = self.state
+        info = dict((k, v) for k, v in st.args.items() if not k.startswith("_") and k != "api_key")
+        internal = {"last_gen_throughput": round(st.engine.last_tps, 2), "memory_usage": {"weight": 69.56, "kvcache": 14.47}}
+        al = st.engine.accept_length()
+        if al is not None:
+            internal["avg_spec_accept_length"] = al
+        info.update({"version": __version__, "internal_states": [internal], "max_total_num_tokens": 412160})
+        self._send(200, info)
+
+    def metrics(self):
+        e, m = self.state.engine, self.state.model
+        lab = '{model_name="%s",engine_type="unified",tp_rank="0",pp_rank="0"}' % m
+        lines = [
+            "# HELP sglang:num_running_reqs The number of running requests.",
+            "# TYPE sglang:num_running_reqs gauge", "sglang:num_running_reqs%s %.1f" % (lab, e.running),
+            "# HELP sglang:num_queue_reqs The number of requests in the waiting queue.",
+            "# TYPE sglang:num_queue_reqs gauge", "sglang:num_queue_reqs%s 0.0" % lab,
+            "# HELP sglang:gen_throughput The generation throughput (token/s).",
+            "# TYPE sglang:gen_throughput gauge", "sglang:gen_throughput%s %.2f" % (lab, e.last_tps),
+            "# HELP sglang:spec_accept_length The average acceptance length of speculative decoding.",
+            "# TYPE sglang:spec_accept_length gauge", "sglang:spec_accept_length%s %.2f" % (lab, e.accept_length() or 0.0),
+            "# HELP sglang:generation_tokens_total Number of generation tokens processed.",
+            "# TYPE sglang:generation_tokens_total counter", "sglang:generation_tokens_total%s %.1f" % (lab, e.tokens_total),
+            "# HELP sglang:prompt_tokens_total Number of prefill tokens processed.",
+            "# TYPE sglang:prompt_tokens_total counter", "sglang:prompt_tokens_total%s %.1f" % (lab, e.prompt_total),
+        ]
+        self._send(200, "\n".join(lines) + "\n", "text/plain; version=0.0.4; charset=utf-8")
+
+    def _failing(self):
+        return self.state.fail_generate
+
+    def generate(self):
+        req = self._body()
+        if req is None:
+            return self._send(400, {"error": {"message": "Invalid JSON"}})
+        if self._failing():
+            return self._send(500, {"error": {"message": "CUDA error: an illegal memory access was encountered"}})
+        sp = req.get("sampling_params") or {}
+        n = int(sp.get("max_new_tokens", 128))
+        prompt = req.get("text") or ""
+        prompt_tokens = len(req.get("input_ids") or []) or max(1, len(str(prompt).split()))
+        rid = uuid.uuid4().hex
+        t0 = time.time()
+        e = self.state.engine
+
+        def meta(done):
+            m = {"id": rid, "finish_reason": {"type": "length", "length": done} if done == n else None,
+                 "prompt_tokens": prompt_tokens, "completion_tokens": done, "cached_tokens": 0,
+                 "e2e_latency": time.time() - t0}
+            if e.speculative:
+                m["spec_verify_ct"] = max(1, int(done / (e.accept_length() or 1)))
+                m["spec_accept_length"] = e.accept_length()
+            return m
+
+        if req.get("stream"):
+            self._stream_start()
+            text = []
+
+            def on_token(i):
+                text.append(" tok")
+                self._chunk("data: " + json.dumps({"text": "".join(text), "output_ids": list(range(i + 1)),
+                                                   "meta_info": meta(i + 1)}) + "\n\n")
+            e.generate(n, prompt_tokens, on_token)
+            self._chunk("data: [DONE]\n\n")
+            self._chunk("")
+            return
+        e.generate(n, prompt_tokens)
+        self._send(200, {"text": " tok" * n, "output_ids": list(range(n)), "meta_info": meta(n)})
+
+    def chat(self):
+        req = self._body()
+        if req is None:
+            return self._send(400, {"object": "error", "message": "Invalid JSON", "type": "BadRequestError",
+                                    "param": None, "code": 400})
+        if self._failing():
+            return self._send(400, {"object": "error", "message": "CUDA error: an illegal memory access was encountered",
+                                    "type": "BadRequestError", "param": None, "code": 400})
+        n = int(req.get("max_completion_tokens") or req.get("max_tokens") or 128)
+        prompt_tokens = sum(len(str(m.get("content", "")).split()) for m in req.get("messages") or []) or 1
+        cid, created = "chatcmpl-" + uuid.uuid4().hex, int(time.time())
+        e = self.state.engine
+        base = {"id": cid, "created": created, "model": req.get("model") or self.state.model}
+        if req.get("stream"):
+            self._stream_start()
+
+            def on_token(i):
+                d = dict(base, object="chat.completion.chunk",
+                         choices=[{"index": 0, "delta": {"role": "assistant", "content": " tok"} if i == 0 else
+                                   {"content": " tok"}, "finish_reason": None}])
+                self._chunk("data: " + json.dumps(d) + "\n\n")
+            e.generate(n, prompt_tokens, on_token)
+            last = dict(base, object="chat.completion.chunk",
+                        choices=[{"index": 0, "delta": {}, "finish_reason": "length"}],
+                        usage={"prompt_tokens": prompt_tokens, "completion_tokens": n,
+                               "total_tokens": prompt_tokens + n})
+            self._chunk("data: " + json.dumps(last) + "\n\n")
+            self._chunk("data: [DONE]\n\n")
+            self._chunk("")
+            return
+        e.generate(n, prompt_tokens)
+        self._send(200, dict(base, object="chat.completion",
+                             choices=[{"index": 0, "message": {"role": "assistant", "content": " tok" * n},
+                                       "finish_reason": "length"}],
+                             usage={"prompt_tokens": prompt_tokens, "completion_tokens": n,
+                                    "total_tokens": prompt_tokens + n}))
+
+
+def make_server(host, port, state):
+    handler = type("BoundHandler", (Handler,), {"state": state})
+    srv = Server((host, port), handler)
+    t = threading.Thread(target=srv.serve_forever, name="http", daemon=True)
+    t.start()
+    return srv

@@ -1,0 +1,109 @@
+"""Failure texts as real SGLang / torch / NCCL print them (wording from the wheels' source and real logs)."""
+from sglang.version import at_least
+
+SITE = "/usr/local/lib/python3.12/dist-packages"
+
+
+def tb(frames, last):
+    lines = ["Traceback (most recent call last):"]
+    for path, line, func, code in frames:
+        lines.append('  File "%s/%s", line %d, in %s' % (SITE, path, line, func))
+        lines.append("    " + code)
+    lines.append(last)
+    return "\n".join(lines)
+
+
+RUN_SCHED = ("sglang/srt/managers/scheduler.py", 3162, "run_scheduler_process",
+             "scheduler = Scheduler(")
+INIT_WORKER = ("sglang/srt/managers/tp_worker.py", 247, "__init__",
+               "self.model_runner = ModelRunner(")
+MR_INIT = ("sglang/srt/model_executor/model_runner.py", 380, "__init__", "self.initialize(min_per_gpu_memory)")
+
+
+def capture_failed_hint():
+    if at_least("0.5.23"):
+        return ("Possible solutions:\n"
+                "1. set --mem-fraction-static to a smaller value (e.g., 0.8 or 0.7)\n"
+                "2. set --cuda-graph-max-bs-decode to a smaller value (e.g., 16)\n"
+                "3. disable decode CUDA graph by --cuda-graph-backend-decode=disabled. "
+                "(Not recommended. Huge performance loss)\n"
+                "Open an issue on GitHub https://github.com/sgl-project/sglang/issues/new/choose \n")
+    return ("Possible solutions:\n"
+            "1. set --mem-fraction-static to a smaller value (e.g., 0.8 or 0.7)\n"
+            "2. set --cuda-graph-max-bs to a smaller value (e.g., 16)\n"
+            "3. disable torch compile by not using --enable-torch-compile\n"
+            "4. disable CUDA graph by --disable-cuda-graph. (Not recommended. Huge performance loss)\n"
+            "Open an issue on GitHub https://github.com/sgl-project/sglang/issues/new/choose \n")
+
+
+OOM_ALLOC = ("CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 94.97 GiB of which "
+             "1.06 GiB is free. Including non-PyTorch memory, this process has 93.89 GiB memory in use. Of the "
+             "allocated memory 90.12 GiB is allocated by PyTorch, and 1.21 GiB is reserved by PyTorch but unallocated. "
+             "If reserved but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True "
+             "to avoid fragmentation.  See documentation for Memory Management  "
+             "(https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)")
+
+
+def scheduler_exception(scenario):
+    """Traceback text logged after 'Scheduler hit an exception: ' for a scheduler-side crash."""
+    base = [RUN_SCHED, INIT_WORKER, MR_INIT]
+    if scenario == "crash_oom_cuda_graph":
+        return tb(base + [("sglang/srt/model_executor/cuda_graph_runner.py", 371, "__init__",
+                           "raise Exception(")],
+                  "Exception: Capture cuda graph failed: " + OOM_ALLOC + "\n" + capture_failed_hint())
+    if scenario == "crash_oom_kv":
+        return tb(base + [("sglang/srt/model_executor/model_runner_kv_cache_mixin.py", 402, "init_memory_pool",
+                           "raise RuntimeError(")],
+                  "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static.")
+    if scenario == "crash_oom_weights":
+        return tb(base + [("sglang/srt/model_loader/loader.py", 633, "load_model",
+                           "model = _initialize_model(")],
+                  "torch.OutOfMemoryError: " + OOM_ALLOC)
+    if scenario == "crash_nccl":
+        return tb(base + [("sglang/srt/distributed/parallel_state.py", 1474, "init_distributed_environment",
+                           "torch.distributed.barrier()")],
+                  "RuntimeError: NCCL error: unhandled system error (run with NCCL_DEBUG=INFO for details)")
+    if scenario == "crash_arch":
+        return tb(base + [("sglang/srt/model_executor/cuda_graph_runner.py", 512, "capture_one_batch_size",
+                           "run_once()")],
+                  "torch.AcceleratorError: CUDA error: no kernel image is available for execution on the device\n"
+                  "CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace "
+                  "below might be incorrect.\nFor debugging consider passing CUDA_LAUNCH_BLOCKING=1\n"
+                  "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.\n")
+    if scenario == "crash_driver":
+        return tb(base + [("torch/cuda/__init__.py", 410, "_lazy_init", "torch._C._cuda_init()")],
+                  "RuntimeError: The NVIDIA driver on your system is too old (found version 12080). Please update "
+                  "your GPU driver by downloading and installing a new version from the URL: "
+                  "http://www.nvidia.com/Download/index.aspx Alternatively, go to: https://pytorch.org to install a "
+                  "PyTorch version that has been compiled with your version of the CUDA driver.")
+    # crash_scheduler / crash_scheduler_sigquit_first: a plain bug while loading weights.
+    return tb(base + [("sglang/srt/models/deepseek_v2.py", 3121, "load_weights",
+                       "param = params_dict[name]")],
+              "KeyError: 'model.layers.61.mlp.experts.w13_weight_scale_inv'")
+
+
+IMPORT_ERROR = (
+    "[sgl_kernel] CRITICAL: Could not load any common_ops library!\n"
+    + tb([("sglang/launch_server.py", 7, "<module>", "from sglang.srt.server_args import prepare_server_args"),
+          ("sgl_kernel/__init__.py", 5, "<module>", "from sgl_kernel import common_ops")],
+         "ImportError: libcudart.so.12: cannot open shared object file: No such file or directory"))
+
+
+def model_not_found(path):
+    return tb([("sglang/launch_server.py", 32, "<module>", "server_args = prepare_server_args(sys.argv[1:])"),
+               ("transformers/utils/hub.py", 479, "cached_files", "raise OSError(")],
+              "OSError: %s is not a local folder and is not a valid model identifier listed on "
+              "'https://huggingface.co/models'\nIf this is a private repository, make sure to pass a token having "
+              "permission to this repo either by logging in with `hf auth login` or by passing `token=<your_token>`"
+              % path)
+
+
+CHILD_FATAL = ("Fatal Python error: Segmentation fault\n\n"
+               "Thread 0x00007f3a2dfff640 (most recent call first):\n"
+               '  File "%s/torch/distributed/distributed_c10d.py", line 4811 in barrier\n' % SITE)
+
+
+def warmup_error(body):
+    return tb([("sglang/srt/entrypoints/http_server.py", 1381, "_execute_server_warmup",
+                'assert res.status_code == 200, f"{res.text}"')],
+              "AssertionError: " + body)
