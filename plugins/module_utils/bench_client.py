@@ -1,0 +1,309 @@
+# -*- coding: utf-8 -*-
+# Copyright: llmserve maintainers
+# Apache License 2.0
+"""Closed-loop load generator for an SGLang server (or a router in front of several).
+
+Standard library only (urllib + threads), so it runs on a target host or on the controller.
+It measures what ``sglang.bench_serving`` reports, under the same names:
+
+- ``output_throughput`` (generated tokens/s over the whole run), ``request_throughput``;
+- ``mean/median/p99_ttft_ms`` (time to the first streamed chunk);
+- ``mean/median/p99_itl_ms`` (gaps between streamed chunks, as SGLang measures them: with speculative
+  decoding one chunk can carry several tokens);
+- ``mean/median/p99_tpot_ms`` ((e2e - ttft) / (tokens - 1)), ``median_e2e_latency_ms``;
+- ``mean/median_per_request_tps`` (1000 / TPOT: the decode speed one user sees);
+- ``completed``, ``failed``, ``errors`` (first few), ``duration``, ``concurrency``.
+
+``accept_length`` comes from ``/server_info`` (``internal_states[0].avg_spec_accept_length``), see
+:func:`server_accept_length`.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import math
+import threading
+import time
+
+try:  # Python 3
+    from urllib.request import Request, urlopen
+    from urllib.error import HTTPError, URLError
+except ImportError:  # pragma: no cover - Python 2 is not supported on targets
+    Request = urlopen = HTTPError = URLError = None
+
+ENDPOINTS = ("chat", "generate")
+_WORDS = ("alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november "
+          "oscar papa quebec romeo sierra tango uniform victor whiskey xray yankee zulu").split()
+
+
+def percentile(values, pct):
+    """Linear-interpolated percentile (numpy's default method); None for an empty list."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    if len(ordered) == 1:
+        return float(ordered[0])
+    rank = (len(ordered) - 1) * (float(pct) / 100.0)
+    low = int(math.floor(rank))
+    high = min(low + 1, len(ordered) - 1)
+    frac = rank - low
+    return float(ordered[low] + (ordered[high] - ordered[low]) * frac)
+
+
+def _mean(values):
+    return float(sum(values)) / len(values) if values else None
+
+
+def make_prompt(index, input_len):
+    """A deterministic prompt of ``input_len`` words; different per request so no prefix cache is shared."""
+    words = ["request-%d" % index]
+    for i in range(max(0, int(input_len) - 1)):
+        words.append(_WORDS[(index * 7 + i * 13) % len(_WORDS)])
+    return " ".join(words)
+
+
+def build_request(base_url, endpoint, prompt, max_new_tokens, model="default", api_key=None):
+    """Return (url, body bytes, headers) for one streamed request."""
+    base = base_url.rstrip("/")
+    if endpoint == "generate":
+        url = base + "/generate"
+        body = {"text": prompt, "stream": True,
+                "sampling_params": {"max_new_tokens": int(max_new_tokens), "temperature": 0.0,
+                                    "ignore_eos": True}}
+    elif endpoint == "chat":
+        url = base + "/v1/chat/completions"
+        body = {"model": model, "messages": [{"role": "user", "content": prompt}],
+                "max_tokens": int(max_new_tokens), "temperature": 0.0, "stream": True,
+                "ignore_eos": True, "stream_options": {"include_usage": True}}
+    else:
+        raise ValueError("endpoint must be one of %s, not %r" % (", ".join(ENDPOINTS), endpoint))
+    headers = {"Content-Type": "application/json", "Accept": "text/event-stream"}
+    if api_key:
+        headers["Authorization"] = "Bearer " + api_key
+    return url, json.dumps(body).encode("utf-8"), headers
+
+
+def parse_event(endpoint, payload):
+    """Read one SSE ``data:`` payload.
+
+    Returns (has_output, tokens_so_far_or_None, usage_tokens_or_None).  ``has_output`` is true when the
+    chunk carries generated text (it counts as an arrival for TTFT/ITL).
+    """
+    try:
+        data = json.loads(payload)
+    except ValueError:
+        return False, None, None
+    if not isinstance(data, dict):
+        return False, None, None
+    if "error" in data and data.get("error"):
+        raise RuntimeError("server error in stream: %s" % (data["error"],))
+    if endpoint == "generate":
+        meta = data.get("meta_info") or {}
+        tokens = meta.get("completion_tokens")
+        return bool(data.get("text") is not None and tokens), tokens, None
+    usage = data.get("usage") or {}
+    usage_tokens = usage.get("completion_tokens")
+    has_output = False
+    for choice in data.get("choices") or []:
+        delta = choice.get("delta") or {}
+        if delta.get("content") or delta.get("reasoning_content"):
+            has_output = True
+    return has_output, None, usage_tokens
+
+
+def one_request(base_url, endpoint, prompt, max_new_tokens, model="default", api_key=None, timeout=600.0):
+    """Send one streamed request; return a record with timings (seconds) or an ``error``."""
+    url, body, headers = build_request(base_url, endpoint, prompt, max_new_tokens, model, api_key)
+    start = time.monotonic()
+    record = {"start": start, "ttft": None, "latency": None, "output_tokens": 0, "itl": [], "error": None}
+    arrivals = []
+    tokens = None
+    usage_tokens = None
+    try:
+        resp = urlopen(Request(url, data=body, headers=headers, method="POST"), timeout=timeout)
+        try:
+            status = getattr(resp, "status", 200)
+            if status != 200:
+                raise RuntimeError("HTTP %s" % status)
+            for raw in resp:
+                line = raw.decode("utf-8", "replace").strip()
+                if not line.startswith("data:"):
+                    continue
+                payload = line[5:].strip()
+                if payload == "[DONE]":
+                    break
+                has_output, tok, utok = parse_event(endpoint, payload)
+                if tok is not None:
+                    tokens = tok
+                if utok is not None:
+                    usage_tokens = utok
+                if has_output:
+                    arrivals.append(time.monotonic())
+        finally:
+            resp.close()
+    except HTTPError as exc:
+        detail = ""
+        try:
+            detail = exc.read().decode("utf-8", "replace")[:200]
+        except Exception:  # pylint: disable=broad-except
+            pass
+        record["error"] = "HTTP %s %s" % (exc.code, detail.strip())
+    except (URLError, OSError, RuntimeError, ValueError) as exc:
+        record["error"] = "%s: %s" % (type(exc).__name__, exc)
+    end = time.monotonic()
+    record["latency"] = end - start
+    if record["error"] is None and not arrivals:
+        record["error"] = "no output in stream"
+    if record["error"] is None:
+        record["ttft"] = arrivals[0] - start
+        record["itl"] = [b - a for a, b in zip(arrivals, arrivals[1:])]
+        if usage_tokens is not None:
+            record["output_tokens"] = int(usage_tokens)
+        elif tokens is not None:
+            record["output_tokens"] = int(tokens)
+        else:
+            record["output_tokens"] = len(arrivals)
+    record["end"] = end
+    return record
+
+
+def summarize(records, duration, concurrency, max_errors=5):
+    """Aggregate per-request records into bench_serving-style metrics (milliseconds, tokens/s)."""
+    ok = [r for r in records if r.get("error") is None]
+    failed = [r for r in records if r.get("error") is not None]
+    ttft = [r["ttft"] * 1000.0 for r in ok]
+    itl = [gap * 1000.0 for r in ok for gap in r["itl"]]
+    e2e = [r["latency"] * 1000.0 for r in ok]
+    tpot = [(r["latency"] - r["ttft"]) * 1000.0 / (r["output_tokens"] - 1) for r in ok if r["output_tokens"] > 1]
+    per_request_tps = [1000.0 / t for t in tpot if t > 0]
+    total_out = sum(r["output_tokens"] for r in ok)
+    duration = float(duration) if duration and duration > 0 else 0.0
+    result = {
+        "concurrency": int(concurrency),
+        "completed": len(ok),
+        "failed": len(failed),
+        "errors": [r["error"] for r in failed[:max_errors]],
+        "duration": duration,
+        "total_output_tokens": total_out,
+        "output_throughput": total_out / duration if duration else 0.0,
+        "request_throughput": len(ok) / duration if duration else 0.0,
+    }
+    for name, values in (("ttft_ms", ttft), ("itl_ms", itl), ("tpot_ms", tpot), ("e2e_latency_ms", e2e),
+                         ("per_request_tps", per_request_tps)):
+        result["mean_" + name] = _mean(values)
+        result["median_" + name] = percentile(values, 50)
+        result["p99_" + name] = percentile(values, 99)
+    return result
+
+
+def run_load(base_url, concurrency, num_requests, max_new_tokens=128, input_len=32, endpoint="chat",
+             model="default", api_key=None, timeout=600.0, seed=0):
+    """Closed loop: ``concurrency`` threads each send their next request as soon as the previous ends,
+    until ``num_requests`` were sent.  Returns (summary, records)."""
+    concurrency = max(1, int(concurrency))
+    num_requests = max(1, int(num_requests))
+    lock = threading.Lock()
+    state = {"next": 0}
+    records = []
+
+    def worker():
+        while True:
+            with lock:
+                index = state["next"]
+                if index >= num_requests:
+                    return
+                state["next"] = index + 1
+            rec = one_request(base_url, endpoint, make_prompt(seed * 100000 + index, input_len), max_new_tokens,
+                              model=model, api_key=api_key, timeout=timeout)
+            with lock:
+                records.append(rec)
+
+    threads = [threading.Thread(target=worker, name="bench-%d" % i) for i in range(min(concurrency, num_requests))]
+    started = time.monotonic()
+    for thread in threads:
+        thread.daemon = True
+        thread.start()
+    for thread in threads:
+        thread.join()
+    duration = time.monotonic() - started
+    return summarize(records, duration, concurrency), records
+
+
+def get_json(url, api_key=None, timeout=10.0):
+    headers = {"Accept": "application/json"}
+    if api_key:
+        headers["Authorization"] = "Bearer " + api_key
+    resp = urlopen(Request(url, headers=headers), timeout=timeout)
+    try:
+        return json.loads(resp.read().decode("utf-8"))
+    finally:
+        resp.close()
+
+
+def accept_length_from_info(info):
+    """``internal_states[0].avg_spec_accept_length`` of a ``/server_info`` answer, or None."""
+    if not isinstance(info, dict):
+        return None
+    states = info.get("internal_states")
+    if isinstance(states, list) and states and isinstance(states[0], dict):
+        value = states[0].get("avg_spec_accept_length")
+        if isinstance(value, (int, float)):
+            return float(value)
+    return None
+
+
+def server_accept_length(base_url, api_key=None, timeout=10.0):
+    """EAGLE accept length from ``/server_info`` (``/get_server_info`` on old versions); None if absent."""
+    base = base_url.rstrip("/")
+    for path in ("/server_info", "/get_server_info"):
+        try:
+            return accept_length_from_info(get_json(base + path, api_key, timeout))
+        except HTTPError as exc:
+            if exc.code == 404:
+                continue
+            return None
+        except (URLError, OSError, ValueError):
+            return None
+    return None
+
+
+# ---------------------------------------------------------------- SGLang's own client (real deployments)
+
+SGLANG_BENCH_MODULES = ("sglang.benchmark.serving", "sglang.bench_serving")  # 0.5.23 moved it
+
+
+def sglang_bench_argv(python, module, host, port, concurrency, num_requests, max_new_tokens, input_len,
+                      output_file, tokenizer=None):
+    """argv for ``python -m sglang.bench_serving`` with a fixed-length random-ids workload."""
+    argv = [python, "-m", module, "--backend", "sglang", "--host", str(host), "--port", str(port),
+            "--dataset-name", "random-ids", "--random-input-len", str(int(input_len)),
+            "--random-output-len", str(int(max_new_tokens)), "--random-range-ratio", "1",
+            "--num-prompts", str(int(num_requests)), "--max-concurrency", str(int(concurrency)),
+            "--output-file", output_file]
+    if tokenizer:
+        argv += ["--tokenizer", tokenizer]
+    return argv
+
+
+def from_sglang_result(line, concurrency):
+    """Map one JSON line written by ``sglang.bench_serving --output-file`` to this module's result names."""
+    data = json.loads(line)
+    result = {"concurrency": int(concurrency), "errors": []}
+    for key in ("completed", "duration", "output_throughput", "request_throughput", "accept_length",
+                "total_output_tokens"):
+        if key in data:
+            result[key] = data[key]
+    for name in ("ttft_ms", "itl_ms", "tpot_ms", "e2e_latency_ms"):
+        for stat in ("mean", "median", "p99"):
+            key = "%s_%s" % (stat, name)
+            if key in data:
+                result[key] = data[key]
+    for stat in ("mean", "median"):
+        tpot = result.get("%s_tpot_ms" % stat)
+        result["%s_per_request_tps" % stat] = 1000.0 / tpot if tpot else None
+    result["p99_per_request_tps"] = None
+    num = data.get("num_prompts") or data.get("completed")
+    result["failed"] = max(0, int(num or 0) - int(data.get("completed") or 0))
+    return result

@@ -1,0 +1,235 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: llmserve maintainers
+# Apache License 2.0 (see https://www.apache.org/licenses/LICENSE-2.0)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: bench_serving
+short_description: Drive closed-loop load against an SGLang server and return bench_serving-style metrics
+version_added: "0.1.0"
+description:
+  - Sends O(num_requests) streamed requests with at most O(concurrency) in flight to an SGLang server (or an
+    sglang-router) and returns output throughput, per-request decode speed, TTFT, ITL, TPOT and latency
+    statistics under the names C(sglang.bench_serving) uses.
+  - With O(engine=sglang) (or O(engine=auto) when the SGLang venv has it) runs SGLang's own
+    C(sglang.benchmark.serving) / C(sglang.bench_serving) with the C(random-ids) dataset and reads its JSON line.
+    Otherwise uses a built-in client (Python standard library, threads, streamed C(/v1/chat/completions) or
+    C(/generate)).
+  - Reads the EAGLE accept length from C(/server_info) after the run.
+author:
+  - llmserve maintainers
+options:
+  url:
+    description: Base URL of the server, for example C(http://127.0.0.1:30000).
+    type: str
+    required: true
+  concurrency:
+    description: Requests in flight at once.
+    type: int
+    default: 1
+  num_requests:
+    description: Requests to send in total. Default is C(max(4 * concurrency, 8)).
+    type: int
+  max_new_tokens:
+    description: Output tokens per request (EOS ignored).
+    type: int
+    default: 128
+  input_len:
+    description: Prompt length (words for the built-in client, tokens for SGLang's).
+    type: int
+    default: 32
+  endpoint:
+    description: API the built-in client uses.
+    type: str
+    choices: [chat, generate]
+    default: chat
+  model:
+    description: C(model) field of chat requests.
+    type: str
+    default: default
+  api_key:
+    description: Bearer token (C(--api-key) of the server or router).
+    type: str
+  timeout:
+    description: Seconds one request may take.
+    type: float
+    default: 600
+  engine:
+    description:
+      - C(builtin) the client of this collection; C(sglang) SGLang's own (fails when O(sglang_python) lacks it);
+        C(auto) SGLang's when importable, else the built-in one.
+    type: str
+    choices: [auto, builtin, sglang]
+    default: auto
+  sglang_python:
+    description: Python of the SGLang venv, used to look for and run SGLang's benchmark client.
+    type: path
+    default: /opt/sglang/venv/bin/python
+  tokenizer:
+    description: Tokenizer (model path) for SGLang's client.
+    type: str
+  fail_on_errors:
+    description: Fail when any request failed.
+    type: bool
+    default: false
+attributes:
+  check_mode:
+    support: full
+    description: In check mode no load is sent and RV(result) is empty.
+  diff_mode:
+    support: none
+notes:
+  - Target needs only the Python standard library.
+"""
+
+EXAMPLES = r"""
+- name: Eight users at once, 256 tokens each
+  llmserve.sglang.bench_serving:
+    url: http://127.0.0.1:30000
+    concurrency: 8
+    num_requests: 32
+    max_new_tokens: 256
+  register: bench
+
+- name: Through the router, built-in client
+  llmserve.sglang.bench_serving:
+    url: http://gateway:30000
+    engine: builtin
+    concurrency: 16
+"""
+
+RETURN = r"""
+result:
+  description: Metrics of the run (milliseconds and tokens/s).
+  returned: always
+  type: dict
+  contains:
+    concurrency: {description: Requests in flight., type: int}
+    completed: {description: Requests that finished., type: int}
+    failed: {description: Requests that failed., type: int}
+    errors: {description: First few error messages., type: list, elements: str}
+    duration: {description: Seconds from first request to last answer., type: float}
+    output_throughput: {description: Generated tokens per second over the run., type: float}
+    request_throughput: {description: Requests per second., type: float}
+    median_ttft_ms: {description: Median time to first token., type: float}
+    p99_ttft_ms: {description: 99th percentile time to first token., type: float}
+    median_itl_ms: {description: Median gap between streamed chunks., type: float}
+    p99_itl_ms: {description: 99th percentile gap between streamed chunks., type: float}
+    median_per_request_tps: {description: Median decode speed one request saw (1000 / TPOT)., type: float}
+    accept_length: {description: EAGLE accept length from /server_info; null without speculation., type: float}
+    engine: {description: Client used (builtin or the SGLang module name)., type: str}
+  sample:
+    concurrency: 8
+    completed: 32
+    failed: 0
+    output_throughput: 475.2
+    median_per_request_tps: 59.8
+    accept_length: null
+    engine: builtin
+"""
+
+import json
+import os
+import subprocess
+import tempfile
+
+from ansible.module_utils.basic import AnsibleModule
+
+try:
+    from urllib.parse import urlparse
+except ImportError:  # pragma: no cover
+    from urlparse import urlparse
+
+from ansible_collections.llmserve.sglang.plugins.module_utils.bench_client import (
+    SGLANG_BENCH_MODULES, from_sglang_result, run_load, server_accept_length, sglang_bench_argv)
+
+
+def find_sglang_bench(python):
+    if not python or not os.access(python, os.X_OK):
+        return None
+    for module in SGLANG_BENCH_MODULES:
+        probe = subprocess.run([python, "-c", "import importlib.util, sys; "
+                                "sys.exit(0 if importlib.util.find_spec(%r) else 1)" % module],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, check=False)
+        if probe.returncode == 0:
+            return module
+    return None
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            url=dict(type="str", required=True),
+            concurrency=dict(type="int", default=1),
+            num_requests=dict(type="int"),
+            max_new_tokens=dict(type="int", default=128),
+            input_len=dict(type="int", default=32),
+            endpoint=dict(type="str", choices=["chat", "generate"], default="chat"),
+            model=dict(type="str", default="default"),
+            api_key=dict(type="str", no_log=True),
+            timeout=dict(type="float", default=600),
+            engine=dict(type="str", choices=["auto", "builtin", "sglang"], default="auto"),
+            sglang_python=dict(type="path", default="/opt/sglang/venv/bin/python"),
+            tokenizer=dict(type="str"),
+            fail_on_errors=dict(type="bool", default=False),
+        ),
+        supports_check_mode=True,
+    )
+    p = module.params
+    if p["concurrency"] < 1:
+        module.fail_json(msg="concurrency must be >= 1")
+    num = p["num_requests"] or max(4 * p["concurrency"], 8)
+    if module.check_mode:
+        module.exit_json(changed=False, result={})
+
+    engine = "builtin"
+    if p["engine"] in ("auto", "sglang"):
+        found = find_sglang_bench(p["sglang_python"])
+        if found:
+            engine = found
+        elif p["engine"] == "sglang":
+            module.fail_json(msg="%s has none of %s" % (p["sglang_python"], ", ".join(SGLANG_BENCH_MODULES)))
+
+    if engine == "builtin":
+        result, _records = run_load(p["url"], p["concurrency"], num, p["max_new_tokens"], p["input_len"],
+                                    endpoint=p["endpoint"], model=p["model"], api_key=p["api_key"],
+                                    timeout=p["timeout"])
+    else:
+        parsed = urlparse(p["url"])
+        fd, out = tempfile.mkstemp(suffix=".jsonl")
+        os.close(fd)
+        try:
+            argv = sglang_bench_argv(p["sglang_python"], engine, parsed.hostname, parsed.port or 80,
+                                     p["concurrency"], num, p["max_new_tokens"], p["input_len"], out,
+                                     p["tokenizer"])
+            env = dict(os.environ)
+            if p["api_key"]:
+                env["OPENAI_API_KEY"] = p["api_key"]
+            rc, stdout, stderr = module.run_command(argv, environ_update=env)
+            if rc != 0:
+                module.fail_json(msg="%s failed (rc %d)" % (engine, rc), stdout=stdout[-4000:],
+                                 stderr=stderr[-4000:], cmd=argv)
+            with open(out) as handle:
+                lines = [line for line in handle if line.strip()]
+            result = from_sglang_result(lines[-1], p["concurrency"])
+        finally:
+            os.unlink(out)
+
+    if result.get("accept_length") is None:
+        result["accept_length"] = server_accept_length(p["url"], p["api_key"])
+    result["engine"] = engine
+    result["max_new_tokens"] = p["max_new_tokens"]
+    result["num_requests"] = num
+    if p["fail_on_errors"] and result.get("failed"):
+        module.fail_json(msg="%d of %d requests failed: %s" % (result["failed"], num, json.dumps(result["errors"])),
+                         result=result)
+    module.exit_json(changed=False, result=result)
+
+
+if __name__ == "__main__":
+    main()

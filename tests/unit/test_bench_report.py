@@ -1,0 +1,107 @@
+"""Report logic of tools/bench_report: crossover and threshold against the rate model that produced the data."""
+import json
+import math
+import os
+import sys
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(REPO, "tools", "bench_report"))
+
+import bench_report  # noqa: E402  pylint: disable=wrong-import-position
+
+# The seed deployment's numbers: baseline saturates near 773 tok/s, EAGLE-3 at 354, EAGLE-3 96 tok/s at c=1.
+SEED = {"baseline": {"per_request_tps": 60, "saturation_tps": 773},
+        "eagle3": {"per_request_tps": 96, "saturation_tps": 354, "accept_length": 3.2}}
+GRID = [1, 2, 4, 8, 16, 32, 64]
+
+
+def synthetic(perf, grid=GRID, noise=0.0, modes=("baseline", "eagle3")):
+    """Results as the double would produce them: per-request rate min(p, s / c), total c * that."""
+    results = []
+    for i, mode in enumerate(modes):
+        model = perf[mode if mode in perf else "eagle3"]
+        for j, conc in enumerate(grid):
+            per_req = min(model["per_request_tps"], model["saturation_tps"] / conc)
+            wobble = 1.0 + noise * (1 if (i + j) % 2 else -1)
+            results.append({"mode": mode, "concurrency": conc, "output_throughput": per_req * conc * wobble,
+                            "median_per_request_tps": per_req * wobble, "median_ttft_ms": 20.0 * conc,
+                            "p99_ttft_ms": 30.0 * conc, "median_itl_ms": 1000.0 / per_req,
+                            "p99_itl_ms": 1200.0 / per_req, "completed": 4 * conc, "failed": 0,
+                            "accept_length": model.get("accept_length")})
+    return results
+
+
+def test_model_crossover_is_where_the_two_curves_meet():
+    # 96c caps at 354 when c = 3.69; 60c reaches 354 at c = 5.9.
+    assert bench_report.model_crossover(SEED) == pytest.approx(354 / 60, rel=1e-6)
+
+
+def test_seed_numbers_give_the_seed_threshold():
+    analysis = bench_report.analyse({"results": synthetic(SEED), "meta": {"perf_model": SEED}})
+    entry = analysis["eagle3"]
+    assert entry["pays_at"] == [1, 2, 4]
+    assert entry["last_paying"] == 4
+    assert entry["stops_paying_at"] == 8
+    # Both curves are linear between 4 and 8 here, so interpolation finds the model's crossover exactly.
+    assert entry["crossover"] == pytest.approx(354 / 60, rel=1e-6)
+    assert entry["threshold"] == 5 == entry["model_threshold"]
+    assert entry["model_stops_paying_at"] == 8
+
+
+@pytest.mark.parametrize("eagle_tps,eagle_sat", [(96, 354), (120, 500), (70, 300), (200, 2000), (90, 700)])
+def test_measured_crossover_brackets_the_model_one(eagle_tps, eagle_sat):
+    perf = {"baseline": SEED["baseline"], "eagle3": {"per_request_tps": eagle_tps, "saturation_tps": eagle_sat}}
+    entry = bench_report.analyse({"results": synthetic(perf, noise=0.01), "meta": {"perf_model": perf}})["eagle3"]
+    model_c = bench_report.model_crossover(perf)
+    if model_c is None:
+        assert entry["stops_paying_at"] is None
+        return
+    assert entry["last_paying"] < model_c <= entry["stops_paying_at"]
+    assert entry["stops_paying_at"] == entry["model_stops_paying_at"]
+
+
+def test_speculation_that_always_pays_has_no_threshold():
+    perf = {"baseline": SEED["baseline"], "eagle3": {"per_request_tps": 120, "saturation_tps": 2000}}
+    entry = bench_report.analyse({"results": synthetic(perf)})["eagle3"]
+    assert entry["stops_paying_at"] is None and entry["threshold"] is None and entry["last_paying"] == 64
+
+
+def test_speculation_that_never_pays_gives_zero():
+    perf = {"baseline": SEED["baseline"], "eagle3": {"per_request_tps": 54.1, "saturation_tps": 354}}
+    entry = bench_report.analyse({"results": synthetic(perf)})["eagle3"]
+    assert entry["stops_paying_at"] == 1 and entry["last_paying"] is None and entry["threshold"] == 0
+    assert bench_report.model_crossover(perf) == 0.0
+
+
+def test_crossover_only_uses_points_measured_in_both_modes():
+    base = {1: 60.0, 2: 120.0, 8: 480.0}
+    spec = {1: 96.0, 4: 354.0, 8: 354.0}
+    entry = bench_report.crossover(base, spec)
+    assert entry["points"] == [1, 8]
+    assert entry["crossover"] == pytest.approx(1 + 7 * 36 / (36 + 126))
+
+
+def test_build_writes_report_table_and_plots(tmp_path):
+    raw = {"meta": {"started": "2026-12-02T10:00:00", "max_new_tokens": 64, "perf_model": SEED},
+           "results": synthetic(SEED, modes=("baseline", "eagle3", "eagle3_adaptive"))}
+    (tmp_path / "raw.json").write_text(json.dumps(raw))
+    summary = bench_report.build(tmp_path)
+    report = (tmp_path / "report.md").read_text()
+    assert "| EAGLE-3 | 8 |" in report and "| baseline | 64 |" in report
+    assert "at most **5** requests" in report
+    assert "matches the model" in report
+    pytest.importorskip("matplotlib")
+    assert summary["plots"] == ["throughput.png", "per_request_tps.png", "ttft.png"]
+    for name in summary["plots"]:
+        data = (tmp_path / name).read_bytes()
+        assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 5000
+    saved = json.loads((tmp_path / "summary.json").read_text())
+    assert saved["analysis"]["eagle3"]["threshold"] == 5
+    assert math.isclose(saved["analysis"]["eagle3_adaptive"]["crossover"], 354 / 60)
+
+
+def test_cli_reports_missing_input(tmp_path, capsys):
+    assert bench_report.main([str(tmp_path)]) == 2
+    assert "raw.json" in capsys.readouterr().err
