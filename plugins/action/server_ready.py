@@ -1,0 +1,70 @@
+# -*- coding: utf-8 -*-
+# Copyright: llmserve maintainers
+# Apache License 2.0
+"""Live progress for llmserve.sglang.server_ready.
+
+The module waits at most ``progress_interval`` seconds (or until the stage
+changes) and hands back its state; this plugin prints one line per host and
+re-invokes it with that state until it is done.  Polling stays on the target:
+one module call per progress line, not one SSH connection per poll.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible.plugins.action import ActionBase
+from ansible.utils.display import Display
+
+display = Display()
+
+MODULE = "llmserve.sglang.server_ready"
+DEFAULT_PROGRESS = 30.0
+
+
+class ActionModule(ActionBase):
+    _supports_check_mode = True
+    _supports_async = False
+
+    def run(self, tmp=None, task_vars=None):
+        result = super(ActionModule, self).run(tmp, task_vars)
+        args = dict(self._task.args)
+        args.setdefault("progress_interval", DEFAULT_PROGRESS)
+        host = self._task_vars_host(task_vars)
+        state = None
+        last_line = None
+        while True:
+            call = dict(args)
+            if state is not None:
+                call["resume_state"] = state
+            res = self._execute_module(module_name=MODULE, module_args=call, task_vars=task_vars)
+            pending = res.pop("_server_ready_pending", False)
+            state = res.pop("_server_ready_state", None)
+            line = self._line(host, res, pending)
+            if pending and state is not None:
+                if line != last_line:
+                    display.display(line)
+                    last_line = line
+                continue
+            if not self._play_context.check_mode:
+                display.display(line)
+            result.update(res)
+            return result
+
+    @staticmethod
+    def _task_vars_host(task_vars):
+        return (task_vars or {}).get("inventory_hostname", "?")
+
+    @staticmethod
+    def _line(host, res, pending):
+        elapsed = res.get("elapsed", 0) or 0
+        label = res.get("stage_label") or res.get("stage") or "?"
+        if res.get("failed"):
+            return "[%s] %.0fs FAILED %s: %s" % (host, elapsed, res.get("reason"), res.get("category"))
+        if not pending:
+            served = (res.get("server") or {}).get("served_model")
+            return "[%s] %.0fs ready%s" % (host, elapsed, " (%s)" % served if served else "")
+        extra = ""
+        if res.get("cpu_seconds") is not None:
+            extra = " (cpu %.0fs)" % res["cpu_seconds"]
+        return "[%s] %.0fs %s%s" % (host, elapsed, label, extra)

@@ -1,0 +1,192 @@
+# -*- coding: utf-8 -*-
+# Copyright: llmserve maintainers
+# Apache License 2.0
+"""Is the server process alive, and is it doing anything?
+
+Reads /proc directly (cheap enough to run every 0.1-0.25 s) and asks
+``systemctl show`` about units (a fork, so only at the slow cadence).  Activity
+is CPU ticks and I/O bytes summed over the process tree plus GPU memory from
+nvidia-smi: a silent but busy phase (JIT compiles, NCCL set-up) is not a stall.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import os
+import shutil
+import subprocess
+
+CLK_TCK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def _read(path):
+    with open(path, "rb") as f:
+        return f.read().decode("utf-8", "replace")
+
+
+def proc_stat(pid):
+    """(state, ppid, utime+stime ticks, starttime) or None if gone."""
+    try:
+        raw = _read("/proc/%d/stat" % pid)
+    except (OSError, IOError):
+        return None
+    # comm may hold spaces and parentheses: split after the last ')'.
+    rest = raw[raw.rfind(")") + 2:].split()
+    return rest[0], int(rest[1]), int(rest[11]) + int(rest[12]), int(rest[19])
+
+
+def alive(pid, starttime=None):
+    st = proc_stat(pid)
+    if st is None or st[0] in ("Z", "X"):
+        return False
+    # Same pid but another start time: the pid was reused by a new process.
+    return starttime is None or st[3] == starttime
+
+
+def children_map():
+    kids = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        st = proc_stat(int(name))
+        if st is not None:
+            kids.setdefault(st[1], []).append(int(name))
+    return kids
+
+
+def tree(pid):
+    kids = children_map()
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        todo.extend(kids.get(p, []))
+    return out
+
+
+def io_bytes(pid):
+    """rchar + wchar (page-cache reads of safetensors count), or None."""
+    try:
+        total = 0
+        for line in _read("/proc/%d/io" % pid).splitlines():
+            k, _, v = line.partition(":")
+            if k in ("rchar", "wchar"):
+                total += int(v)
+        return total
+    except (OSError, IOError, ValueError):
+        return None
+
+
+def tree_usage(pid, pids=None):
+    """CPU seconds and I/O bytes of a process tree (dead members drop out).
+
+    ``pids`` is a cached member list: finding children means reading every
+    /proc/*/stat, the costliest thing the waiter does, so callers rescan rarely.
+    """
+    cpu, io, n = 0, 0, 0
+    for p in pids or tree(pid):
+        st = proc_stat(p)
+        if st is None:
+            continue
+        n += 1
+        cpu += st[2]
+        b = io_bytes(p)
+        io += b or 0
+    return {"cpu_s": round(cpu / float(CLK_TCK), 2), "io_bytes": io, "procs": n}
+
+
+def exit_status_of_child(pid):
+    """Reap our own child (tests, benchmarks); None when not our child."""
+    try:
+        wpid, status = os.waitpid(pid, os.WNOHANG)
+    except (OSError, ChildProcessError):
+        return None
+    if wpid == 0:
+        return None
+    if os.WIFSIGNALED(status):
+        return -os.WTERMSIG(status)
+    return os.WEXITSTATUS(status)
+
+
+# -- systemd -----------------------------------------------------------------
+UNIT_PROPS = ("LoadState", "ActiveState", "SubState", "MainPID", "ExecMainStatus",
+              "ExecMainCode", "Result", "NRestarts")
+
+
+def unit_show(unit, systemctl="systemctl"):
+    try:
+        out = subprocess.run([systemctl, "show", unit, "--no-pager",
+                              "-p", ",".join(UNIT_PROPS)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             timeout=10, check=False)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return {"error": str(e)}
+    if out.returncode != 0:
+        return {"error": out.stderr.decode("utf-8", "replace").strip()}
+    props = {}
+    for line in out.stdout.decode("utf-8", "replace").splitlines():
+        k, _, v = line.partition("=")
+        props[k] = v
+    return props
+
+
+def unit_running(props):
+    """True while the unit's main process should be there."""
+    if props.get("ActiveState") in ("active", "activating", "reloading"):
+        # Restart=on-failure shows 'activating/auto-restart': it already died.
+        return props.get("SubState") != "auto-restart"
+    return False
+
+
+def journal_tail(unit, lines=40, journalctl="journalctl"):
+    if not shutil.which(journalctl):
+        return []
+    try:
+        out = subprocess.run([journalctl, "-u", unit, "-n", str(lines), "--no-pager", "-o", "cat"],
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, timeout=15, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    return out.stdout.decode("utf-8", "replace").splitlines()[-lines:]
+
+
+# -- GPUs ----------------------------------------------------------------------
+def _smi(args, nvidia_smi):
+    try:
+        out = subprocess.run([nvidia_smi] + args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                             timeout=20, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if out.returncode != 0:
+        return None
+    return [[c.strip() for c in line.split(",")]
+            for line in out.stdout.decode("utf-8", "replace").splitlines() if line.strip()]
+
+
+def _num(v):
+    try:
+        return float(v) if "." in v else int(v)
+    except ValueError:
+        return None  # "[N/A]"
+
+
+def gpu_info(nvidia_smi="nvidia-smi"):
+    """Per-GPU memory/utilisation and GPU processes, or None without nvidia-smi."""
+    if not shutil.which(nvidia_smi):
+        return None
+    rows = _smi(["--query-gpu=index,memory.used,memory.total,utilization.gpu",
+                 "--format=csv,noheader,nounits"], nvidia_smi)
+    if rows is None:
+        return None
+    gpus = [{"index": _num(r[0]), "memory_used_mib": _num(r[1]), "memory_total_mib": _num(r[2]),
+             "utilization_pct": _num(r[3])} for r in rows if len(r) >= 4]
+    apps = _smi(["--query-compute-apps=pid,process_name,used_memory",
+                 "--format=csv,noheader,nounits"], nvidia_smi) or []
+    procs = [{"pid": _num(r[0]), "name": r[1], "used_memory_mib": _num(r[2])} for r in apps if len(r) >= 3]
+    return {"gpus": gpus, "processes": procs}
+
+
+def gpu_memory_total_used(info):
+    if not info:
+        return None
+    return sum(g["memory_used_mib"] or 0 for g in info["gpus"])

@@ -1,0 +1,208 @@
+# -*- coding: utf-8 -*-
+# Copyright: llmserve maintainers
+# Apache License 2.0
+"""Incremental reader for an SGLang server log.
+
+Each poll costs one ``stat`` and, only when the file grew, one read of the new
+bytes: the cost follows new bytes, not file size.  Lines end at ``\\n`` *or*
+``\\r`` because tqdm bars (weights, CUDA graphs) redraw in place with ``\\r``
+from 0.5.10 on and a reader that splits on ``\\n`` only shows stale bars for
+minutes.  Truncation (size below our offset), rotation (new inode) and a log
+that does not exist yet are all normal states, not errors.
+
+The reader keeps no file descriptor between polls so that its whole state is a
+small JSON-able dict (the module is resumable across invocations).
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import collections
+import errno
+import os
+import re
+
+# A tqdm bar: "<desc>: 45%|####  | 10/22 [..]" or SGLang's
+# "<desc>:  97% Completed | 62/64 [..]".  Group 1 is the description, used to
+# collapse successive states of the same bar into one tail line.
+_BAR_RE = re.compile(r"^(.*?):?\s*\d{1,3}%(?:\s*Completed\s*)?\|")
+_EOL_RE = re.compile(b"\\r\\n|\\r|\\n")
+_ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+# Bytes read at most per poll; the rest waits for the next poll so that a
+# burst (or a huge pre-existing log) never costs more than this per poll.
+DEFAULT_CHUNK = 4 * 1024 * 1024
+# Of a log that is already big when the wait begins, read only the end.
+DEFAULT_INITIAL_WINDOW = 1024 * 1024
+# An unterminated line longer than this is emitted anyway (bounded memory).
+MAX_PARTIAL = 64 * 1024
+
+
+class LogUnreadable(Exception):
+    """The log exists but cannot be read (permissions, a directory, ...)."""
+
+
+def bar_key(line):
+    """Return the description of a tqdm bar line, or None if it is no bar."""
+    m = _BAR_RE.match(line)
+    return m.group(1).strip() if m else None
+
+
+def clean(text):
+    return _ANSI_RE.sub("", text).rstrip()
+
+
+class LogReader:
+    """Follow one log file.  ``poll()`` returns the new complete lines."""
+
+    def __init__(self, path, tail_lines=40, state=None, chunk=DEFAULT_CHUNK,
+                 initial_window=DEFAULT_INITIAL_WINDOW):
+        self.path = path
+        self.chunk = chunk
+        self.initial_window = initial_window
+        self.tail = collections.deque(maxlen=max(1, tail_lines))
+        self.ino = None
+        self.dev = None
+        self.offset = 0
+        self.size = 0
+        self.partial = b""
+        self.partial_cr = False  # the last complete line ended with a bare \r
+        self.events = []  # "appeared", "truncated", "rotated"
+        self.bytes_read = 0
+        if state:
+            self._load(state)
+
+    # -- state ------------------------------------------------------------
+    def dump(self):
+        return {
+            "ino": self.ino, "dev": self.dev, "offset": self.offset,
+            "size": self.size, "bytes_read": self.bytes_read,
+            "partial": self.partial.decode("utf-8", "replace"),
+            "partial_cr": self.partial_cr, "tail": list(self.tail),
+        }
+
+    def _load(self, st):
+        self.ino, self.dev = st.get("ino"), st.get("dev")
+        self.offset, self.size = st.get("offset", 0), st.get("size", 0)
+        self.bytes_read = st.get("bytes_read", 0)
+        self.partial = st.get("partial", "").encode("utf-8")
+        self.partial_cr = st.get("partial_cr", False)
+        self.tail.extend(st.get("tail", []))
+
+    # -- checks -----------------------------------------------------------
+    def check_readable(self):
+        """Raise LogUnreadable if the log exists but cannot be read."""
+        try:
+            st = os.stat(self.path)
+        except OSError as e:
+            if e.errno in (errno.ENOENT, errno.ENOTDIR):
+                return False  # appears later: fine
+            raise LogUnreadable("cannot stat log %s: %s" % (self.path, e.strerror))
+        if not os.path.isfile(self.path):
+            raise LogUnreadable("log %s is not a regular file" % self.path)
+        try:
+            with open(self.path, "rb"):
+                pass
+        except OSError as e:
+            raise LogUnreadable("cannot read log %s: %s" % (self.path, e.strerror))
+        return st.st_size
+
+    @property
+    def exists(self):
+        return self.ino is not None
+
+    # -- polling ----------------------------------------------------------
+    def poll(self):
+        """Read what is new.  Return a list of new complete lines (str)."""
+        self.events = []
+        try:
+            st = os.stat(self.path)
+        except OSError:
+            return []
+        if self.ino is None:
+            self.events.append("appeared")
+            self.ino, self.dev = st.st_ino, st.st_dev
+            self.offset = 0
+            if st.st_size > self.initial_window:
+                # Skip into the last window; the first (cut) line is dropped.
+                self.offset = st.st_size - self.initial_window
+                self._skip_cut_line = True
+        elif (st.st_ino, st.st_dev) != (self.ino, self.dev):
+            self.events.append("rotated")
+            self.ino, self.dev, self.offset = st.st_ino, st.st_dev, 0
+            self._reset_partial()
+        elif st.st_size < self.offset:
+            self.events.append("truncated")
+            self.offset = 0
+            self._reset_partial()
+        self.size = st.st_size
+        if st.st_size == self.offset:
+            return []
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(self.offset)
+                data = f.read(min(self.chunk, st.st_size - self.offset))
+        except OSError:
+            return []
+        self.offset += len(data)
+        self.bytes_read += len(data)
+        if getattr(self, "_skip_cut_line", False):
+            self._skip_cut_line = False
+            cut = min([i for i in (data.find(b"\n"), data.find(b"\r")) if i >= 0] or [len(data)])
+            data = data[cut + 1:]
+        return self._split(data)
+
+    def _reset_partial(self):
+        self.partial = b""
+        self.partial_cr = False
+
+    def _split(self, data):
+        buf = self.partial + data
+        out = []
+        start = 0
+        for m in _EOL_RE.finditer(buf):
+            if m.group() == b"\r" and m.end() == len(buf):
+                break  # may be the first half of "\r\n": decide next poll
+            self._emit(buf[start:m.start()], m.group() == b"\r", out)
+            start = m.end()
+        self.partial = buf[start:]
+        if len(self.partial) > MAX_PARTIAL:
+            self._emit(self.partial, False, out)
+            self.partial = b""
+        return out
+
+    def _emit(self, seg, ended_by_cr, out):
+        line = clean(seg.decode("utf-8", "replace"))
+        if not line:
+            # "\r<bar>\n" style (<= 0.5.9) yields empty segments: skip them,
+            # but keep the "previous line was a redraw" mark.
+            return
+        key = bar_key(line)
+        replace = False
+        if self.tail:
+            prev = self.tail[-1]
+            if self.partial_cr:
+                replace = True  # in-place redraw of the previous state
+            elif key is not None and bar_key(prev) == key:
+                replace = True  # "\r<bar>\n" style: same bar, newer state
+        if replace:
+            self.tail[-1] = line
+        else:
+            self.tail.append(line)
+        self.partial_cr = ended_by_cr
+        out.append(line)
+
+    def current(self):
+        """The unterminated line being drawn now (a live tqdm bar), if any."""
+        return clean(self.partial.decode("utf-8", "replace"))
+
+    def tail_lines(self):
+        lines = list(self.tail)
+        cur = self.current()
+        if cur:
+            if lines and (self.partial_cr or (bar_key(cur) and bar_key(cur) == bar_key(lines[-1]))):
+                lines[-1] = cur
+            else:
+                lines.append(cur)
+        return lines[-self.tail.maxlen:]

@@ -1,0 +1,278 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: llmserve maintainers
+# Apache License 2.0
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: server_ready
+short_description: Wait until an SGLang server is ready, or say precisely why it is not
+version_added: "0.1.0"
+description:
+  - Runs on the target host. Follows the server log incrementally (new bytes only, C(\r) progress bars
+    collapsed), watches the server process or systemd unit, and probes the HTTP port.
+  - Ready means the server says so - the C(fired up) log line and/or C(health_path) answering 200 on node rank 0 -
+    confirmed by one real 1-token C(POST /generate) (see O(verify_generation)).
+  - Fails at once when the process or unit is gone, a few seconds after a fatal log line while the parent lingers,
+    when nothing progresses (log, CPU, I/O, GPU memory) for O(stall_timeout), when a stage exceeds its
+    O(stage_timeouts) budget, or at O(timeout). The failure is classified (O(extra_patterns) extend the table).
+  - With the action plugin of the same name, progress is printed live, one line per host per stage change and at
+    least every O(progress_interval) seconds, without one SSH connection per poll.
+author:
+  - llmserve maintainers
+options:
+  url:
+    description: Base URL of the server (node rank 0).
+    type: str
+    default: http://127.0.0.1:30000
+  health_path:
+    description: Health endpoint. C(/health) runs a one-token generation on SGLang, so it is only called when the
+      port is open or the log says the HTTP server is up.
+    type: str
+    default: /health
+  api_key:
+    description: Sent as C(Authorization Bearer) (the server's C(--api-key)).
+    type: str
+  validate_certs:
+    description: Verify TLS certificates for https URLs.
+    type: bool
+    default: true
+  log_path:
+    description: Server log (stdout and stderr). May not exist yet when the wait begins.
+    type: path
+  unit:
+    description: systemd unit running the server. Mutually exclusive with O(pid) and O(pid_file).
+    type: str
+  pid:
+    description: PID of the server's main process.
+    type: int
+  pid_file:
+    description: File holding the server's PID.
+    type: path
+  node_rank:
+    description: C(--node-rank) of this node. Ranks >= 1 run an always-200 stub, so they are judged from the process
+      and the log only (needs O(log_path) or a watched process).
+    type: int
+    default: 0
+  timeout:
+    description: Overall seconds to wait.
+    type: float
+    default: 1800
+  stall_timeout:
+    description: Seconds without new log bytes, CPU time, I/O or GPU memory change before the server counts as stalled.
+    type: float
+    default: 600
+  stage_timeouts:
+    description: Per-stage budgets in seconds, keyed by stage (C(init), C(dist_init), C(load_weights), C(kv_cache),
+      C(cuda_graph), C(http), C(warmup)). Catches e.g. NCCL init spinning at 100% CPU.
+    type: dict
+    default: {}
+  interval:
+    description: Seconds between the costly checks (health call, process tree CPU/IO, systemctl). Log and process
+      liveness are checked every 0.1 s regardless.
+    type: float
+    default: 1
+  tail_lines:
+    description: Lines of log (and journal) returned.
+    type: int
+    default: 40
+  extra_patterns:
+    description: Extra failure signatures; they win over the built-in ones.
+    type: list
+    elements: dict
+    default: []
+    suboptions:
+      regex:
+        description: Python regular expression searched in each log line.
+        type: str
+        required: true
+      category:
+        description: Category reported when it matches.
+        type: str
+        default: unknown
+      remedy:
+        description: What to try.
+        type: str
+      strong:
+        description: Whether the line alone ends the wait (after the fatal grace) while the process lingers.
+        type: bool
+        default: true
+  verify_generation:
+    description: After C(health_path) says 200, send one real 1-token C(POST /generate) (C(GET /health_generate) when
+      C(/generate) is missing); a failure gives O(reason=unhealthy).
+    type: bool
+    default: true
+  progress_interval:
+    description: Used by the action plugin - the module returns its state after at most this many seconds (or on a
+      stage change) so progress can be printed. Leave unset to wait to the end in one call.
+    type: float
+  resume_state:
+    description: Internal - state handed back by a previous call (the action plugin sets it).
+    type: dict
+notes:
+  - Check mode validates the options and returns without waiting.
+  - Needs read access to C(/proc/<pid>) of the server for CPU/IO activity; without it, stall detection relies on the log.
+  - Per-poll cost is flat in the log size; a log already larger than 1 MiB when the wait begins is read from its last MiB.
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: none
+"""
+
+EXAMPLES = r"""
+- name: Wait for the server started by the sglang unit
+  llmserve.sglang.server_ready:
+    unit: sglang
+    log_path: /var/log/sglang/server.log
+    stage_timeouts:
+      dist_init: 300
+    timeout: 1800
+
+- name: Wait on a worker node of a two-node deployment
+  llmserve.sglang.server_ready:
+    node_rank: 1
+    pid_file: /run/sglang.pid
+    log_path: /var/log/sglang/server.log
+
+- name: Site-specific failure signature
+  llmserve.sglang.server_ready:
+    log_path: /var/log/sglang/server.log
+    pid_file: /run/sglang.pid
+    extra_patterns:
+      - regex: "Lustre.*EIO"
+        category: model_not_found
+        remedy: remount /models
+"""
+
+RETURN = r"""
+elapsed:
+  description: Seconds since the wait began (one monotonic clock across resumed calls).
+  returned: always
+  type: float
+stage:
+  description: Last start-up stage reached (starting, init, dist_init, load_weights, kv_cache, cuda_graph, http,
+    warmup, ready).
+  returned: always
+  type: str
+stages:
+  description: Each stage reached with the second (since the wait began) it began.
+  returned: always
+  type: list
+  elements: dict
+  sample: [{"stage": "load_weights", "began": 12.4}]
+health_status:
+  description: Last HTTP status of O(health_path) (null when never answered; when the C(fired up) line was seen the
+    module proves readiness with one generation instead of another C(/health) call, see RV(ready_by)).
+  returned: always
+  type: int
+log_tail:
+  description: Last O(tail_lines) log lines, progress bars collapsed to their latest state.
+  returned: always
+  type: list
+  elements: str
+ready_by:
+  description: What decided readiness - C(log+generation) (C(fired up) line, then one 1-token generation),
+    C(health+generation) or C(health) (O(verify_generation=false)).
+  returned: success on node rank 0
+  type: str
+server:
+  description: What C(/v1/models) and C(/server_info) say (served_model, models, version, model_path, ...).
+  returned: success on node rank 0
+  type: dict
+reason:
+  description: crashed, stalled, timeout, unhealthy or not_running.
+  returned: failure
+  type: str
+category:
+  description: Classified cause (oom_cuda_graph, oom_kv, oom_weights, nccl, arch_unsupported, import_error,
+    driver_mismatch, bad_args, port_in_use, scheduler_exception, warmup_failure, model_not_found, unknown).
+  returned: failure
+  type: str
+key_line:
+  description: The log line that shows the cause.
+  returned: failure
+  type: str
+remedy:
+  description: What to try.
+  returned: failure
+  type: str
+process:
+  description: pid, alive, exit_status (when known), cpu_seconds and io_bytes of the process tree.
+  returned: when a process or unit is watched
+  type: dict
+gpu:
+  description: Per-GPU memory/utilisation and GPU processes from nvidia-smi (null without nvidia-smi).
+  returned: failure
+  type: dict
+journal_tail:
+  description: Last journal lines of O(unit).
+  returned: failure with O(unit)
+  type: list
+  elements: str
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.llmserve.sglang.plugins.module_utils.readiness import BadInput, Waiter
+
+PRIVATE = ("done", "state")
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            url=dict(type="str", default="http://127.0.0.1:30000"),
+            health_path=dict(type="str", default="/health"),
+            api_key=dict(type="str", no_log=True),
+            validate_certs=dict(type="bool", default=True),
+            log_path=dict(type="path"),
+            unit=dict(type="str"),
+            pid=dict(type="int"),
+            pid_file=dict(type="path"),
+            node_rank=dict(type="int", default=0),
+            timeout=dict(type="float", default=1800),
+            stall_timeout=dict(type="float", default=600),
+            stage_timeouts=dict(type="dict", default={}),
+            interval=dict(type="float", default=1),
+            tail_lines=dict(type="int", default=40),
+            extra_patterns=dict(type="list", elements="dict", default=[], options=dict(
+                regex=dict(type="str", required=True),
+                category=dict(type="str", default="unknown"),
+                remedy=dict(type="str"),
+                strong=dict(type="bool", default=True),
+            )),
+            verify_generation=dict(type="bool", default=True),
+            progress_interval=dict(type="float"),
+            resume_state=dict(type="dict", no_log=False),
+        ),
+        mutually_exclusive=[("unit", "pid", "pid_file")],
+        supports_check_mode=True,
+    )
+    params = dict((k, v) for k, v in module.params.items() if v is not None)
+    state = params.pop("resume_state", None)
+    budget = params.pop("progress_interval", None)
+    try:
+        waiter = Waiter(params, state=state)
+    except BadInput as e:
+        reason = "not_running" if "not running" in str(e) else "bad_input"
+        module.fail_json(msg=str(e), reason=reason, category="unknown", elapsed=0)
+    if module.check_mode:
+        module.exit_json(changed=False, msg="check mode: options valid, not waiting", elapsed=0)
+    result = waiter.run(budget=budget, return_on_stage_change=budget is not None)
+    done = result.pop("done")
+    result["changed"] = False
+    if not done:
+        # Private: the action plugin resumes from here.
+        result["_server_ready_state"] = result.pop("state")
+        module.exit_json(_server_ready_pending=True, **result)
+    if result.pop("failed", False):
+        module.fail_json(**result)
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()

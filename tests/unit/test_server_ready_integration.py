@@ -1,0 +1,201 @@
+"""The waiter against the SGLang double: real processes, real HTTP, real files.
+
+Each test starts ``python3 -m sglang.launch_server`` from tools/sglang_double on
+a free loopback port with its stdout+stderr in a log file, and runs the waiter
+in-process on it (pid watched).  Skipped when the double is not in the tree.
+"""
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+from ansible_collections.llmserve.sglang.plugins.module_utils.readiness import Waiter
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+DOUBLE = os.environ.get("SGLANG_DOUBLE_PATH") or os.path.join(REPO, "tools", "sglang_double")
+pytestmark = pytest.mark.skipif(
+    not os.path.exists(os.path.join(DOUBLE, "sglang", "launch_server.py")), reason="SGLang double not present")
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+class Double:
+    def __init__(self, tmp_path, scenario, pace="0.1", version="0.5.10.post1", extra=()):
+        self.port = free_port()
+        self.log = str(tmp_path / "server.log")
+        self.events = str(tmp_path / "events.jsonl")
+        env = dict(os.environ, PYTHONPATH=DOUBLE, SGLANG_DOUBLE_SCENARIO=scenario, SGLANG_DOUBLE_PACE=pace,
+                   SGLANG_DOUBLE_VERSION=version, SGLANG_DOUBLE_EVENTS=self.events)
+        self.fh = open(self.log, "wb")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "sglang.launch_server", "--model-path", "/models/test-model",
+             "--host", "127.0.0.1", "--port", str(self.port)] + list(extra),
+            stdout=self.fh, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+
+    def params(self, **kw):
+        p = {"url": "http://127.0.0.1:%d" % self.port, "log_path": self.log, "pid": self.proc.pid,
+             "timeout": 60, "stall_timeout": 30, "interval": 0.5}
+        p.update(kw)
+        return p
+
+    def event(self, name):
+        try:
+            with open(self.events) as f:
+                for line in f:
+                    e = json.loads(line)
+                    if e.get("event") == name or e.get("type") == name:
+                        return e
+        except OSError:
+            pass
+        return None
+
+    def stop(self):
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        self.proc.wait()
+        self.fh.close()
+
+
+@pytest.fixture
+def double(tmp_path):
+    started = []
+
+    def start(scenario, **kw):
+        d = Double(tmp_path, scenario, **kw)
+        started.append(d)
+        return d
+    yield start
+    for d in started:
+        d.stop()
+
+
+def wait(d, **kw):
+    return Waiter(d.params(**kw)).run()
+
+
+def test_ready(double):
+    d = double("ready")
+    r = wait(d)
+    assert not r["failed"], r["msg"]
+    assert r["stage"] == "ready" and r["ready_by"] in ("log+generation", "health+generation")
+    assert [s["stage"] for s in r["stages"]][-1] == "ready"
+    assert "load_weights" in [s["stage"] for s in r["stages"]]
+    assert r["server"].get("served_model")
+    t_ready = d.event("ready")
+    assert t_ready is not None
+
+
+@pytest.mark.parametrize("scenario, category", [
+    ("crash_oom_cuda_graph", "oom_cuda_graph"),
+    ("crash_oom_kv", "oom_kv"),
+    ("crash_oom_weights", "oom_weights"),
+    ("crash_nccl", "nccl"),
+    ("crash_import", "import_error"),
+    ("crash_scheduler", "scheduler_exception"),
+    ("crash_warmup", "warmup_failure"),
+    ("crash_port_in_use", "port_in_use"),
+    ("crash_arch", "arch_unsupported"),
+    ("crash_driver", "driver_mismatch"),
+    ("crash_model_not_found", "model_not_found"),
+])
+def test_crash_classified(double, scenario, category):
+    d = double(scenario)
+    r = wait(d)
+    assert r["failed"] and r["reason"] == "crashed", r["msg"]
+    assert r["category"] == category, (r["msg"], r["log_tail"])
+    assert r["key_line"] and "\n" not in r["msg"]
+    assert r["process"]["alive"] is False
+
+
+def test_sigquit_first_reports_the_cause(double):
+    d = double("crash_scheduler_sigquit_first", version="0.5.23")
+    r = wait(d)
+    assert r["failed"] and r["reason"] == "crashed"
+    assert "sigquit" not in r["key_line"].lower()
+
+
+def test_crash_verdict_is_fast(double):
+    d = double("crash_oom_kv")
+    r = wait(d)
+    while d.proc.poll() is None:
+        time.sleep(0.05)
+    assert r["failed"] and r["elapsed"] < 20
+
+
+def test_lingering_parent_after_child_died(double):
+    d = double("child_dies")
+    t = time.monotonic()
+    r = wait(d)
+    assert r["failed"] and r["reason"] == "crashed", r["msg"]
+    assert r["process"]["alive"] is True  # the parent is still there
+    assert time.monotonic() - t < 20
+
+
+def test_hang_is_stalled_by_stage_budget(double):
+    d = double("hang:dist_init")
+    # The double hangs before printing "Init torch distributed begin." (real SGLang prints it, then hangs),
+    # so the budget is on both stages; nccl is asserted when the begin line was seen.
+    r = wait(d, stage_timeouts={"init": 2, "dist_init": 2})
+    assert r["failed"] and r["reason"] == "stalled", r["msg"]
+    assert r["elapsed"] < 2 + 3
+    if r["stage"] == "dist_init":
+        assert r["category"] == "nccl"
+
+
+def test_silent_hang_is_stalled(double):
+    d = double("hang:load_weights")
+    r = wait(d, stall_timeout=3)
+    assert r["failed"] and r["reason"] == "stalled", r["msg"]
+    assert r["elapsed"] < 3 + 5 + 3
+
+
+def test_busy_silent_phase_is_not_a_stall(double):
+    d = double("busy:5")
+    r = wait(d, stall_timeout=2)
+    assert not r["failed"], r["msg"]
+
+
+def test_generate_fails_is_unhealthy(double):
+    d = double("generate_fails")
+    r = wait(d)
+    assert r["failed"] and r["reason"] == "unhealthy", r["msg"]
+
+
+def test_worker_rank_decides_without_http(double):
+    d = double("ready", extra=["--node-rank", "1", "--nnodes", "2", "--dist-init-addr", "127.0.0.1:5000"])
+    r = wait(d, node_rank=1)
+    assert not r["failed"], r["msg"]
+    assert r["health_calls"] == 0
+
+
+def test_timeout(double):
+    d = double("hang:cuda_graph")
+    r = wait(d, timeout=2, stall_timeout=100)
+    assert r["failed"] and r["reason"] == "timeout"
+
+
+def test_resumable_same_clock(double):
+    d = double("ready", pace="0.3")
+    w = Waiter(d.params())
+    r = w.run(budget=0.3, return_on_stage_change=True)
+    rounds = 1
+    while not r["done"]:
+        w = Waiter(d.params(), state=json.loads(json.dumps(r["state"])))
+        r = w.run(budget=0.3, return_on_stage_change=True)
+        rounds += 1
+    assert not r["failed"] and rounds > 1
+    began = [s["began"] for s in r["stages"]]
+    assert began == sorted(began)

@@ -1,0 +1,80 @@
+"""Classifier against real SGLang wording (fixtures written from the 0.5.9 /
+0.5.10.post1 / 0.5.23 sources and issue logs: TP prefixes, docker prefixes,
+cut tracebacks, the newer sigquit-first order)."""
+import os
+
+import pytest
+
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang_signatures import classify_text
+
+FIX = os.path.join(os.path.dirname(__file__), "..", "fixtures", "sglang_logs")
+
+
+def load(name):
+    with open(os.path.join(FIX, name), encoding="utf-8") as f:
+        return f.read()
+
+
+@pytest.mark.parametrize("name, category, key", [
+    ("oom_cuda_graph_tp_sigquit_first.log", "oom_cuda_graph", "Capture cuda graph failed: CUDA out of memory"),
+    ("oom_kv_docker.log", "oom_kv", "Not enough memory. Please try to increase --mem-fraction-static"),
+    ("nccl_tp4.log", "nccl", "NCCL error in:"),
+    ("import_sgl_kernel.log", "import_error", "Could not load any common_ops library"),
+    ("bad_args_0523.log", "bad_args", "ambiguous option: --cuda-graph-max-bs"),
+    ("port_in_use.log", "port_in_use", "[Errno 98]"),
+    ("arch_sm120.log", "arch_unsupported", "ptxas fatal"),
+    ("driver_old.log", "driver_mismatch", "driver on your system is too old"),
+    ("model_not_found.log", "model_not_found", "HFValidationError"),
+    ("warmup_failure.log", "warmup_failure", "warmup error"),
+    ("host_oom_killer.log", "oom_weights", "exit code: -9"),
+])
+def test_fixture_category_and_key_line(name, category, key):
+    v = classify_text(load(name))
+    assert v["category"] == category, v
+    assert key in v["line"]
+    assert v["remedy"]
+
+
+def test_cause_beats_banner_printed_first():
+    # 0.5.10+ prints "Received sigquit" and "Scheduler hit an exception" before the cause.
+    v = classify_text(load("oom_cuda_graph_tp_sigquit_first.log"))
+    assert "sigquit" not in v["line"] and "Scheduler hit" not in v["line"]
+    assert "--mem-fraction-static" in v["remedy"]
+
+
+def test_cut_traceback_falls_back_to_banner():
+    v = classify_text(load("cut_traceback_scheduler.log"))
+    assert v["category"] == "scheduler_exception"
+    assert "Scheduler hit an exception" in v["line"] or "sigquit" in v["line"]
+
+
+@pytest.mark.parametrize("stage_line, category", [
+    ("[2026-01-12 10:31:12 TP1] Load weight begin. avail mem=20.00 GB", "oom_weights"),
+    ("[2026-01-12 10:31:12 TP1] KV Cache is allocated. #tokens: 10, KV size: 1.00 GB", "oom_kv"),
+    ("[2026-01-12 10:31:12 TP1] Capture cuda graph begin. This can take up to several minutes. avail mem=2 GB", "oom_cuda_graph"),
+    ("[2026-10-31 10:31:12 TP1] Capture target decode CUDA graph begin. backend=flashinfer, avail mem=2 GB", "oom_cuda_graph"),
+])
+def test_plain_oom_resolved_by_stage(stage_line, category):
+    text = stage_line + "\n[2026-01-12 10:31:13 TP1] torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n"
+    assert classify_text(text)["category"] == category
+
+
+def test_extra_patterns_win_over_builtins():
+    text = load("nccl_tp4.log") + "\nMY_SITE_PROBLEM: rack 7 PSU\n"
+    v = classify_text(text, extra_patterns=[{"regex": "MY_SITE_PROBLEM", "category": "unknown", "remedy": "call ops"}])
+    assert v["line"].startswith("MY_SITE_PROBLEM") and v["remedy"] == "call ops"
+
+
+def test_warning_is_not_a_cause():
+    text = ("[2026-01-12 10:31:02 TP0] Custom allreduce is disabled because it's not supported on more than "
+            "two PCIe-only GPUs. To silence this warning, specify disable_custom_all_reduce=True explicitly.\n"
+            "[2026-01-12 10:31:12 TP0] Load weight begin. avail mem=93.02 GB\n")
+    assert classify_text(text)["category"] == "unknown"
+
+
+def test_first_specific_cause_wins_among_equals():
+    # Rank 3 OOMs first, the other ranks then fail NCCL: OOM (and its stage) must be reported.
+    text = ("[2026-01-12 10:33:32 TP0] Capture cuda graph begin. This can take up to several minutes. avail mem=3.71 GB\n"
+            "[2026-01-12 10:33:36 TP3] Exception: Capture cuda graph failed: CUDA out of memory. Tried to allocate 1.17 GiB.\n"
+            "[2026-01-12 10:33:37 TP0] RuntimeError: NCCL error: unhandled system error (run with NCCL_DEBUG=INFO for details)\n")
+    assert classify_text(text)["category"] == "oom_cuda_graph"
