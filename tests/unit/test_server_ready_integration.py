@@ -146,13 +146,12 @@ def test_lingering_parent_after_child_died(double):
 
 def test_hang_is_stalled_by_stage_budget(double):
     d = double("hang:dist_init")
-    # The double hangs before printing "Init torch distributed begin." (real SGLang prints it, then hangs),
-    # so the budget is on both stages; nccl is asserted when the begin line was seen.
-    r = wait(d, stage_timeouts={"init": 2, "dist_init": 2})
+    # Like real SGLang on a PCIe box with ACS trouble: "Init torch distributed begin." and then nothing.
+    r = wait(d, stage_timeouts={"dist_init": 2})
     assert r["failed"] and r["reason"] == "stalled", r["msg"]
+    assert r["stage"] == "dist_init"
+    assert r["category"] == "nccl"
     assert r["elapsed"] < 2 + 3
-    if r["stage"] == "dist_init":
-        assert r["category"] == "nccl"
 
 
 def test_silent_hang_is_stalled(double):

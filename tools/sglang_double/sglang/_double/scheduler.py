@@ -46,9 +46,13 @@ class Child(object):
         for r in self.ranks:
             log(msg, self.prefix(r))
 
-    def stage(self, name):
+    def stage(self, name, hang_now=True):
         if self.lead:
             self.events.emit("stage", stage=name)
+        if hang_now:
+            self.hang_if(name)
+
+    def hang_if(self, name):
         if self.s.hang_stage == name:
             if self.lead:
                 self.events.emit("hang_start", stage=name)
@@ -76,8 +80,10 @@ class Child(object):
 
     def run(self, ready_fd):
         s = self.s
-        self.stage("dist_init")
+        self.stage("dist_init", hang_now=False)
         self.log_all("Init torch distributed begin.")
+        # A real NCCL hang (PCIe ACS/IOMMU) sits after the begin line, spinning in init.
+        self.hang_if("dist_init")
         self.sleep("dist_init")
         if self.lead and s.scenario == "crash_driver":
             self.fail("crash_driver")
