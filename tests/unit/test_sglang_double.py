@@ -120,8 +120,11 @@ def alive(pid):
 
 # ---------------------------------------------------------------- ready flow
 
-def test_ready_flow_port_closed_then_503_then_200(run):
-    r = run()
+def test_ready_flow_port_closed_then_503_then_200(run, tmp_path):
+    # A warm-up long enough to be seen by a poller on a loaded 2-core machine.
+    spec = tmp_path / "scenario.json"
+    spec.write_text(json.dumps({"durations": {"warmup": 1.5}}))
+    r = run(env={"SGLANG_DOUBLE_SCENARIO_FILE": str(spec)})
     seen_closed = seen_503 = False
     deadline = time.time() + 20
     while time.time() < deadline:

@@ -1,0 +1,39 @@
+# -*- coding: utf-8 -*-
+# Copyright: llmserve.sglang contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Filters: sglang_argv (settings -> SGLang argv) and sglang_exec_join (argv -> systemd ExecStart words)."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.llmserve.sglang.plugins.module_utils.server_argv import render, shell_join
+
+
+def sglang_argv(settings, version=None, gpu=None, patches=None, strict=True, env=None,
+                adaptive_config_path=None, api_key_config_path=None):
+    if not version:
+        raise AnsibleFilterError("sglang_argv: version is required (the installed SGLang version, e.g. 0.5.23)")
+    if not isinstance(settings, dict):
+        raise AnsibleFilterError("sglang_argv: input must be the settings mapping (model_path, tp, ...)")
+    result = render(settings, str(version), gpu=gpu, patches=patches or (), env=env,
+                    adaptive_config_path=adaptive_config_path, api_key_config_path=api_key_config_path)
+    if result["errors"] and strict:
+        raise AnsibleFilterError(
+            "sglang_argv: %d problem(s) with the server settings for SGLang %s:\n- %s"
+            % (len(result["errors"]), version, "\n- ".join(result["errors"]))
+        )
+    return result
+
+
+def sglang_exec_join(argv):
+    if not isinstance(argv, (list, tuple)):
+        raise AnsibleFilterError("sglang_exec_join: input must be a list of arguments")
+    return shell_join(argv)
+
+
+class FilterModule(object):
+    def filters(self):
+        return {"sglang_argv": sglang_argv, "sglang_exec_join": sglang_exec_join}
