@@ -138,6 +138,7 @@ class Waiter:
         self._last_slow = -1e9
         self._last_gpu = -1e9
         self._unit_props = {}
+        self._died_before = None
         self._tree, self._tree_at = None, -1e9
         if not s:
             self._initial_checks()
@@ -168,6 +169,16 @@ class Waiter:
             self._unit_props = props
             pid = int(props.get("MainPID") or 0) or None
             if not proc_watch.unit_running(props):
+                if props.get("ActiveState") == "failed" or props.get("Result") not in (None, "", "success"):
+                    # Started and already dead (a crash in the first second, before the wait
+                    # began): say why from the log and journal, not just "not running".
+                    self._died_before = "unit %s died before the wait began (%s/%s, result %s)" % (
+                        self.p["unit"], props.get("ActiveState"), props.get("SubState"), props.get("Result"))
+                    if props.get("ExecMainStatus") not in (None, ""):
+                        code = int(props["ExecMainStatus"])
+                        killed = props.get("ExecMainCode") in ("2", "3")  # CLD_KILLED / CLD_DUMPED
+                        self.proc = {"exit_status": -code if killed else code}
+                    return
                 raise BadInput("unit %s is not running (%s/%s, result %s)" % (
                     self.p["unit"], props.get("ActiveState"), props.get("SubState"), props.get("Result")))
         if pid is not None:
@@ -387,8 +398,13 @@ class Waiter:
         self._feed_log(now)
         if self.proc.get("exit_status") is None and self.proc.get("pid"):
             self.proc["exit_status"] = proc_watch.exit_status_of_child(self.proc["pid"])
-            if self.proc["exit_status"] is None and self._unit_props.get("ExecMainStatus"):
-                self.proc["exit_status"] = int(self._unit_props["ExecMainStatus"])
+            if self.proc["exit_status"] is None and self.p.get("unit"):
+                # The cached properties predate the exit (ExecMainStatus=0 while running): ask again.
+                props = proc_watch.unit_show(self.p["unit"])
+                if props.get("ExecMainCode") in ("1", "2", "3") and props.get("ExecMainStatus"):
+                    self._unit_props = props
+                    code = int(props["ExecMainStatus"])
+                    self.proc["exit_status"] = -code if props["ExecMainCode"] != "1" else code
         ex = self.proc.get("exit_status")
         if ex is not None:
             why += " (exit status %s)" % ex
@@ -421,6 +437,8 @@ class Waiter:
             self.n["polls"] += 1
             stage_before = self.stages.stage
             self._feed_log(now)
+            if self._died_before:
+                return self._crashed(now, self._died_before)
             urgent = self.stages.stage != stage_before and self.stages.stage in ("warmup", "ready")
 
             alive = self._alive()
