@@ -56,7 +56,7 @@ test: setup lint unit build real-parser molecule ## everything CI runs
 	@echo "make test: all stages passed"
 
 demo: setup system-deps ## deploy EAGLE-3 with the SGLang double on a local fleet of $(HOSTS) hosts
-	tools/demo/run.sh
+	tools/demo/run.sh --hosts $(HOSTS) $(DEMO_ARGS)
 
 fleet-up: setup system-deps ## bring up $(HOSTS) local test hosts (.fleet/fleet/inventory.yml)
 	$(BIN)/python tools/fleet/fleet.py up -n $(HOSTS)
