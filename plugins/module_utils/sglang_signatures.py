@@ -71,20 +71,25 @@ BUILTIN = [
     ("oom_kv", r"Not enough memory\. Please try to increase --mem-fraction-static", R_KV, 90, True),
     ("oom_kv", r"max_total_num_tokens=-?\d+.*(?:must be|should be) positive|KV cache pool is too small", R_KV, 88, True),
     ("oom", r"(?:torch\.(?:cuda\.)?OutOfMemoryError|CUDA out of memory|CUDA error: out of memory|CUBLAS_STATUS_ALLOC_FAILED)", None, 80, True),
-    ("oom_weights", r"scheduler died during initialization \(exit code: -9\)", R_HOSTOOM, 75, True),
+    ("oom_weights", r"scheduler died during initialization \(exit code: -9\)|\b[Ee]xit code: -9\b", R_HOSTOOM, 75, True),
     ("driver_mismatch", r"NVIDIA driver on your system is too old|CUDA driver version is insufficient|Driver/library version mismatch|unsupported display driver / cuda driver combination|forward compatibility was attempted on non supported HW|Found no NVIDIA driver on your system", R_DRV, 90, True),
     ("arch_unsupported", r"no kernel image is available for execution on the device|ptxas fatal\s*:.*sm_\d+a?|Unsupported architecture|is not compatible with the current PyTorch installation|(?:CUDA|compute) capability \S+ (?:is )?not supported", R_ARCH, 85, True),
-    ("nccl", r"NCCL error|nccl\w*Error|Failed to load NCCL library|ProcessGroupNCCL.*(?:[Tt]imeout|[Ee]rror)|DistNetworkError|DistStoreError|NCCL communicator was aborted", R_NCCL, 85, True),
+    # Triton's ptxas failing for the GPU: the "ptxas fatal" stderr often goes to a temp file, not the log.
+    ("arch_unsupported", r"PTXASError|ptxas\W.*--gpu-name=sm_\d+a?\b.*returned non-zero exit status", R_ARCH, 84, True),
+    ("nccl", r"NCCL error|nccl\w*Error|Failed to load NCCL library|ProcessGroup(?:NCCL|Gloo).*(?:[Tt]imeout|[Ee]rror)|monitoredBarrier|gloo/transport/tcp|DistNetworkError|DistStoreError|NCCL communicator was aborted", R_NCCL, 85, True),
+    ("port_in_use", r"EADDRINUSE", R_PORT, 88, True),
+    ("port_in_use", r"failed to listen on any local network address", R_PORT, 86, True),
     ("port_in_use", r"\[Errno 98\]|[Aa]ddress already in use|Port is already in use|error while attempting to bind on address", R_PORT, 85, True),
     ("bad_args", r"(?:launch_server(?:\.py)?|__main__\.py|sglang\.launch_server): error: |error: (?:unrecognized arguments|ambiguous option|argument --[\w-]+: )", R_ARGS, 90, True),
-    ("model_not_found", r"is not a local folder and is not a valid model identifier|Repository Not Found|RepositoryNotFoundError|GatedRepoError|HFValidationError|does not appear to have a file named config\.json|Can't load the configuration of|No such file or directory: '[^']*(?:config\.json|\.safetensors)'|We couldn't connect to 'https://huggingface\.co'|LocalEntryNotFoundError|Incorrect path_or_model_id", R_MODEL, 85, True),
+    ("model_not_found", r"is not a local folder and is not a valid model identifier|Repository Not Found|RepositoryNotFoundError|GatedRepoError|HFValidationError|does not appear to have a file named \S+|Can't load the configuration of|No such file or directory: '[^']*(?:config\.json|\.safetensors)'|We couldn't connect to 'https://huggingface\.co'|LocalEntryNotFoundError|Incorrect path_or_model_id", R_MODEL, 85, True),
     ("import_error", r"Could not load any common_ops library|is less than the minimum required version|with minimum required version \S+ is not installed", R_IMPORT, 85, True),
+    ("bad_args", r"^\s*usage: (?:launch_server(?:\.py)?|sglang\S*|python3? -m sglang\S*) \[-h\]", R_ARGS, 45, False),
     ("import_error", r"cannot open shared object file|undefined symbol: |(?:ImportError|ModuleNotFoundError): ", R_IMPORT, 50, False),
     ("scheduler_exception", r"Fatal Python error: |Segmentation fault \(core dumped\)|terminate called after throwing", R_SCHED, 60, True),
     ("warmup_failure", r"Initialization failed\. warmup error|warmup error:", R_WARM, 40, True),
     ("scheduler_exception", r"Scheduler watchdog timeout|watchdog timeout \(", R_WATCHDOG, 35, True),
     ("scheduler_exception", r"^\s*(?:[\w.]+\.)?\w*(?:Error|Exception): |[\]|]\s*(?:[\w.]+\.)?\w*(?:Error|Exception): ", R_SCHED, 30, False),
-    ("scheduler_exception", r"Scheduler hit an exception|Received sigquit from a child process|scheduler died during initialization|Initialization failed\. Please see the error messages above|Child process unexpectedly failed|exit code: -?\d+", R_SCHED, 10, True),
+    ("scheduler_exception", r"Scheduler hit an exception|Received sigquit from a child process|scheduler died during initialization|Initialization failed\. Please see the error messages above|Child process unexpectedly failed|scheduler is dead|[Ee]xit code: -?\d+", R_SCHED, 10, True),
     ("scheduler_exception", r"Traceback \(most recent call last\)", R_SCHED, 5, False),
 ]
 
@@ -94,6 +99,15 @@ _OOM_BY_STAGE = {
     "http": "oom_kv", "warmup": "oom_kv", "ready": "oom_kv",
 }
 _REMEDY = {"oom_weights": R_W, "oom_kv": R_KV, "oom_cuda_graph": R_CG}
+
+
+def _excerpt(line, m, width=500):
+    """The line, or for a long one (a flattened paste) the window around the match."""
+    text = line.strip()
+    if len(text) <= width:
+        return text
+    start = max(0, min(m.start() - (len(line) - len(line.lstrip())) - width // 4, len(text) - width))
+    return text[start:start + width]
 
 
 class Signature:
@@ -118,12 +132,24 @@ def build_table(extra_patterns=None):
     return table
 
 
+# A traceback's echo of the raising source line (``raise RuntimeError(f"NCCL
+# error: {error_str}")``) carries the message template, not the message: the
+# built-ins skip it so the real message line below becomes the key line.
+_SOURCE_ECHO_RE = re.compile(r"^\s*(?:raise|assert)\s")
+
+
 def match_line(table, line, stage="starting"):
     """Best signature for one line: dict or None."""
     best = None
+    found = None
+    echo = bool(_SOURCE_ECHO_RE.match(line))
     for sig in table:
-        if (best is None or sig.priority > best.priority) and sig.rx.search(line):
-            best = sig
+        if echo and sig.priority < 1000 - len(table):
+            continue
+        if best is None or sig.priority > best.priority:
+            m = sig.rx.search(line)
+            if m:
+                best, found = sig, m
     if best is None:
         return None
     category, remedy = best.category, best.remedy
@@ -131,7 +157,7 @@ def match_line(table, line, stage="starting"):
         category = _OOM_BY_STAGE.get(stage, "oom_weights")
         remedy = _REMEDY[category]
     return {"category": category, "remedy": remedy, "priority": best.priority,
-            "strong": best.strong, "line": line.strip()[:500], "stage": stage}
+            "strong": best.strong, "line": _excerpt(line, found), "stage": stage}
 
 
 class Classifier:

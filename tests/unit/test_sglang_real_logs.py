@@ -1,0 +1,84 @@
+"""Classifier and stage detection against real start-up logs pasted into
+public issues (tests/fixtures/sglang_logs/public, sources in its README and
+expected.json): TP / Ray / k8s-pod prefixes, flattened pastes, cut tracebacks,
+sigquit-first order, multi-node and progress bars."""
+import json
+import os
+
+import pytest
+
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang_signatures import (
+    CATEGORIES, classify_text)
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang_stages import StageTracker
+
+PUB = os.path.join(os.path.dirname(__file__), "..", "fixtures", "sglang_logs", "public")
+
+with open(os.path.join(PUB, "expected.json"), encoding="utf-8") as _f:
+    EXPECTED = json.load(_f)
+
+
+def load(name):
+    with open(os.path.join(PUB, name), encoding="utf-8") as f:
+        return f.read()
+
+
+def stages_of(text):
+    st = StageTracker()
+    for raw in text.replace("\r", "\n").split("\n"):
+        if raw.strip():
+            st.feed(raw, 0)
+    return st
+
+
+def test_manifest_matches_folder():
+    logs = sorted(n for n in os.listdir(PUB) if n.endswith(".log"))
+    assert logs == sorted(EXPECTED)
+    assert len(logs) >= 15
+    for name, exp in EXPECTED.items():
+        assert exp["category"] in CATEGORIES, name
+        assert exp["source"].startswith("https://github.com/"), name
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_real_log_category_and_key_line(name):
+    exp = EXPECTED[name]
+    v = classify_text(load(name))
+    assert v["category"] == exp["category"], (name, v)
+    if exp["category"] == "unknown":
+        assert v["line"] is None, (name, v)
+        return
+    assert exp["key"] in v["line"], (name, v["line"])
+    remedy = v["remedy"]
+    assert remedy and "\n" not in remedy and len(remedy) <= 300, remedy
+
+
+@pytest.mark.parametrize("name", sorted(n for n, e in EXPECTED.items() if "stage" in e))
+def test_real_log_stage(name):
+    exp = EXPECTED[name]
+    st = stages_of(load(name))
+    assert st.stage == exp["stage"], (name, st.stages)
+    if "detail" in exp:
+        assert st.detail == exp["detail"], (name, st.detail)
+
+
+def test_capture_failure_that_is_not_oom_is_not_oom():
+    v = classify_text(load("capture_failed_gloo_not_oom_4205.log"))
+    assert not v["category"].startswith("oom"), v
+
+
+def test_banner_alone_still_reported_when_cause_cut():
+    # Same multi-node log without its Gloo line: only banners are left.
+    text = "\n".join(l for l in load("nccl_multinode_gloo_barrier_5602.log").splitlines()
+                     if "ProcessGroupGloo" not in l)
+    assert classify_text(text)["category"] == "scheduler_exception"
+
+
+def test_exit_code_minus_nine_not_misread_when_other_code():
+    text = load("host_oom_sigkill_diffusion_3848.log").replace("Exit code: -9", "Exit code: 1")
+    assert classify_text(text)["category"] != "oom_weights"
+
+
+def test_ptxas_success_line_is_not_arch_failure():
+    text = ("[2025-08-27 19:30:39 TP0] Capture cuda graph begin.\n"
+            "ptxas info    : Compiling entry function 'kernel' for 'sm_120a'\n")
+    assert classify_text(text)["category"] == "unknown"
