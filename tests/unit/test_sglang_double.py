@@ -131,7 +131,7 @@ def test_ready_flow_port_closed_then_503_then_200(run, tmp_path):
         if not r.port_open():
             seen_closed = True
         else:
-            code, _ = r.get("/health")
+            code, _body = r.get("/health")
             if code == 503:
                 seen_503 = True
             if code == 200:
@@ -165,16 +165,16 @@ def test_weight_bar_style_per_version(run, version, in_place):
     r.wait_event("ready")
     raw = r.stderr()
     start = raw.index("Loading safetensors checkpoint shards")
-    bar = raw[start - 1:raw.index("Load weight end")]
-    assert bar.startswith("\r")
-    refreshes = bar.count("\rLoading safetensors checkpoint shards")
+    bars = raw[start - 1:raw.index("Load weight end")]
+    assert bars.startswith("\r")
+    refreshes = bars.count("\rLoading safetensors checkpoint shards")
     assert refreshes == 5  # 0/4 .. 4/4
     if in_place:
-        bar_only = bar[:bar.index("\n") + 1]
+        bar_only = bars[:bars.index("\n") + 1]
         assert bar_only.count("\r") == refreshes and bar_only.endswith("it/s]\n")  # one newline, at the end
-        assert "it/s]\rLoading" in bar or "s/it]\rLoading" in bar
+        assert "it/s]\rLoading" in bars or "s/it]\rLoading" in bars
     else:
-        assert bar.count("]\n\rLoading") == refreshes - 1
+        assert bars.count("]\n\rLoading") == refreshes - 1
     assert r.get("/ready")[0] == 404  # /ready exists on 0.5.23 only
     assert "Capture cuda graph begin. This can take up to several minutes." in raw
 
@@ -184,7 +184,7 @@ def test_weight_bar_style_per_version(run, version, in_place):
 def launch_rc(args, version="0.5.23"):
     env = dict(os.environ, PYTHONPATH=DOUBLE, SGLANG_DOUBLE_VERSION=version, SGLANG_DOUBLE_PACE=PACE)
     p = subprocess.run([sys.executable, "-m", "sglang.launch_server", "--model-path", "/m"] + args, env=env,
-                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=20)
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=20, check=False)
     return p.returncode, p.stderr.decode()
 
 
@@ -206,7 +206,8 @@ def test_cuda_graph_max_bs_ambiguous_on_0523_only(run):
 def test_server_args_add_cli_args_matches_version():
     code = ("import argparse; from sglang.srt.server_args import ServerArgs; p = argparse.ArgumentParser(); "
             "ServerArgs.add_cli_args(p); print(len(p._actions) - 1); "
-            "a = (p.parse_args(['--model-path', 'm', '--tp', '8', '--speculative-algorithm', 'EAGLE3'])); print(getattr(a, 'tp_size', None) or a.tensor_parallel_size)")
+            "a = (p.parse_args(['--model-path', 'm', '--tp', '8', '--speculative-algorithm', 'EAGLE3'])); "
+            "print(getattr(a, 'tp_size', None) or a.tensor_parallel_size)")
     for version, count in (("0.5.9", 331), ("0.5.23", 531)):
         env = dict(os.environ, PYTHONPATH=DOUBLE, SGLANG_DOUBLE_VERSION=version)
         out = subprocess.check_output([sys.executable, "-c", code], env=env).decode().split()
@@ -266,7 +267,6 @@ def test_real_port_in_use(run):
     blocker.listen(1)
     try:
         r = run()
-        r.proc.wait(0) if False else None
         # point the double at the busy port by restarting with it
         r.kill()
         r2 = run(args=["--port", str(blocker.getsockname()[1])])
@@ -348,6 +348,27 @@ def test_api_key_and_metrics(run):
         assert name in body.decode()
 
 
+def test_config_file_carries_the_api_key_out_of_argv(run, tmp_path):
+    # SGLang merges --config YAML in front of the command line; a key there stays out of ps.
+    cfg = tmp_path / "server.yaml"
+    cfg.write_text("# written by roles/server\napi-key: 'k3y-from-file'\nenable-metrics: true\n")
+    r = run(args=["--config", str(cfg)])
+    r.wait_event("ready")
+    with open("/proc/%d/cmdline" % r.proc.pid, "rb") as f:
+        assert b"k3y-from-file" not in f.read()
+    assert r.get("/v1/models")[0] == 401
+    assert r.get("/v1/models", headers={"Authorization": "Bearer k3y-from-file"})[0] == 200
+    assert r.get("/metrics")[0] == 200  # the boolean became the bare flag
+
+
+def test_config_file_must_be_yaml(run, tmp_path):
+    cfg = tmp_path / "server.json"
+    cfg.write_text("{}")
+    r = run(args=["--config", str(cfg)])
+    assert r.proc.wait(20) != 0
+    assert "Config file must be YAML format" in r.stderr()
+
+
 def test_no_metrics_without_flag(run):
     r = run(version="0.5.10.post1")
     r.wait_event("ready")
@@ -372,7 +393,7 @@ def test_token_rate_follows_model(run):
         t = time.time()
         r.get("/generate", data={"text": "x", "sampling_params": {"max_new_tokens": 50}})
         times.append(time.time() - t)
-    ts = [threading.Thread(target=one) for _ in range(3)]
+    ts = [threading.Thread(target=one) for _i in range(3)]
     for t in ts:
         t.start()
     for t in ts:

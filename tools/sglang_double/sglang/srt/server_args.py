@@ -73,4 +73,7 @@ def prepare_server_args(argv):
     # Same construction as the real prepare_server_args: default prog on 0.5.9, "sglang serve" later.
     parser = argparse.ArgumentParser(prog=prog) if prog else argparse.ArgumentParser()
     ServerArgs.add_cli_args(parser)
+    if "--config" in argv:
+        from sglang.srt.config_merge import merge
+        argv = merge(parser, argv)
     return ServerArgs.from_cli_args(parser.parse_args(argv))
