@@ -70,7 +70,7 @@ def io_bytes(pid):
     try:
         total = 0
         for line in _read("/proc/%d/io" % pid).splitlines():
-            k, _, v = line.partition(":")
+            k, _sep, v = line.partition(":")
             if k in ("rchar", "wchar"):
                 total += int(v)
         return total
@@ -126,7 +126,7 @@ def unit_show(unit, systemctl="systemctl"):
         return {"error": out.stderr.decode("utf-8", "replace").strip()}
     props = {}
     for line in out.stdout.decode("utf-8", "replace").splitlines():
-        k, _, v = line.partition("=")
+        k, _sep, v = line.partition("=")
         props[k] = v
     return props
 

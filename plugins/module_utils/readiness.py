@@ -255,13 +255,13 @@ class Waiter:
 
     def server_facts(self):
         info = {}
-        st, body, _ = self.request("GET", "/v1/models", timeout=10)
+        st, body, _err = self.request("GET", "/v1/models", timeout=10)
         if st == 200 and isinstance(body, dict):
             info["models"] = [m.get("id") for m in body.get("data", []) if isinstance(m, dict)]
             if info["models"]:
                 info["served_model"] = info["models"][0]
         for path in ("/server_info", "/get_server_info"):
-            st, body, _ = self.request("GET", path, timeout=10)
+            st, body, _err = self.request("GET", path, timeout=10)
             if st == 200 and isinstance(body, dict):
                 info["version"] = body.get("version")
                 for k in ("model_path", "served_model_name", "tp_size", "speculative_algorithm",
@@ -353,7 +353,7 @@ class Waiter:
             return None
         self.h["last"] = now
         self.h["calls"] += 1
-        st, _, err = self.request("GET", self.p["health_path"], timeout=max(5, self.p["interval"] * 5))
+        st, _body, err = self.request("GET", self.p["health_path"], timeout=max(5, self.p["interval"] * 5))
         self.h["status"], self.h["error"] = st, err
         if st is None:
             self.h["port_open"] = self.port_open()

@@ -214,6 +214,12 @@ def render(settings, version, gpu=None, patches=(), env=None, adaptive_config_pa
     if key_env:
         if not _ENV_NAME.match(str(key_env)):
             errors.append("settings.api_key_env=%r is not an environment variable name: use e.g. SGLANG_API_KEY" % (key_env,))
+        elif api_key_config_path and not str(api_key_config_path).lower().endswith((".yaml", ".yml")):
+            # source: server_args_config_parser.py _validate_yaml_file refuses any other suffix at start-up.
+            errors.append(
+                "api_key_config_path=%s: SGLang only reads --config files named *.yaml or *.yml; rename it"
+                % api_key_config_path
+            )
         elif api_key_config_path:
             # SGLang has no env var for the key (checked 0.5.9/0.5.10.post1/0.5.23); --config YAML is merged
             # in-process by prepare_server_args, so the key stays out of /proc/<pid>/cmdline.
@@ -263,6 +269,13 @@ def render(settings, version, gpu=None, patches=(), env=None, adaptive_config_pa
             continue
         if name in args:
             errors.append("args has %s twice (snake_case and dashed spellings): keep one" % name)
+            continue
+        if name == "config" and "config" in flags:
+            # source: server_args_config_parser.py raises "Multiple config files specified! Only one allowed."
+            errors.append(
+                "args.config clashes with the API key's --config file (SGLang reads only one --config): put those "
+                "options into args instead"
+            )
             continue
         for new_name, new_value in _translate(name, raw[key], ver, out):
             args[new_name] = new_value

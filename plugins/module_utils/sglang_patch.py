@@ -98,7 +98,7 @@ def _match_one(version, op, target):
     if op in ("==", "!=") and target.endswith(".*"):
         prefix = _release_of(target[:-2])
         rel = _release_of(version)
-        rel, _ = _pad(rel, prefix)
+        rel, _prefix = _pad(rel, prefix)
         hit = rel[: len(prefix)] == prefix
         return hit if op == "==" else not hit
     if op == "===":

@@ -21,7 +21,7 @@ description:
   - Drivers that do not know a queried field (R470 and C(compute_cap)) are handled by dropping that field; it is
     then reported as null and a warning is added.
 author:
-  - llmserve maintainers
+  - llmserve maintainers (@llmserve)
 options:
   nvidia_smi_path:
     description: Path of C(nvidia-smi). Default is the one found on C(PATH) (and C(/usr/bin), C(/usr/sbin)).
@@ -51,8 +51,10 @@ attributes:
     description: Read-only; runs the same in check mode.
   diff_mode:
     support: none
+    description: Reports facts only; changes nothing, so there is no diff.
   facts:
     support: full
+    description: Returns C(ansible_facts.gpu); set on the host like any fact.
 notes:
   - Target needs only the Python standard library.
   - C(cuda_driver_version) is the highest CUDA version the driver supports (the C(nvidia-smi) banner), not the

@@ -22,7 +22,7 @@ description:
   - With the action plugin of the same name, progress is printed live, one line per host per stage change and at
     least every O(progress_interval) seconds, without one SSH connection per poll.
 author:
-  - llmserve maintainers
+  - llmserve maintainers (@llmserve)
 options:
   url:
     description: Base URL of the server (node rank 0).
@@ -102,7 +102,7 @@ options:
         default: true
   verify_generation:
     description: After C(health_path) says 200, send one real 1-token C(POST /generate) (C(GET /health_generate) when
-      C(/generate) is missing); a failure gives O(reason=unhealthy).
+      C(/generate) is missing); a failure gives RV(reason=unhealthy).
     type: bool
     default: true
   progress_interval:
@@ -119,8 +119,10 @@ notes:
 attributes:
   check_mode:
     support: full
+    description: Read-only; waits and probes the same way in check mode.
   diff_mode:
     support: none
+    description: Changes nothing on the host, so there is no diff.
 """
 
 EXAMPLES = r"""

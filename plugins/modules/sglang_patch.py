@@ -73,14 +73,16 @@ options:
 attributes:
   check_mode:
     support: full
+    description: Reports which patches would be applied or reverted and writes nothing.
   diff_mode:
     support: full
+    description: With C(--diff), returns the before/after of every file it changes (or would change in check mode).
 notes:
   - Pure Python; no C(patch) binary needed on the target. File modes are kept; the module's C(.pyc) in
     C(__pycache__) is removed after a change.
   - Deleting files through a patch is not supported; creating files (C(--- /dev/null)) is.
 author:
-  - llmserve maintainers
+  - llmserve maintainers (@llmserve)
 """
 
 EXAMPLES = r"""

@@ -32,7 +32,7 @@ def wheel_path(version):
         "--platform", "manylinux_2_34_x86_64", "--platform", "any",
         "-d", d, "sglang==%s" % version,
     ]
-    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True, check=False)
     found = sorted(glob.glob(os.path.join(d, "sglang-%s-*.whl" % version)))
     if proc.returncode != 0 or not found:
         raise RuntimeError("pip download sglang==%s failed (rc=%s):\n%s" % (version, proc.returncode, proc.stdout[-3000:]))

@@ -21,7 +21,7 @@ def runner(profile, **env):
     def run(argv):
         calls.append(argv)
         proc = subprocess.run(argv, env=environ, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              universal_newlines=True)
+                              universal_newlines=True, check=False)
         return proc.returncode, proc.stdout, proc.stderr
     run.calls = calls
     return run

@@ -22,7 +22,7 @@ def fake(profile, *args, **env):
     environ = dict(os.environ, FAKE_NVIDIA_PROFILE=profile)
     environ.update(env)
     proc = subprocess.run([os.path.join(FAKE, "nvidia-smi")] + list(args), env=environ,
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, check=False)
     return proc.returncode, proc.stdout, proc.stderr
 
 
@@ -177,7 +177,7 @@ H200_COMMANDS = [
 
 @pytest.mark.parametrize("name,args", H200_COMMANDS)
 def test_fake_h200x1_is_byte_identical(name, args):
-    rc, out, _ = fake("h200x1", *args)
+    rc, out, _err = fake("h200x1", *args)
     assert rc == 0
     assert out == fixture("cuda13-h200", name)
 
@@ -185,14 +185,14 @@ def test_fake_h200x1_is_byte_identical(name, args):
 def test_fake_all_fields_query_reproduces_capture():
     header = fixture("cuda13-h200", "query-gpu-all-fields.csv").splitlines()[0]
     fields = ",".join(name.split(" [")[0] for name in header.split(", "))
-    rc, out, _ = fake("h200x1", "--query-gpu=" + fields, "--format=csv")
+    rc, out, _err = fake("h200x1", "--query-gpu=" + fields, "--format=csv")
     assert rc == 0
     assert out.splitlines()[0] == header
     assert len(out.splitlines()[1].split(", ")) == 198
 
 
 def test_fake_invalid_field_is_byte_identical():
-    rc, out, _ = fake("h200x1", "--query-gpu=bogus.field", "--format=csv")
+    rc, out, _err = fake("h200x1", "--query-gpu=bogus.field", "--format=csv")
     assert rc == 2 and out == fixture("cuda13-h200", "query-invalid-field.txt")
 
 
@@ -202,12 +202,12 @@ def test_fake_nvcc_is_byte_identical():
 
 
 def test_fake_none_profile():
-    rc, out, _ = fake("none")
+    rc, out, _err = fake("none")
     assert (rc, out) == (6, "No devices were found\n")
 
 
 def test_fake_rtxpro6000x8_parses_as_pcie_blackwell():
-    rc, out, _ = fake("rtxpro6000x8", "--query-gpu=" + ",".join(ns.GPU_FIELDS), "--format=csv,noheader,nounits")
+    rc, out, _err = fake("rtxpro6000x8", "--query-gpu=" + ",".join(ns.GPU_FIELDS), "--format=csv,noheader,nounits")
     gpus = ns.parse_query_gpu(out, ns.GPU_FIELDS)
     assert len(gpus) == 8
     assert {g["compute_cap"] for g in gpus} == {"12.0"}

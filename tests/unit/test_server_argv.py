@@ -47,8 +47,9 @@ def test_order_model_first_core_spec_then_sorted_args():
 
 
 def test_value_shapes():
-    r = render({"model_path": "m", "args": {"a_flag": True, "off": False, "none": None,
-                                             "cuda_graph_bs": [1, 2, 4], "json_model_override_args": {"b": 1, "a": [2]}}},
+    r = render({"model_path": "m",
+                "args": {"a_flag": True, "off": False, "none": None,
+                         "cuda_graph_bs": [1, 2, 4], "json_model_override_args": {"b": 1, "a": [2]}}},
                "0.5.23")
     argv = r["argv"]
     assert "--a-flag" in argv and "--off" not in argv and "--none" not in argv
@@ -132,6 +133,14 @@ def test_api_key_env_and_config():
     r = render(dict(SEED, api_key_env="SGLANG_KEY"), "0.5.23", api_key_config_path="/etc/sglang/key.yaml")
     assert "--api-key" not in r["argv"] and opt(r["argv"], "--config") == "/etc/sglang/key.yaml"
     assert render(dict(SEED, api_key_env="bad name"), "0.5.23")["errors"]
+    # one --config only (SGLang: "Multiple config files specified!"), and it must be YAML by name
+    r = render(dict(SEED, api_key_env="K", args={"config": "/etc/other.yaml"}), "0.5.23",
+               api_key_config_path="/etc/sglang/key.yaml")
+    assert r["argv"].count("--config") == 1 and any("args.config clashes" in e for e in r["errors"])
+    r = render(dict(SEED, args={"config": "/etc/other.yaml"}), "0.5.23", api_key_config_path="/etc/sglang/key.yaml")
+    assert r["errors"] == [] and opt(r["argv"], "--config") == "/etc/other.yaml"
+    r = render(dict(SEED, api_key_env="K"), "0.5.23", api_key_config_path="/etc/sglang/key.json")
+    assert "--config" not in r["argv"] and any("*.yaml" in e for e in r["errors"])
 
 
 def test_shell_join_systemd_rules():

@@ -11,7 +11,6 @@ Each check is also run on the unpatched file and must give the opposite answer (
 import ast
 import importlib.util
 import os
-import shutil
 import sys
 import types
 
@@ -115,10 +114,10 @@ class _Buf:
     def __init__(self, n):
         self.n = n
 
-    def __getitem__(self, _):
+    def __getitem__(self, _key):
         return self
 
-    def copy_(self, _):
+    def copy_(self, _src):
         return self
 
     def view(self, *_):
@@ -183,8 +182,8 @@ def _inp():
 
 
 def test_symm_mem_unpatched_fails_on_sm120(tmp_path, version, monkeypatch):
-    root, _ = fresh_tree(tmp_path, version)
-    mod, group, _ = _load_symm(root, monkeypatch)
+    root, _patches = fresh_tree(tmp_path, version)
+    mod, group, _calls = _load_symm(root, monkeypatch)
     if version == "0.5.23":
         comm = mod.TorchSymmMemCommunicator(group, 0)
         assert comm.disabled  # 'Device capability 12 not supported'
@@ -281,7 +280,7 @@ def resolve_backend(root, cap, backend="auto", multi_node=False):
 
 
 def test_allreduce_fusion_gate_unpatched_says_no_for_sm120(tmp_path, version):
-    root, _ = fresh_tree(tmp_path, version)
+    root, _patches = fresh_tree(tmp_path, version)
     assert gate_answer(root, version, 12) == (False, False)
     assert gate_answer(root, version, 9) == (True, False)  # the harness does reach "yes" on Hopper
     if version == "0.5.23":
@@ -312,8 +311,8 @@ def test_patched_names_exist_upstream(tmp_path, version):
         assert '"is_sm120": "is_sm120_supported"' in src
     else:
         root = patched_tree(tmp_path, version)
-        assert "is_sm120_supported" in _imported_names(os.path.join(root, "sglang/srt/layers/communicator.py"),
-                                                        "sglang.srt.utils")
+        communicator = os.path.join(root, "sglang/srt/layers/communicator.py")
+        assert "is_sm120_supported" in _imported_names(communicator, "sglang.srt.utils")
         W.unpack(version, root, ["sglang/srt/utils/__init__.py", "sglang/srt/utils/common.py"])
         init = open(os.path.join(root, "sglang/srt/utils/__init__.py")).read()
         assert "from sglang.srt.utils.common import *" in init

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Build the scenario's wheelhouse: the real sglang wheel (from the test cache) plus tiny stand-in wheels
 named and versioned like the CUDA packages that SGLang pins (read from the real wheel's METADATA).
 

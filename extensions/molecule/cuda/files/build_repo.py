@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Build a flat apt repository of NVIDIA-named packages whose tools are tools/fake_nvidia (runs on the test host).
 
 build_repo.py FAKE_DIR REPO_DIR KERNEL_RELEASE  -> REPO_DIR/{*.deb,Packages}, cuda-keyring_1.1-1_all.deb among them.
@@ -56,8 +55,9 @@ def main():
     os.makedirs(REPO, exist_ok=True)
     fake_tree = ("tree", FAKE)
     debs = [
-        package("cuda-keyring", "1.1-1", "all", {"/usr/share/keyrings/cuda-archive-keyring.gpg": "not a key\n",
-                                                  "/etc/apt/sources.list.d/cuda-debian12-x86_64.list": SOURCE}),
+        package("cuda-keyring", "1.1-1", "all",
+                {"/usr/share/keyrings/cuda-archive-keyring.gpg": "not a key\n",
+                 "/etc/apt/sources.list.d/cuda-debian12-x86_64.list": SOURCE}),
         package("nvidia-driver-pinning-580", "580.95.05-1", "all",
                 {"/etc/apt/preferences.d/nvidia-driver-pinning-580": PIN % "580"}),
         package("nvidia-driver-pinning-590", "590.44.01-1", "all",

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Background load for the router scenario (standard library only).
 
 N clients stream chat completions through the router, one after another, until STOP_FILE exists or the
@@ -89,7 +88,7 @@ def main():
             json.dump(summary, f)
         os.replace(tmp, args.out)
 
-    threads = [threading.Thread(target=client, daemon=True) for _ in range(args.clients)]
+    threads = [threading.Thread(target=client, daemon=True) for _client in range(args.clients)]
     for t in threads:
         t.start()
     while any(t.is_alive() for t in threads):

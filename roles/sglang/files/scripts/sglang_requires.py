@@ -16,7 +16,7 @@ dist = metadata.distribution("sglang")
 out = {"version": dist.version, "requires_python": dist.metadata.get("Requires-Python") or "",
        "torch": [], "kernel": [], "flashinfer": []}
 for req in dist.requires or []:
-    spec, _, marker = req.partition(";")
+    spec, _sep, marker = req.partition(";")
     if "extra" in marker:
         continue
     spec = spec.strip().replace(" ", "")
