@@ -1,4 +1,4 @@
-#!/bin/bash
+#!/usr/bin/env bash
 # Run on the device machine (real H200) from the repository root; writes evidence and raw captures to $OUT.
 # Needs the carried wheels in .whl/ (ansible-core 2.19.14, resolvelib, cryptography, cffi, pycparser; cp312).
 set -u

@@ -1,4 +1,4 @@
-#!/bin/bash
+#!/usr/bin/env bash
 # Run on the device machine (real H200, CUDA 13.0, driver 580 open) from the repository root:
 # roles/cuda in verify mode and the whole role in check mode, with ansible-core from carried wheels.
 set -u

@@ -96,7 +96,7 @@ def _gpu_major(gpu):
         major = g.get("compute_major")
         if major is None and g.get("compute_cap"):
             try:
-                major = int(str(g["compute_cap"]).split(".")[0])
+                major = int(str(g["compute_cap"]).split(".", maxsplit=1)[0])
             except ValueError:
                 major = None
         if major is not None:
@@ -262,7 +262,7 @@ def render(settings, version, gpu=None, patches=(), env=None, adaptive_config_pa
     if not isinstance(raw, dict):
         errors.append("settings.args must be a mapping of SGLang option names to values")
         raw = {}
-    for key in sorted(raw, key=lambda k: _snake(k)):
+    for key in sorted(raw, key=_snake):
         name = _snake(key)
         if name in _OWNED:
             errors.append("args.%s duplicates settings.%s: set it there and drop it from args" % (name, _OWNED[name]))

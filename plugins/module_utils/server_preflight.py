@@ -56,7 +56,7 @@ def check_parse(python, argv, env=None, timeout=300):
     try:
         proc = subprocess.run(
             [python, "-c", PARSE_SCRIPT], input=json.dumps(list(argv)), stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE, universal_newlines=True, env=run_env, timeout=timeout,
+            stderr=subprocess.PIPE, universal_newlines=True, env=run_env, timeout=timeout, check=False,
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return _check("argv", False, "could not run %s to parse the argv (%s): check the venv" % (python, exc)), None
@@ -129,7 +129,7 @@ def check_tp(tp, nnodes, gpus):
 
 def _run(cmd):
     try:
-        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, timeout=30)
+        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, timeout=30, check=False)
     except (OSError, subprocess.TimeoutExpired):
         return None
     return proc.stdout if proc.returncode == 0 else None

@@ -72,24 +72,44 @@ BUILTIN = [
     ("oom_kv", r"max_total_num_tokens=-?\d+.*(?:must be|should be) positive|KV cache pool is too small", R_KV, 88, True),
     ("oom", r"(?:torch\.(?:cuda\.)?OutOfMemoryError|CUDA out of memory|CUDA error: out of memory|CUBLAS_STATUS_ALLOC_FAILED)", None, 80, True),
     ("oom_weights", r"scheduler died during initialization \(exit code: -9\)|\b[Ee]xit code: -9\b", R_HOSTOOM, 75, True),
-    ("driver_mismatch", r"NVIDIA driver on your system is too old|CUDA driver version is insufficient|Driver/library version mismatch|unsupported display driver / cuda driver combination|forward compatibility was attempted on non supported HW|Found no NVIDIA driver on your system", R_DRV, 90, True),
-    ("arch_unsupported", r"no kernel image is available for execution on the device|ptxas fatal\s*:.*sm_\d+a?|Unsupported architecture|is not compatible with the current PyTorch installation|(?:CUDA|compute) capability \S+ (?:is )?not supported", R_ARCH, 85, True),
+    ("driver_mismatch",
+     r"NVIDIA driver on your system is too old|CUDA driver version is insufficient|"
+     r"Driver/library version mismatch|unsupported display driver / cuda driver combination|"
+     r"forward compatibility was attempted on non supported HW|Found no NVIDIA driver on your system", R_DRV, 90, True),
+    ("arch_unsupported",
+     r"no kernel image is available for execution on the device|ptxas fatal\s*:.*sm_\d+a?|"
+     r"Unsupported architecture|is not compatible with the current PyTorch installation|(?:CUDA|"
+     r"compute) capability \S+ (?:is )?not supported", R_ARCH, 85, True),
     # Triton's ptxas failing for the GPU: the "ptxas fatal" stderr often goes to a temp file, not the log.
     ("arch_unsupported", r"PTXASError|ptxas\W.*--gpu-name=sm_\d+a?\b.*returned non-zero exit status", R_ARCH, 84, True),
-    ("nccl", r"NCCL error|nccl\w*Error|Failed to load NCCL library|ProcessGroup(?:NCCL|Gloo).*(?:[Tt]imeout|[Ee]rror)|monitoredBarrier|gloo/transport/tcp|DistNetworkError|DistStoreError|NCCL communicator was aborted", R_NCCL, 85, True),
+    ("nccl",
+     r"NCCL error|nccl\w*Error|Failed to load NCCL library|ProcessGroup(?:NCCL|Gloo).*(?:[Tt]imeout|"
+     r"[Ee]rror)|monitoredBarrier|gloo/transport/tcp|DistNetworkError|DistStoreError|"
+     r"NCCL communicator was aborted", R_NCCL, 85, True),
     ("port_in_use", r"EADDRINUSE", R_PORT, 88, True),
     ("port_in_use", r"failed to listen on any local network address", R_PORT, 86, True),
     ("port_in_use", r"\[Errno 98\]|[Aa]ddress already in use|Port is already in use|error while attempting to bind on address", R_PORT, 85, True),
-    ("bad_args", r"(?:launch_server(?:\.py)?|__main__\.py|sglang\.launch_server): error: |error: (?:unrecognized arguments|ambiguous option|argument --[\w-]+: )", R_ARGS, 90, True),
-    ("model_not_found", r"is not a local folder and is not a valid model identifier|Repository Not Found|RepositoryNotFoundError|GatedRepoError|HFValidationError|does not appear to have a file named \S+|Can't load the configuration of|No such file or directory: '[^']*(?:config\.json|\.safetensors)'|We couldn't connect to 'https://huggingface\.co'|LocalEntryNotFoundError|Incorrect path_or_model_id", R_MODEL, 85, True),
-    ("import_error", r"Could not load any common_ops library|is less than the minimum required version|with minimum required version \S+ is not installed", R_IMPORT, 85, True),
+    ("bad_args",
+     r"(?:launch_server(?:\.py)?|__main__\.py|sglang\.launch_server): error: |"
+     r"error: (?:unrecognized arguments|ambiguous option|argument --[\w-]+: )", R_ARGS, 90, True),
+    ("model_not_found",
+     r"is not a local folder and is not a valid model identifier|Repository Not Found|"
+     r"RepositoryNotFoundError|GatedRepoError|HFValidationError|does not appear to have a file named \S+|"
+     r"Can't load the configuration of|No such file or directory: '[^']*(?:config\.json|\.safetensors)'|"
+     r"We couldn't connect to 'https://huggingface\.co'|LocalEntryNotFoundError|Incorrect path_or_model_id", R_MODEL, 85, True),
+    ("import_error",
+     r"Could not load any common_ops library|is less than the minimum required version|"
+     r"with minimum required version \S+ is not installed", R_IMPORT, 85, True),
     ("bad_args", r"^\s*usage: (?:launch_server(?:\.py)?|sglang\S*|python3? -m sglang\S*) \[-h\]", R_ARGS, 45, False),
     ("import_error", r"cannot open shared object file|undefined symbol: |(?:ImportError|ModuleNotFoundError): ", R_IMPORT, 50, False),
     ("scheduler_exception", r"Fatal Python error: |Segmentation fault \(core dumped\)|terminate called after throwing", R_SCHED, 60, True),
     ("warmup_failure", r"Initialization failed\. warmup error|warmup error:", R_WARM, 40, True),
     ("scheduler_exception", r"Scheduler watchdog timeout|watchdog timeout \(", R_WATCHDOG, 35, True),
     ("scheduler_exception", r"^\s*(?:[\w.]+\.)?\w*(?:Error|Exception): |[\]|]\s*(?:[\w.]+\.)?\w*(?:Error|Exception): ", R_SCHED, 30, False),
-    ("scheduler_exception", r"Scheduler hit an exception|Received sigquit from a child process|scheduler died during initialization|Initialization failed\. Please see the error messages above|Child process unexpectedly failed|scheduler is dead|[Ee]xit code: -?\d+", R_SCHED, 10, True),
+    ("scheduler_exception",
+     r"Scheduler hit an exception|Received sigquit from a child process|"
+     r"scheduler died during initialization|Initialization failed\. Please see the error messages above|"
+     r"Child process unexpectedly failed|scheduler is dead|[Ee]xit code: -?\d+", R_SCHED, 10, True),
     ("scheduler_exception", r"Traceback \(most recent call last\)", R_SCHED, 5, False),
 ]
 

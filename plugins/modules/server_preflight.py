@@ -1,7 +1,7 @@
 #!/usr/bin/python
 # -*- coding: utf-8 -*-
-# Copyright: llmserve.sglang contributors
-# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# Copyright: llmserve maintainers
+# Apache License 2.0
 
 from __future__ import absolute_import, division, print_function
 
@@ -17,7 +17,8 @@ description:
   - Checks that the model and draft checkpoints exist and look like checkpoints, that O(tp) fits the visible GPUs
     and O(nnodes), that the port is free or held by this server, and that no foreign process holds GPU memory.
   - Runs every check and fails once, listing each failure with its fix. Changes nothing on the host.
-author: llmserve.sglang contributors
+author:
+  - llmserve maintainers (@llmserve)
 options:
   python:
     description: Python of the SGLang virtualenv.
@@ -66,8 +67,10 @@ options:
 attributes:
   check_mode:
     support: full
+    description: Only reads; check mode runs every check.
   diff_mode:
     support: none
+    description: Changes nothing, so there is nothing to diff.
 notes:
   - Run it before stopping the running server, so a bad change never takes a working server down.
 """
