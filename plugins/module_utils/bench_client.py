@@ -27,11 +27,8 @@ import math
 import threading
 import time
 
-try:  # Python 3
-    from urllib.request import Request, urlopen
-    from urllib.error import HTTPError, URLError
-except ImportError:  # pragma: no cover - Python 2 is not supported on targets
-    Request = urlopen = HTTPError = URLError = None
+from ansible.module_utils.six.moves.urllib.error import HTTPError, URLError
+from ansible.module_utils.urls import open_url
 
 ENDPOINTS = ("chat", "generate")
 _WORDS = ("alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november "
@@ -122,7 +119,7 @@ def one_request(base_url, endpoint, prompt, max_new_tokens, model="default", api
     tokens = None
     usage_tokens = None
     try:
-        resp = urlopen(Request(url, data=body, headers=headers, method="POST"), timeout=timeout)
+        resp = open_url(url, data=body, headers=headers, method="POST", timeout=timeout)
         try:
             status = getattr(resp, "status", 200)
             if status != 200:
@@ -235,7 +232,7 @@ def get_json(url, api_key=None, timeout=10.0):
     headers = {"Accept": "application/json"}
     if api_key:
         headers["Authorization"] = "Bearer " + api_key
-    resp = urlopen(Request(url, headers=headers), timeout=timeout)
+    resp = open_url(url, headers=headers, timeout=timeout)
     try:
         return json.loads(resp.read().decode("utf-8"))
     finally:

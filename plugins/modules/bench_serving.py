@@ -22,7 +22,7 @@ description:
     C(/generate)).
   - Reads the EAGLE accept length from C(/server_info) after the run.
 author:
-  - llmserve maintainers
+  - llmserve maintainers (@llmserve)
 options:
   url:
     description: Base URL of the server, for example C(http://127.0.0.1:30000).
@@ -83,6 +83,7 @@ attributes:
     description: In check mode no load is sent and RV(result) is empty.
   diff_mode:
     support: none
+    description: Sends load and reports numbers; nothing on the host changes.
 notes:
   - Target needs only the Python standard library.
 """
@@ -153,8 +154,8 @@ def find_sglang_bench(python):
     if not python or not os.access(python, os.X_OK):
         return None
     for module in SGLANG_BENCH_MODULES:
-        probe = subprocess.run([python, "-c", "import importlib.util, sys; "
-                                "sys.exit(0 if importlib.util.find_spec(%r) else 1)" % module],
+        probe = subprocess.run([python, "-c", "import importlib.util; "
+                                "raise SystemExit(0 if importlib.util.find_spec(%r) else 1)" % module],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, check=False)
         if probe.returncode == 0:
             return module
@@ -167,7 +168,7 @@ def main():
             url=dict(type="str", required=True),
             concurrency=dict(type="int", default=1),
             num_requests=dict(type="int"),
-            max_new_tokens=dict(type="int", default=128),
+            max_new_tokens=dict(type="int", default=128, no_log=False),
             input_len=dict(type="int", default=32),
             endpoint=dict(type="str", choices=["chat", "generate"], default="chat"),
             model=dict(type="str", default="default"),
@@ -175,7 +176,7 @@ def main():
             timeout=dict(type="float", default=600),
             engine=dict(type="str", choices=["auto", "builtin", "sglang"], default="auto"),
             sglang_python=dict(type="path", default="/opt/sglang/venv/bin/python"),
-            tokenizer=dict(type="str"),
+            tokenizer=dict(type="str", no_log=False),
             fail_on_errors=dict(type="bool", default=False),
         ),
         supports_check_mode=True,

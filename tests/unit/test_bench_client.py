@@ -61,19 +61,19 @@ def test_real_double_rates_follow_its_model(speculative):
     proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         url = "http://127.0.0.1:%d" % port
-        for _ in range(100):
+        for _attempt in range(100):
             try:
                 if urllib.request.urlopen(url + "/health", timeout=2).status == 200:
                     break
             except Exception:  # pylint: disable=broad-except
                 time.sleep(0.2)
         model = perf["eagle3" if speculative else "baseline"]
-        one, _ = bc.run_load(url, 1, 3, max_new_tokens=30)
-        four, _ = bc.run_load(url, 4, 8, max_new_tokens=30, endpoint="generate")
+        one, _samples = bc.run_load(url, 1, 3, max_new_tokens=30)
+        four, _samples = bc.run_load(url, 4, 8, max_new_tokens=30, endpoint="generate")
         assert one["failed"] == 0 and four["failed"] == 0
         assert one["median_per_request_tps"] == pytest.approx(model["per_request_tps"], rel=0.25)
-        assert four["output_throughput"] == pytest.approx(min(4 * model["per_request_tps"], model["saturation_tps"]),
-                                                           rel=0.3)
+        assert four["output_throughput"] == pytest.approx(
+            min(4 * model["per_request_tps"], model["saturation_tps"]), rel=0.3)
         assert bc.server_accept_length(url) == (3.2 if speculative else None)
     finally:
         proc.terminate()

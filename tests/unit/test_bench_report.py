@@ -17,8 +17,9 @@ SEED = {"baseline": {"per_request_tps": 60, "saturation_tps": 773},
 GRID = [1, 2, 4, 8, 16, 32, 64]
 
 
-def synthetic(perf, grid=GRID, noise=0.0, modes=("baseline", "eagle3")):
+def synthetic(perf, grid=None, noise=0.0, modes=("baseline", "eagle3")):
     """Results as the double would produce them: per-request rate min(p, s / c), total c * that."""
+    grid = GRID if grid is None else grid
     results = []
     for i, mode in enumerate(modes):
         model = perf[mode if mode in perf else "eagle3"]
@@ -91,7 +92,8 @@ def test_build_writes_report_table_and_plots(tmp_path):
     report = (tmp_path / "report.md").read_text()
     assert "| EAGLE-3 | 8 |" in report and "| baseline | 64 |" in report
     assert "at most **5** requests" in report
-    assert "matches the model" in report
+    assert "**matches** the model" in report and "DOES NOT" not in report
+    assert "## Measured vs the rate model" in report and "| EAGLE-3 | 8 | 354.0 | 354.0 | +0.0% |" in report
     pytest.importorskip("matplotlib")
     assert summary["plots"] == ["throughput.png", "per_request_tps.png", "ttft.png"]
     for name in summary["plots"]:
@@ -105,3 +107,43 @@ def test_build_writes_report_table_and_plots(tmp_path):
 def test_cli_reports_missing_input(tmp_path, capsys):
     assert bench_report.main([str(tmp_path)]) == 2
     assert "raw.json" in capsys.readouterr().err
+
+
+def test_coarse_grid_is_checked_against_the_model_on_the_same_grid():
+    # On 1, 2, 8, 16 the model's own curves cross (linearly interpolated) at 2 + 6 * 72 / 198, not at 5.9.
+    raw = {"results": synthetic(SEED, grid=[1, 2, 8, 16], noise=0.02), "meta": {"perf_model": SEED}}
+    entry = bench_report.analyse(raw)["eagle3"]
+    assert entry["model_crossover"] == pytest.approx(5.9)
+    assert entry["model_grid_crossover"] == pytest.approx(2 + 6 * 72 / 198)
+    assert entry["model_grid_threshold"] == 4
+    assert entry["model_check"]["ok"], entry
+
+
+def test_measurement_off_the_model_fails_the_check(tmp_path, capsys):
+    # The server really ran EAGLE-3 saturating at 500 tok/s, but the report is told 354.
+    real = {"baseline": SEED["baseline"], "eagle3": {"per_request_tps": 96, "saturation_tps": 500}}
+    raw = {"results": synthetic(real), "meta": {"perf_model": SEED}}
+    entry = bench_report.analyse(raw)["eagle3"]
+    assert entry["stops_paying_at"] == 16 and entry["crossover"] > 8  # model: stops at 8, crossover 5.9
+    assert not entry["model_check"]["crossover_ok"] and not entry["model_check"]["ok"]
+    (tmp_path / "raw.json").write_text(json.dumps(raw))
+    assert bench_report.main([str(tmp_path), "--no-plots"]) == 0
+    assert bench_report.main([str(tmp_path), "--no-plots", "--check-model"]) == 3
+    assert "DOES NOT match" in (tmp_path / "report.md").read_text()
+    assert "does not match the rate model" in capsys.readouterr().err
+
+
+def test_tolerance_band_decides(tmp_path):
+    raw = {"results": synthetic(SEED, noise=0.05), "meta": {"perf_model": SEED}}
+    loose = bench_report.analyse(raw, tolerance=0.15)["eagle3"]["model_check"]
+    tight = bench_report.analyse(raw, tolerance=0.001)["eagle3"]["model_check"]
+    assert loose["ok"] and loose["threshold_allowed"] == [5, 6]
+    assert not tight["crossover_ok"]
+
+
+def test_model_points_give_relative_errors():
+    raw = {"results": synthetic(SEED, grid=[1, 16], noise=0.1), "meta": {"perf_model": SEED}}
+    rows = {(r["mode"], r["concurrency"]): r for r in bench_report.model_points(raw)}
+    assert rows[("baseline", 16)]["model_output_throughput"] == pytest.approx(773)
+    assert rows[("eagle3", 1)]["model_per_request_tps"] == pytest.approx(96)
+    assert rows[("baseline", 1)]["output_throughput_rel_err"] == pytest.approx(-0.1)

@@ -30,10 +30,17 @@ class Engine(object):
             self.running += 1
             self.prompt_total += prompt_tokens
         try:
+            # Pace against deadlines, not per-token sleeps: on a loaded machine each sleep
+            # overshoots, and the overshoot would pile up into a slower modelled rate.
+            due = time.monotonic()
             for i in range(n_tokens):
                 while self.hung.is_set():
                     time.sleep(0.5)
-                time.sleep(1.0 / self.rate())
+                    due = time.monotonic()
+                due += 1.0 / self.rate()
+                delay = due - time.monotonic()
+                if delay > 0:
+                    time.sleep(delay)
                 with self.lock:
                     self.tokens_total += 1
                 if on_token:

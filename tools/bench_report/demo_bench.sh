@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Benchmark baseline vs EAGLE-3 (vs EAGLE-3 adaptive) on the local demo fleet: one test host running the SGLang
+# double with the seed's rate model, playbooks/benchmark.yml through roles/server, report on the controller.
+#
+#   tools/bench_report/demo_bench.sh [--keep] [--name FLEET] [--scale X] [--concurrency 1,2,4,8,16,32,64] [--tokens N]
+#
+#   --keep         leave the fleet up afterwards (default: tear it down; env BENCH_KEEP=1)
+#   --name         fleet name (default: bench, env BENCH_FLEET); the host is NAME-gpu1
+#   --scale        multiply the seed's rates (baseline 60/773, EAGLE-3 96/354 tok/s) by X: shorter runs, same
+#                  crossover (default 1, env BENCH_SCALE)
+#   --concurrency  comma-separated levels (default 1,2,4,8,16,32, env BENCH_CONCURRENCY)
+#   --tokens       output tokens per request (default 64, env BENCH_TOKENS)
+# Extra arguments after -- go to ansible-playbook (e.g. -- -e benchmark_check_model=true).
+# Prints the run folder (benchmarks/results/<UTC time>/: raw.json, report.md, summary.json, *.png).
+# Needs root, podman, runc, debootstrap (docs/test-fleet.md) and .venv (make setup).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+keep=${BENCH_KEEP:-0} name=${BENCH_FLEET:-bench} scale=${BENCH_SCALE:-1}
+conc=${BENCH_CONCURRENCY:-1,2,4,8,16,32} tokens=${BENCH_TOKENS:-64}
+extra=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --keep) keep=1 ;;
+    --name) name="$2"; shift ;;
+    --scale) scale="$2"; shift ;;
+    --concurrency) conc="$2"; shift ;;
+    --tokens) tokens="$2"; shift ;;
+    --) shift; extra=("$@"); break ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    *) echo "bench: unknown option $1 (see --help)" >&2; exit 2 ;;
+  esac
+  shift
+done
+ap=.venv/bin/ansible-playbook
+[ -x "$ap" ] || { echo "bench: $ap is missing: run 'make setup' first" >&2; exit 2; }
+teardown() { [ "$keep" = 1 ] || python3 tools/fleet/fleet.py down --name "$name"; }
+trap teardown EXIT
+
+python3 tools/fleet/fleet.py up -n 1 --name "$name"
+inv=(-i ".fleet/$name/inventory.yml" -i playbooks/demo/inventory.yml)
+"$ap" "${inv[@]}" playbooks/demo/prepare.yml
+vars=$(python3 - "$scale" "$conc" "$tokens" <<'PY'
+import json, sys
+scale, conc, tokens = float(sys.argv[1]), [int(c) for c in sys.argv[2].split(",")], int(sys.argv[3])
+perf = {"baseline": {"per_request_tps": 60 * scale, "saturation_tps": 773 * scale},
+        "eagle3": {"per_request_tps": 96 * scale, "saturation_tps": 354 * scale, "accept_length": 3.2}}
+print(json.dumps({"server_env": {"SGLANG_DOUBLE_SCENARIO": "ready", "SGLANG_DOUBLE_PACE": "0.1",
+                                 "SGLANG_DOUBLE_PERF": json.dumps(perf)},
+                  "benchmark_concurrency": conc, "benchmark_max_new_tokens": tokens,
+                  "benchmark_engine": "builtin"}))
+PY
+)
+"$ap" "${inv[@]}" playbooks/benchmark.yml -e "$vars" "${extra[@]}"
+ls -td benchmarks/results/*/ | head -1
