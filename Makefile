@@ -12,10 +12,13 @@ export PATH := $(CURDIR)/$(BIN):$(PATH)
 SCENARIOS ?= $(sort $(filter-out shared,$(notdir $(patsubst %/,%,$(dir $(wildcard extensions/molecule/*/molecule.yml))))))
 HOSTS ?= 2
 
+bench: setup system-deps ## baseline vs EAGLE-3 (vs adaptive) on a local 1-host fleet with the double (BENCH_ARGS=...)
+	tools/bench_report/demo_bench.sh $(BENCH_ARGS)
+
 bench-report: setup ## turn a benchmark run folder into report.md + PNG plots (DIR=benchmarks/results/...)
 	$(BIN)/python tools/bench_report/bench_report.py $(DIR)
 
-.PHONY: bench-report help setup system-deps lint unit sanity real-parser build molecule test demo fleet-up fleet-down clean
+.PHONY: bench bench-report help setup system-deps lint unit sanity real-parser build molecule test demo fleet-up fleet-down clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 16
