@@ -31,9 +31,10 @@ $(BIN)/.installed: requirements/controller.txt requirements/test.txt
 
 setup: $(BIN)/.installed ## controller virtualenv with pinned tools (.venv)
 
-system-deps: ## podman, runc and debootstrap for the local fleet (root, Debian)
-	@command -v podman >/dev/null && command -v runc >/dev/null && command -v debootstrap >/dev/null || { \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq podman runc debootstrap >/dev/null; }
+system-deps: ## podman, runc, debootstrap (the local fleet) and shellcheck (sanity), from Debian, as root
+	@command -v podman >/dev/null && command -v runc >/dev/null && command -v debootstrap >/dev/null && \
+	  command -v shellcheck >/dev/null || { apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq podman runc debootstrap shellcheck >/dev/null; }
 
 lint: setup ## yamllint + ansible-lint --profile production
 	$(BIN)/yamllint -s .
@@ -42,7 +43,7 @@ lint: setup ## yamllint + ansible-lint --profile production
 unit: setup ## unit tests (parsers, classifier, argv rendering, the SGLang double, ...)
 	$(BIN)/pytest -q tests/unit
 
-sanity: setup ## ansible-test sanity on a copy laid out as ansible_collections/llmserve/sglang
+sanity: setup system-deps ## ansible-test sanity on a copy laid out as ansible_collections/llmserve/sglang
 	tests/sanity/run.sh
 
 real-parser: setup ## argv rendering checked by the real SGLang argument parsers (0.5.23, 0.5.10)
@@ -55,7 +56,7 @@ build: setup ## build the collection tarball, install it in a scratch path, use 
 molecule: setup system-deps ## every molecule scenario on the local fleet (create, converge, idempotence, verify, destroy)
 	@for s in $(SCENARIOS); do echo "=== molecule test -s $$s"; $(BIN)/molecule test -s $$s || exit 1; done
 
-test: setup lint unit build real-parser molecule ## everything CI runs
+test: setup lint unit sanity build real-parser molecule ## everything CI runs
 	@echo "make test: all stages passed"
 
 demo: setup system-deps ## deploy EAGLE-3 with the SGLang double on a local fleet of $(HOSTS) hosts

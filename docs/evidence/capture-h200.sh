@@ -19,6 +19,7 @@ c nvlink-s.txt nvidia-smi nvlink -s
 c proc-driver-nvidia-version.txt cat /proc/driver/nvidia/version
 c proc-modules-nvidia.txt sh -c 'grep -i nvidia /proc/modules; ls /sys/module | grep -i -E "nvidia|nouveau"; cat /sys/module/nvidia/version'
 c dev-nvidia.txt sh -c 'ls -l /dev/nvidia*'
+# shellcheck disable=SC2016  # expanded by the inner sh, per device
 c pci-sysfs.txt sh -c 'for d in /sys/bus/pci/devices/*; do echo "$(basename $d) $(cat $d/vendor) $(cat $d/device) $(cat $d/class)"; done'
 c persistenced.txt sh -c 'command -v nvidia-persistenced; ps -eo pid,comm | grep -i nvidia; systemctl is-active nvidia-persistenced'
 c uname-os.txt sh -c 'uname -a; uname -m; cat /etc/os-release; ls /lib/modules 2>&1; command -v dkms modprobe update-initramfs dracut lsmod'

@@ -20,14 +20,16 @@ export ANSIBLE_CONFIG="$work/ansible.cfg" ANSIBLE_NOCOLOR=1 ANSIBLE_FORCE_COLOR=
 # From outside the checkout, or ansible-galaxy sees the checkout's copy and installs nothing.
 cd "$work"
 "$venv/bin/ansible-galaxy" collection install --force -p "$work/installed" "$tarball" >/dev/null
-modules=$(cd "$repo/plugins/modules" 2>/dev/null && ls *.py 2>/dev/null | grep -v '^__' | sed 's/\.py$//' || true)
-for m in $modules; do
+for f in "$repo"/plugins/modules/*.py; do
+  m=$(basename "$f" .py)
+  case "$m" in __*) continue ;; esac
   # ansible-doc only warns when a plugin fails to load: require its header.
   "$venv/bin/ansible-doc" "llmserve.sglang.$m" 2>&1 | grep -q "^> MODULE llmserve.sglang.$m" ||
     { "$venv/bin/ansible-doc" "llmserve.sglang.$m"; echo "FAIL: ansible-doc llmserve.sglang.$m" >&2; exit 1; }
   echo "ansible-doc llmserve.sglang.$m: ok"
 done
-for p in $(cd "$repo/playbooks" 2>/dev/null && ls *.yml 2>/dev/null | sed 's/\.yml$//' || true); do
+for f in "$repo"/playbooks/*.yml; do
+  p=$(basename "$f" .yml)
   "$venv/bin/ansible-playbook" -i localhost, --syntax-check "llmserve.sglang.$p" >/dev/null
   echo "ansible-playbook --syntax-check llmserve.sglang.$p: ok"
 done

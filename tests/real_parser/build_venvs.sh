@@ -51,8 +51,8 @@ for v in "${VERSIONS[@]}"; do
   "$PY" -m venv "$dir"
   "$dir/bin/pip" install -q torch==2.13.0
   "$dir/bin/pip" install -q --no-deps "sglang==$v"
-  # shellcheck disable=SC2086  # $extra is a word list on purpose
   case "$extra" in *torchvision*) c=() ;; *) c=(-c "$cons") ;; esac
+  # shellcheck disable=SC2086  # $extra is a word list on purpose
   "$dir/bin/pip" install -q "${c[@]}" "${COMMON[@]}" $extra
   n=$("$dir/bin/python" -c "$probe" 2>"$dir/probe.err") || {
     echo "parser venv $v: sglang.srt.server_args does not import; see $dir/probe.err" >&2; exit 1; }
