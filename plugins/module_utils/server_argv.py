@@ -26,6 +26,18 @@ NEW_CLI = (0, 5, 23)
 PATCH_SM120_ALLREDUCE_FUSION = "sm120-allreduce-fusion"
 PATCH_SM120_SYMM_MEM = "sm120-symm-mem"
 
+# Options whose fast path SGLang gates to SM90/SM100: refused on SM120 unless roles/sglang's matching patch is
+# applied. (option names, patch id, why on SM120, what to say on other GPUs and how loudly.)
+_SM120_GATED = (
+    (("enable_flashinfer_allreduce_fusion", "flashinfer_allreduce_fusion_backend"), PATCH_SM120_ALLREDUCE_FUSION,
+     "flashinfer allreduce fusion is a no-op on SM120 (layers/communicator.py gates it to SM90/SM100)",
+     "warnings", "flashinfer allreduce fusion only takes effect on SM90/SM100; it does nothing on these GPUs"),
+    (("enable_torch_symm_mem",), PATCH_SM120_SYMM_MEM,
+     "enable_torch_symm_mem fails on SM120 (its size table has compute capability 9 and 10 only; KeyError: 12 "
+     "up to 0.5.10)",
+     "errors", "enable_torch_symm_mem supports compute capability 9.x and 10.x only: drop it for these GPUs"),
+)
+
 # Settings that have their own key: passing them through ``args`` too would give two values.
 _OWNED = {
     "model_path": "model_path",
@@ -395,25 +407,13 @@ def _arch_rules(args, settings, gpu, patches, tp, out):
                 "disable_custom_all_reduce is false on %d PCIe-only GPUs: SGLang will disable it at start-up anyway"
                 % count
             )
-    fusion = args.get("enable_flashinfer_allreduce_fusion") or args.get("flashinfer_allreduce_fusion_backend")
-    if fusion and majors:
-        if sm120 and PATCH_SM120_ALLREDUCE_FUSION not in patches:
-            errors.append(
-                "flashinfer allreduce fusion is a no-op on SM120 (layers/communicator.py gates it to SM90/SM100): "
-                "apply roles/sglang's patch '%s' (role passes it in patches) or drop the option"
-                % PATCH_SM120_ALLREDUCE_FUSION
-            )
+    for keys, patch, why, severity, elsewhere in _SM120_GATED:
+        if not majors or not any(args.get(k) for k in keys):
+            continue
+        if sm120 and patch not in patches:
+            errors.append("%s: apply roles/sglang's patch '%s' (role passes it in patches) or drop the option" % (why, patch))
         elif not majors <= {9, 10, 12}:
-            warnings.append("flashinfer allreduce fusion only takes effect on SM90/SM100; it does nothing on these GPUs")
-    if args.get("enable_torch_symm_mem") and majors:
-        if sm120 and PATCH_SM120_SYMM_MEM not in patches:
-            errors.append(
-                "enable_torch_symm_mem fails on SM120 (its size table has compute capability 9 and 10 only; KeyError: 12 "
-                "up to 0.5.10): apply roles/sglang's patch '%s' (role passes it in patches) or drop the option"
-                % PATCH_SM120_SYMM_MEM
-            )
-        elif not majors <= {9, 10, 12}:
-            errors.append("enable_torch_symm_mem supports compute capability 9.x and 10.x only: drop it for these GPUs")
+            out[severity].append(elsewhere)
     if majors and majors != {10}:
         # trtllm-gen kernels need SM100's tcgen05 instructions ("Unsupported architecture" elsewhere).
         bad = {}

@@ -88,6 +88,14 @@ def test_sm120_refusals_unless_patched(key, patch):
     assert render(s, "0.5.10.post1", gpus(9, pcie_only=False))["errors"] == []
 
 
+def test_gated_options_on_gpus_without_the_fast_path():
+    # Ampere: fusion is only a no-op (warning), symmetric memory has no size table at all (error).
+    r = render(dict(SEED, args={"enable_flashinfer_allreduce_fusion": True}), "0.5.10.post1", gpus(8, pcie_only=False))
+    assert r["errors"] == [] and any("only takes effect on SM90/SM100" in w for w in r["warnings"])
+    r = render(dict(SEED, args={"enable_torch_symm_mem": True}), "0.5.10.post1", gpus(8, pcie_only=False))
+    assert len(r["errors"]) == 1 and "9.x and 10.x only" in r["errors"][0]
+
+
 def test_sm120_trtllm_and_env():
     r = render(dict(SEED, args={"attention_backend": "trtllm_mla", "decode_attention_backend": "triton"}), "0.5.23", gpus(12))
     assert len(r["errors"]) == 1 and "attention_backend=trtllm_mla" in r["errors"][0]

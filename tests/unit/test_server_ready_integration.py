@@ -7,12 +7,13 @@ in-process on it (pid watched).  Skipped when the double is not in the tree.
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
 
 import pytest
+
+from netutil import free_port
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.readiness import Waiter
 
@@ -20,14 +21,6 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 DOUBLE = os.environ.get("SGLANG_DOUBLE_PATH") or os.path.join(REPO, "tools", "sglang_double")
 pytestmark = pytest.mark.skipif(
     not os.path.exists(os.path.join(DOUBLE, "sglang", "launch_server.py")), reason="SGLang double not present")
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 class Double:

@@ -11,17 +11,11 @@ import urllib.request
 
 import pytest
 
+from netutil import free_port
+
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DOUBLE = os.path.join(REPO, "tools", "sglang_double")
 PACE = "0.05"
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 class Run(object):
