@@ -1,4 +1,6 @@
 #!/usr/bin/env python3
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Readiness verdict latency: llmserve.sglang.server_ready's waiter vs the seed loop.
 
 Runs the SGLang double (tools/sglang_double) in ready, crash and hang scenarios

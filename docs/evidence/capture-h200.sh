@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 # Run on the device machine (real H200) from the repository root; writes evidence and raw captures to $OUT.
 # Needs the carried wheels in .whl/ (ansible-core 2.19.14, resolvelib, cryptography, cffi, pycparser; cp312).
 set -u

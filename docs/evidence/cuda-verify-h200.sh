@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 # Run on the device machine (real H200, CUDA 13.0, driver 580 open) from the repository root:
 # roles/cuda in verify mode and the whole role in check mode, with ansible-core from carried wheels.
 set -u

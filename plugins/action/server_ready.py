@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
-# Copyright: llmserve maintainers
-# Apache License 2.0
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Live progress for llmserve.sglang.server_ready.
 
 The module waits at most ``progress_interval`` seconds (or until the stage

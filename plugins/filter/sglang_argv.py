@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
-# Copyright: llmserve.sglang contributors
-# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Filters: sglang_argv (settings -> SGLang argv) and sglang_exec_join (argv -> systemd ExecStart words)."""
 
 from __future__ import absolute_import, division, print_function

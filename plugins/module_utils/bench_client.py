@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
-# Copyright: llmserve maintainers
-# Apache License 2.0
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Closed-loop load generator for an SGLang server (or a router in front of several).
 
 Standard library only (urllib + threads), so it runs on a target host or on the controller.

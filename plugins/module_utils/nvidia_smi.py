@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
-# Copyright: llmserve maintainers
-# Apache License 2.0 (see https://www.apache.org/licenses/LICENSE-2.0)
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Parsers for ``nvidia-smi``, ``nvcc`` and ``/proc/driver/nvidia/version`` output, and a fact collector.
 
 Target-side code: Python standard library only, Python >= 3.8.  Every parser takes the text a real tool prints

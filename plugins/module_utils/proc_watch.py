@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
-# Copyright: llmserve maintainers
-# Apache License 2.0
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Is the server process alive, and is it doing anything?
 
 Reads /proc directly (cheap enough to run every 0.1-0.25 s) and asks

@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
-# Copyright: llmserve maintainers
-# Apache License 2.0
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Wait for an SGLang server to be ready, or say precisely why it is not.
 
 Cheap checks run every ``tick`` (0.1 s): a ``stat`` of the log and a read of

@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
-# Copyright: llmserve.sglang contributors
-# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Turn structured server settings into an SGLang ``launch_server`` argv.
 
 Pure and deterministic (no I/O): used by the ``sglang_argv`` filter on the controller and importable

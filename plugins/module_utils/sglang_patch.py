@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
-# Copyright: llmserve maintainers
-# Apache License 2.0 (see galaxy.yml)
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Pure-Python unified-diff application for patching an installed SGLang.
 
 Standard library only (runs on the target, Python >= 3.8).

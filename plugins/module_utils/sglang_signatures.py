@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
-# Copyright: llmserve maintainers
-# Apache License 2.0
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Why an SGLang server failed: a table of log signatures.
 
 Each signature is (category, regex, remedy, priority, strong).  The most

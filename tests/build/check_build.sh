@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 # Build the collection tarball, install it into a scratch collections path and use it
 # by FQCN from outside the checkout, as a user who installed it from Galaxy would.
 set -euo pipefail

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 # Build virtualenvs holding the REAL SGLang argument parser (no GPU needed), one per version:
 #   ${LLMSERVE_CACHE:-/var/cache/llmserve}/parser-venvs/<version>
 # Each has torch (0.5.23: the CPU 2.13.0 wheel that lies on the dev/CI machines; older: see extra_for),

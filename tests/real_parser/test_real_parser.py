@@ -1,3 +1,5 @@
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Render argvs and parse them with the REAL SGLang parser of each version (CPU-only venvs).
 
 Build the venvs first: tests/real_parser/build_venvs.sh [VERSION...]  (LLMSERVE_CACHE picks the cache root).

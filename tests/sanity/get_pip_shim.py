@@ -1,3 +1,5 @@
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Stand-in for ansible-test's pip bootstrap script.
 
 ansible-test downloads get-pip.py from a host this machine cannot reach. This shim gives

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 # ansible-test must run from inside ansible_collections/<ns>/<name>: lay out a copy of the
 # tracked files (what a release ships, plus tests/; not the checkout-only tools/, collections/, benchmarks/) there
 # and run the sanity tests on it, each in the virtualenv ansible-test builds with its own pinned requirements.

@@ -1,3 +1,5 @@
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Download, cache and unpack real SGLang wheels from PyPI for tests (no dependencies).
 
 Wheels are cached in ``${LLMSERVE_CACHE:-/var/cache/llmserve}/wheels`` and fetched with the ordinary

@@ -1,3 +1,5 @@
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """bench_client: statistics, SSE parsing, and a real run against the SGLang double on localhost."""
 import json
 import os

@@ -1,3 +1,5 @@
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Pure logic of tools/fleet/fleet.py: names, mirror parsing, recipe hashing, inventory rendering."""
 import importlib.util
 from pathlib import Path

@@ -1,3 +1,5 @@
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """gpu_facts: collect() over the fake nvidia-smi (a real process printing real formats), and the module itself."""
 import json
 import os

@@ -1,3 +1,5 @@
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Parsers of llmserve.sglang's nvidia_smi module_utils, against real captured output."""
 import os
 import subprocess

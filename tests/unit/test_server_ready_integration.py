@@ -1,3 +1,5 @@
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The waiter against the SGLang double: real processes, real HTTP, real files.
 
 Each test starts ``python3 -m sglang.launch_server`` from tools/sglang_double on

@@ -1,3 +1,5 @@
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Waiter logic without the double: interface validation, real short-lived
 processes replaying real-wording logs, a real stdlib HTTP server."""
 import json

@@ -1,3 +1,5 @@
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """install.py puts the double into a real virtualenv as the package 'sglang' of a given version."""
 import os
 import subprocess

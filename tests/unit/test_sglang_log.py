@@ -1,3 +1,5 @@
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Incremental log reader on real files: \\r bars (both tqdm styles), truncation,
 rotation, a late log, and cost proportional to new bytes."""
 import os

@@ -1,3 +1,5 @@
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Unit tests for plugins/module_utils/sglang_patch.py on small files (real files on disk, no mocks)."""
 import json
 import os

@@ -1,3 +1,5 @@
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The shipped sm120 patch set against the REAL sglang wheels from PyPI (0.5.9, 0.5.10.post1, 0.5.23).
 
 Wheels are downloaded once (pip download --no-deps) into ${LLMSERVE_CACHE:-/var/cache/llmserve}/wheels and the

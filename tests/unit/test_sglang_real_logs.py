@@ -1,3 +1,5 @@
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Classifier and stage detection against real start-up logs pasted into
 public issues (tests/fixtures/sglang_logs/public, sources in its README and
 expected.json): TP / Ray / k8s-pod prefixes, flattened pastes, cut tracebacks,

@@ -1,3 +1,5 @@
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Classifier against real SGLang wording (fixtures written from the 0.5.9 /
 0.5.10.post1 / 0.5.23 sources and issue logs: TP prefixes, docker prefixes,
 cut tracebacks, the newer sigquit-first order)."""

@@ -1,4 +1,6 @@
 #!/usr/bin/env python3
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Benchmark report: raw results (JSON) -> markdown table, PNG plots and the crossover analysis.
 
     bench_report.py RUN_DIR            reads RUN_DIR/raw.json, writes report.md, summary.json and *.png there

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 # The demo: bare local test hosts -> SGLang (the double) serving "Kimi K2.5 int4, TP 8, EAGLE-3"
 # on 2 hosts, with live progress and a ready summary.
 #

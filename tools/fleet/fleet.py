@@ -1,4 +1,6 @@
 #!/usr/bin/env python3
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Local fleet of test hosts: podman containers with systemd as PID 1 and sshd.
 
 Run as root on the controller (Python 3.11, standard library only):

@@ -1,4 +1,6 @@
 #!/usr/bin/env python3
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Dump the real SGLang CLI as a compact flag table (run once per version, output committed).
 
 Run it with a Python that can import the REAL sglang wheel (``pip install --no-deps sglang==X``

@@ -1,4 +1,6 @@
 #!/usr/bin/env python3
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Install the SGLang double into a virtualenv as if it were the real ``sglang`` wheel (stdlib only, idempotent).
 
     python3 install.py --venv /opt/sglang/venv --version 0.5.23

@@ -1,3 +1,5 @@
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Build the scenario's wheelhouse: the real sglang wheel (from the test cache) plus tiny stand-in wheels
 named and versioned like the CUDA packages that SGLang pins (read from the real wheel's METADATA).
 

@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
-# Copyright: llmserve.sglang contributors
-# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Fail a multi-node SGLang replica as a whole, within seconds, while roles/server waits for it to start.
 
 Runs on every node of the replica for the duration of the start-up wait (started by the role, detached) and does

@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
-# Copyright: llmserve.sglang contributors
-# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Run one SGLang server on a host without systemd (GPU containers): roles/server's pid-file launcher.
 
   sglang_supervise.py start --pid-file P --log L [--env-file E] [--user U] [--cwd D] -- PYTHON -m sglang.launch_server ARGS

@@ -1,3 +1,5 @@
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Launch the (double) inference server: ``python -m sglang.launch_server [SGLang flags]``."""
 import errno
 import json

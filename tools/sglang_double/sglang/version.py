@@ -1,3 +1,5 @@
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Version impersonated: SGLANG_DOUBLE_VERSION, else the one install.py recorded, else 0.5.23."""
 import os
 

@@ -1,3 +1,5 @@
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Build a flat apt repository of NVIDIA-named packages whose tools are tools/fake_nvidia (runs on the test host).
 
 build_repo.py FAKE_DIR REPO_DIR KERNEL_RELEASE  -> REPO_DIR/{*.deb,Packages}, cuda-keyring_1.1-1_all.deb among them.

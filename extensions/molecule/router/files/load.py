@@ -1,3 +1,5 @@
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Background load for the router scenario (standard library only).
 
 N clients stream chat completions through the router, one after another, until STOP_FILE exists or the

@@ -1,3 +1,5 @@
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 # Run with the virtualenv's python: print, as JSON, what the installed sglang wheel requires (its METADATA).
 import json
 import re

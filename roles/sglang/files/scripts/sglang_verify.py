@@ -1,3 +1,5 @@
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 # Run with the virtualenv's python: verify the install. argv[1]: JSON {"caps": [...], "import": "full"|"metadata",
 # "cuda_op": bool}. Prints one JSON object; exit 0 even on failure (the role turns "errors" into a failure).
 import importlib

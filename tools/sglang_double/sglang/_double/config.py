@@ -1,3 +1,5 @@
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Scenario, pace and token-rate settings read from SGLANG_DOUBLE_* environment variables."""
 import json
 import os

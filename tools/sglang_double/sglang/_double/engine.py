@@ -1,3 +1,5 @@
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Token generation at the configured rate: min(per_request_tps, saturation_tps / in_flight)."""
 import threading
 import time

@@ -1,3 +1,5 @@
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """HTTP API of the double on http.server: the endpoints and status codes SGLang's FastAPI app gives."""
 import json
 import threading

@@ -1,3 +1,5 @@
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Output the way SGLang writes it: logging lines, tqdm-like bars, uvicorn lines, event records."""
 import json
 import os

@@ -1,3 +1,5 @@
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The scheduler child process: distributed init, weight loading, KV cache, CUDA graph capture.
 
 Started by the parent (launch_server) with its settings in SGLANG_DOUBLE_CHILD; reports readiness

@@ -1,3 +1,5 @@
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Failure texts as real SGLang / torch / NCCL print them (wording from the wheels' source and real logs)."""
 from sglang.version import at_least
 

@@ -1,3 +1,5 @@
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """`--config FILE.yaml` the way SGLang's ConfigArgumentMerger handles it.
 
 Real SGLang reads the YAML mapping with PyYAML and puts its items in front of the

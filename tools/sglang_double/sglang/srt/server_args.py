@@ -1,3 +1,5 @@
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Argument parsing that accepts exactly the flags of the impersonated SGLang version.
 
 The flag tables in sglang/flags/<version>.json are generated from the real wheels by
