@@ -41,8 +41,12 @@ def load_adaptive(path):
 
 
 def capture_sizes(max_bs):
-    """The CUDA-graph batch sizes the scheduler captures (as scheduler.Child.capture_bs, ascending)."""
-    return [b for b in [1, 2, 4, 8] if b <= max_bs] + list(range(16, max_bs + 1, 8))
+    """Decode CUDA-graph batch sizes with speculation on (0.5.15.post1 server_args / 0.5.23 cuda_graph_hook
+    _generate_decode_cuda_graph_batch_sizes, the spec branch); adaptive routing pads a batch up to one of them."""
+    bss = (list(range(1, 9)) + list(range(10, 33, 2)) + list(range(40, 65, 4)) + list(range(72, 257, 8))
+           + list(range(272, max_bs + 1, 16)))
+    bss = [b for b in bss if b <= max_bs]
+    return bss if max_bs in bss else bss + [max_bs]
 
 
 class Engine(object):
