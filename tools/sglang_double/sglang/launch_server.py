@@ -104,7 +104,7 @@ def main():
     from sglang._double.engine import Engine
     from sglang._double.http import State, make_server
     hung = threading.Event()
-    engine = Engine(settings.mode_perf(spec), spec, tp, hung)
+    engine = Engine.from_launch(settings, a, tp, hung, max_bs)
     host, port = a.get("host") or "127.0.0.1", int(a.get("port") or 30000)
 
     if node_rank >= 1:

@@ -153,9 +153,10 @@ class Handler(BaseHTTPRequestHandler):
 
     def server_info(self):
         st = self.state
+        st.engine.wait_scheduler(600.0)  # get_internal_state goes through the scheduler: it waits behind a stuck batch
         info = dict((k, v) for k, v in st.args.items() if not k.startswith("_") and k != "api_key")
         internal = {"last_gen_throughput": round(st.engine.last_tps, 2), "memory_usage": {"weight": 69.56, "kvcache": 14.47}}
-        al = st.engine.accept_length()
+        al = st.engine.info_accept_length()
         if al is not None:
             internal["avg_spec_accept_length"] = al
         info.update({"version": __version__, "internal_states": [internal], "max_total_num_tokens": 412160})
