@@ -111,8 +111,12 @@ def make_draft(out, target):
     weights.update(layer("midlayer.", 2 * HIDDEN))
     save_file(weights, os.path.join(out, "model.safetensors"), metadata={"format": "pt"})
     with open(os.path.join(out, "config.json"), "w") as fh:
+        # SGLang's default aux layers for a target of L layers are [2, L // 2, L - 3]: with 4 layers two of them
+        # coincide and the fc input is 2x, not 3x, hidden (the real crash: "mat1 and mat2 shapes cannot be
+        # multiplied (11x512 and 768x256)"). Name three distinct layers, as trained drafts do.
         json.dump(llama_config(architectures=["LlamaForCausalLMEagle3"], num_hidden_layers=1,
-                               draft_vocab_size=DRAFT_VOCAB, target_hidden_size=HIDDEN), fh, indent=1)
+                               draft_vocab_size=DRAFT_VOCAB, target_hidden_size=HIDDEN,
+                               eagle_config={"eagle_aux_hidden_state_layer_ids": [0, 1, 2]}), fh, indent=1)
 
 
 def main(argv):
@@ -121,6 +125,9 @@ def main(argv):
     target, draft = os.path.join(argv[1], "llama-tiny"), os.path.join(argv[1], "eagle3-tiny")
     n = make_target(target)
     make_draft(draft, target)
+    for folder in (target, draft):  # safetensors writes 0600; the server may run as another user
+        for name in os.listdir(folder):
+            os.chmod(os.path.join(folder, name), 0o644)
     print("made %s (tokenizer: %d tokens) and %s" % (target, n, draft))
 
 
