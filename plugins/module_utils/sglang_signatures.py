@@ -20,9 +20,11 @@ Three general rules sit on top of the table:
   (``Ignore import error when loading ...``, ``Proceeding without ...``,
   ``UserWarning``, ``To silence this warning``) is skipped by the built-ins.
 * A bare exception line (``ValueError: ...``) takes its category from where it
-  was raised: the last traceback frame above it (``server_args.py`` -> bad_args,
-  ``huggingface_hub`` -> model_not_found, ``torch/distributed`` -> nccl, a JIT
-  builder -> jit_build, the warm-up thread -> warmup_failure).
+  was raised: the innermost traceback frame above it that FRAME_RULES knows
+  (``server_args.py`` / ``arg_groups`` -> bad_args, ``huggingface_hub`` ->
+  model_not_found, ``torch/distributed`` -> nccl, a JIT builder -> jit_build,
+  the warm-up thread -> warmup_failure); failing that, a message that names a
+  ``--flag`` is an argument problem.
 * The generic ``oom`` category is resolved from the stage the line was seen in:
   out of memory while loading weights, allocating the KV cache, capturing CUDA
   graphs or serving the first requests needs different fixes.
@@ -39,14 +41,14 @@ import re
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang_stages import StageTracker
 
-# The one list of categories (name, what it means).  Order: memory, hardware and
+# The one list of categories (name, what it means; no ": " in it, the module docs quote it).  Order: memory, hardware and
 # drivers, build and install, arguments and model, runtime, unknown.
 CATEGORY_DOCS = (
     ("oom_weights", "GPU out of memory before or while loading the weights"),
     ("oom_kv", "no GPU memory left for the KV cache / request pools"),
     ("oom_cuda_graph", "GPU out of memory while capturing CUDA graphs"),
     ("oom_runtime", "GPU out of memory in the warm-up or first requests (activations)"),
-    ("host_oom", "host RAM exhausted: a process was SIGKILLed by the OOM killer or malloc failed"),
+    ("host_oom", "host RAM exhausted, a process SIGKILLed by the OOM killer or malloc failed"),
     ("driver_mismatch", "NVIDIA driver older than the CUDA runtime, or no driver"),
     ("gpu_hardware", "GPU hardware fault or GPU unavailable (ECC, Xid, fell off the bus, busy)"),
     ("cuda_error", "a CUDA kernel faulted (illegal memory access, device-side assert)"),
@@ -60,8 +62,8 @@ CATEGORY_DOCS = (
     ("model_access", "Hub refused access (gated, 401, no token, offline, no network)"),
     ("model_unsupported", "architecture not supported by this SGLang / transformers"),
     ("warmup_failure", "the server's own warm-up request failed after the model loaded"),
-    ("scheduler_exception", "a scheduler process raised; the cause is in the traceback"),
-    ("unknown", "nothing recognised; key_line quotes the most telling line"),
+    ("scheduler_exception", "a scheduler process raised, the cause is in the traceback"),
+    ("unknown", "nothing recognised, key_line quotes the most telling line"),
 )
 CATEGORIES = tuple(name for name, _desc in CATEGORY_DOCS)
 
@@ -142,7 +144,8 @@ BUILTIN = [
     ("arch_unsupported",
      r"no kernel image is available for execution on the device|ptxas fatal\s*:.*sm_\d+a?|"
      r"Unsupported architecture|is not compatible with the current PyTorch installation|(?:CUDA|"
-     r"compute) capability \S+ (?:is )?not supported|OutOfResources: out of resource: shared memory", R_ARCH, 85, True),
+     r"compute) capability \S+ (?:is )?not supported|OutOfResources: out of resource: shared memory|"
+     r"only supports sm_?\d+ and above", R_ARCH, 85, True),
     # Triton's ptxas failing for the GPU: the "ptxas fatal" stderr often goes to a temp file, not the log.
     ("arch_unsupported", r"PTXASError|ptxas\W.*--gpu-name=sm_\d+a?\b.*returned non-zero exit status", R_ARCH, 84, True),
     ("jit_build",
@@ -156,14 +159,17 @@ BUILTIN = [
      r"NCCL error|nccl\w*Error|Failed to load NCCL library|ProcessGroup(?:NCCL|Gloo).*(?:[Tt]imeout|"
      r"[Ee]rror)|monitoredBarrier|gloo/transport/tcp|DistNetworkError|DistStoreError|DistBackendError|"
      r"NCCL communicator was aborted|Watchdog caught collective operation timeout|connectFullMesh failed|"
-     r"client socket has timed out after \d+m?s while trying to connect", R_NCCL, 85, True),
+     r"client socket has timed out after \d+m?s while trying to connect|Timeout waiting for worker ports", R_NCCL, 85, True),
     ("port_in_use", r"EADDRINUSE", R_PORT, 88, True),
     ("port_in_use", r"failed to listen on any local network address", R_PORT, 86, True),
     ("port_in_use", r"\[Errno 98\]|[Aa]ddress already in use|ZMQError: Address in use|Port is already in use|"
-                    r"error while attempting to bind on address", R_PORT, 85, True),
+                    r"error while attempting to bind on address|\b[Pp]ort\b.{0,80}\bis already in use|"
+                    r"Could not bind port", R_PORT, 85, True),
     ("bad_args",
      r"(?:^|\s)\S+: error: (?:unrecognized arguments|ambiguous option|argument |the following arguments "
-     r"are required|one of the arguments|invalid choice)", R_ARGS, 90, True),
+     r"are required|one of the arguments|invalid choice)|"
+     r"(?:launch_server(?:\.py)?|__main__\.py|sglang(?:\.launch_server)?|sglang serve): error: |ArgumentTypeError: ",
+     R_ARGS, 90, True),
     ("bad_args", r"set the option `?trust_remote_code=True`? to remove this error|"
                  r"requires you to execute the configuration file", R_TRUST, 88, True),
     ("model_access",
@@ -177,7 +183,8 @@ BUILTIN = [
      r"is not a local folder and is not a valid model identifier|Repository Not Found|"
      r"RepositoryNotFoundError|HFValidationError|Repo id must be in the form|does not appear to have a file named \S+|"
      r"Can't load the configuration of|Can't load tokenizer for|No such file or directory: '[^']*(?:config\.json|"
-     r"\.safetensors)'|EntryNotFoundError|Incorrect path_or_model_id|404 Client Error", R_MODEL, 85, True),
+     r"\.safetensors)'|EntryNotFoundError|Incorrect path_or_model_id|404 Client Error|Cannot find any model weights|"
+     r"shard file\(s\) missing", R_MODEL, 85, True),
     ("model_unsupported",
      r"Model architectures? \[[^\]]*\] (?:is|are) not supported|Unsupported architectures?: |"
      r"but Transformers does not recognize this architecture", R_UNSUP, 85, True),
@@ -193,11 +200,11 @@ BUILTIN = [
     ("scheduler_exception", r"^\s*(?:[\w.]+\.)?\w*(?:Error|Exception): |[\]|)]\s*(?:[\w.]+\.)?\w*(?:Error|Exception): ",
      R_SCHED, 30, False, True),
     # The failing child's own banner is more telling than the parent's reaction to it.
-    ("scheduler_exception", r"Scheduler hit an exception|TpModelWorkerClient hit an exception|"
+    ("scheduler_exception", r"\b\w+ hit an exception|"
                             r"scheduler died during initialization|Initialization failed\. Please see the error messages above",
      R_SCHED, 12, True),
     ("scheduler_exception",
-     r"Received sigquit from a child proces|Child process unexpectedly failed|scheduler is dead|"
+     r"Received sigquit from a child proces|Child process unexpectedly failed|scheduler is dead|terminated with -?\d+|"
      r"[Ee]xit(?:ed with)? code:? -?\d+", R_SCHED, 10, True),
     ("scheduler_exception", r"Traceback \(most recent call last\)", R_SCHED, 5, False),
 ]
@@ -205,13 +212,16 @@ BUILTIN = [
 # Where a bare exception was raised (the traceback frame just above it) says what it is.
 FRAME_RULES = [
     ("warmup_failure", r"in _(?:wait_and_warmup|execute_server_warmup|run_server_warmup\w*)\b", R_WARM),
-    ("bad_args", r"sglang/srt/server_args\.py|/argparse\.py|server_args_config_parser", R_ARGS),
+    ("bad_args", r"sglang/srt/(?:server_args\w*\.py|arg_groups/|configs/model_config\.py|utils/network\.py|"
+                 r"layers/attention/attention_registry\.py)|/argparse\.py", R_ARGS),
     ("model_not_found", r"huggingface_hub/|transformers/(?:configuration_utils|utils/hub|tokenization_utils|models/auto/)|"
-                        r"hf_transformers_utils\.py|sglang/srt/configs/model_config\.py", R_MODEL),
+                        r"hf_transformers_utils\.py", R_MODEL),
     ("nccl", r"sglang/srt/distributed/|torch/distributed/", R_NCCL),
     ("jit_build", r"/jit/|cpp_extension\.py|tvm_ffi|triton/runtime/build\.py|triton/backends/nvidia/driver\.py", R_JIT),
 ]
 FRAME_PRIORITY = 35
+FLAG_PRIORITY = 33
+_FLAG_RE = re.compile(r"(?<![\w-])--[a-z][a-z0-9]+(?:-[a-z0-9]+)*\b")
 _FRAME_RE = re.compile(r"""File "([^"]+)", line \d+, in (\S+)""")
 FRAME_REACH = 6  # lines (code, ^^^ markers) allowed between the last frame and its exception
 MAX_FRAMES = 40
@@ -308,10 +318,13 @@ def match_line(table, line, stage="starting", frames=None):
     category, remedy, priority, strong = best.category, best.remedy, best.priority, best.strong
     if notice and not best.user:
         priority, strong = min(priority, NOTICE_PRIORITY), False
-    if best.generic and frames:
-        placed = _place(frames)
+    if best.generic:
+        placed = _place(frames) if frames else None
         if placed:
             category, remedy, priority = placed[0], placed[1], FRAME_PRIORITY
+        elif _FLAG_RE.search(line[found.end():]):
+            # The message tells the user to change a launch flag: an argument problem.
+            category, remedy, priority = "bad_args", R_ARGS, FLAG_PRIORITY
     if category == "oom":
         category = _OOM_BY_STAGE.get(stage, "oom_weights")
         remedy = _REMEDY[category]
