@@ -561,6 +561,9 @@ class Waiter:
                 if v["category"] == "unknown":
                     v["remedy"] = ("still %s at the deadline and not idle: raise timeout, or per-stage "
                                    "stage_timeouts to catch slow stages sooner" % self.stages.label())
+                if self.h.get("foreign"):
+                    v = dict(v, category="port_in_use", remedy="another process answers on %s (ss -ltnp): stop it "
+                             "or change --port" % self.net["base"])
                 return self._result(now, True, "timeout", "not ready within timeout %ss" % self.p["timeout"], v)
 
             if budget is not None:
@@ -597,6 +600,11 @@ class Waiter:
         # generation straight away.
         fast = log_ready and self.p.get("verify_generation", True)
         st = 200 if fast else self._http(now, urgent or (log_ready and self.h["status"] != 200))
+        if st == 200 and not log_ready:
+            if self.cls.first_strong_at is not None:
+                return None  # a fatal line in our own log outranks any 200 (it ends the wait after the grace)
+            if self._foreign_port():
+                return None  # another process answers on our port (SGLang's own bind fails later)
         if st == 200:
             self.stages.set("ready", now)
             if self.p.get("verify_generation", True):
@@ -623,6 +631,15 @@ class Waiter:
                                 {"category": "unknown", "line": "The server is fired up and ready to roll!",
                                  "remedy": "check url/port/api_key point at this server, and the firewall"})
         return None
+
+    def _foreign_port(self):
+        """True when a process outside the watched tree listens on the URL's port (checked on loopback only)."""
+        if not self.proc.get("pid") or self.net["host"] not in ("127.0.0.1", "localhost", "::1", "0.0.0.0", "::"):
+            return False
+        owner = proc_watch.port_owner(self.net["port"], self.proc["pid"])
+        if owner == "other" and not self.h.get("foreign"):
+            self.h["foreign"] = True
+        return owner == "other"
 
     def _worker_settled(self, now):
         # Worker nodes print no "fired up": after the last init stage and a few

@@ -98,6 +98,8 @@ R_HW = ("the GPU reported a hardware fault or is unavailable: check nvidia-smi -
         "dmesg for Xid/ECC, drain the node, reset or replace the GPU")
 R_ARGS = "fix the launch arguments: run sglang.launch_server --help for this version"
 R_TRUST = "the model ships its own code: add --trust-remote-code"
+R_GPUS = ("the launch asks for more GPUs than this host shows: lower --tp-size (x --dp-size / --pp-size), "
+          "or check CUDA_VISIBLE_DEVICES and --base-gpu-id")
 R_PORT = ("the port is taken: stop the other server (ss -ltnp), or change --port / "
           "--dist-init-addr (internal ports are dist-init port +1..+5)")
 R_SCHED = ("a scheduler process raised: read the traceback in log_tail; rerun with "
@@ -170,6 +172,7 @@ BUILTIN = [
      r"are required|one of the arguments|invalid choice)|"
      r"(?:launch_server(?:\.py)?|__main__\.py|sglang(?:\.launch_server)?|sglang serve): error: |ArgumentTypeError: ",
      R_ARGS, 90, True),
+    ("bad_args", r"invalid device ordinal|do you have enough GPUs\?", R_GPUS, 88, True),
     ("bad_args", r"set the option `?trust_remote_code=True`? to remove this error|"
                  r"requires you to execute the configuration file", R_TRUST, 88, True),
     ("model_access",
@@ -192,7 +195,8 @@ BUILTIN = [
      r"Could not load any common_ops library|is less than the minimum required version|"
      r"with minimum required version \S+ is not installed", R_IMPORT, 85, True),
     ("bad_args", r"^\s*usage: (?:launch_server(?:\.py)?|sglang\S*|python3? -m sglang\S*) \[-h\]", R_ARGS, 45, False),
-    ("import_error", r"cannot open shared object file|undefined symbol: |(?:ImportError|ModuleNotFoundError): ", R_IMPORT, 50, False),
+    ("import_error", r"cannot open shared object file|undefined symbol: |"
+                     r"^\W*(?:\(.*?\)\s*)?(?:[\w.]+\.)?(?:ImportError|ModuleNotFoundError): ", R_IMPORT, 50, False),
     ("scheduler_exception", r"Fatal Python error: |Segmentation fault \(core dumped\)|terminate called after throwing", R_SCHED, 60, True),
     ("warmup_failure", r"Initialization failed\. warmup error|warmup error:|Server warmup failed|"
                        r"[Ww]arm-?up (?:request )?failed", R_WARM, 40, True),
@@ -229,7 +233,8 @@ MAX_FRAMES = 40
 # Notices: never a cause, whatever words they hold.
 NOISE_RE = re.compile(
     r"Ignore import error when loading|Proceeding without|To silence this warning|\w+Warning: |"
-    r"warnings\.warn\(|\bWARNING\b|Fail to set RLIMIT_NOFILE|Failed to load generation config")
+    r"warnings\.warn\(|\bWARNING\b|Fail to set RLIMIT_NOFILE|Failed to load generation config|"
+    r"\bdisabled: |[Ff]alling back to |, skipping\b")
 # torch reports these only as a UserWarning (then falls back to CPU or fails later): a notice
 # naming them still explains the failure, weakly and below any error line.
 NOTICE_OK = ("driver_mismatch", "arch_unsupported")

@@ -15,7 +15,9 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
+from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import pytest
 
@@ -175,3 +177,39 @@ def test_last_line_without_newline_is_read(tmp_path):
     p.wait()
     r = Waiter(_params(str(log), pid=p.pid)).run()
     assert r["category"] == "oom_weights" and "CUDA out of memory" in r["key_line"]
+
+
+class _Always200(BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200)
+        self.send_header("Content-Length", "2")
+        self.end_headers()
+        self.wfile.write(b"{}")
+
+    do_POST = do_GET
+
+    def log_message(self, *a):
+        pass
+
+
+def test_another_server_on_the_port_is_not_ours(tmp_path):
+    # The real H200 capture: a second server on a taken port; /health answered 200 (the OTHER server) from the
+    # first second, the bind error came 43 s later and the process lingered 125 s more.  Not ready: crashed.
+    other = HTTPServer(("127.0.0.1", 0), _Always200)
+    t = threading.Thread(target=other.serve_forever, daemon=True)
+    t.start()
+    log = str(tmp_path / "server.log")
+    open(log, "w").close()
+    p = subprocess.Popen([sys.executable, "-c", WRITER.replace("sys.exit(rc)", "time.sleep(60)"), os.path.join(FIX, "h200", "port_in_use.log"),
+                          log, "20", "0.02", "0"])
+    try:
+        r = Waiter(_params(log, pid=p.pid, url="http://127.0.0.1:%d" % other.server_port, fatal_grace=1,
+                           verify_generation=True)).run()
+        assert r["failed"] and r["reason"] == "crashed", r["msg"]
+        assert r["category"] == "port_in_use" and "[Errno 98]" in r["key_line"]
+        assert r["process"]["alive"] is True  # verdict without waiting for the exit
+    finally:
+        p.kill()
+        p.wait()
+        other.shutdown()
+        other.server_close()
