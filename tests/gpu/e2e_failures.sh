@@ -8,7 +8,7 @@ set -u
 CAP=$1; inv=tests/gpu/e2e/inventory.yml
 base='{"server_speculative": {"algorithm": ""}, "server_spec_check": "off", "server_ready_timeout": 300}'
 one() { local name=$1 port=$2; shift 2; local s=$EPOCHREALTIME
-  timeout 240 ansible-playbook -i "$inv" tests/gpu/e2e/instance.yml -e "$base" -e server_instance="$name" \
+  timeout "${FAIL_TIMEOUT:-240}" ansible-playbook -i "$inv" tests/gpu/e2e/instance.yml -e "$base" -e server_instance="$name" \
     -e server_port="$port" "$@" > "$CAP/fail-$name.txt" 2>&1; local rc=$?
   awk -v n="$name" -v rc="$rc" -v a="$s" -v b="$EPOCHREALTIME" 'BEGIN{printf "%s rc=%s %.1fs\n", n, rc, b - a}' \
     >> "$CAP/failures.txt"; }
