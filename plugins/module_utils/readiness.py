@@ -535,9 +535,11 @@ class Waiter:
                     return self._crashed(now, "unit %s is %s/%s" % (
                         self.p["unit"], self._unit_props.get("ActiveState"), self._unit_props.get("SubState")))
 
-            # A fatal line while the parent lingers (a child died).
+            # A fatal line while the parent lingers (a child died). A "fired up" read after it does not undo it
+            # (a failed bind, then a warm-up answered by whoever holds the port); only one read before it does.
             fs = self.cls.first_strong_at
-            if fs is not None and self.stages.stage != "ready" and now - fs >= self.fatal_grace:
+            ready_at = self.stages.stages[-1]["began"] if self.stages.stage == "ready" else None  # rounded to 1 ms
+            if fs is not None and (ready_at is None or fs <= ready_at + 0.001) and now - fs >= self.fatal_grace:
                 return self._crashed(now, "fatal error in log %.0fs ago and no recovery" % (now - fs))
 
             ready = self._ready_check(now, urgent)
@@ -600,11 +602,15 @@ class Waiter:
         # generation straight away.
         fast = log_ready and self.p.get("verify_generation", True)
         st = 200 if fast else self._http(now, urgent or (log_ready and self.h["status"] != 200))
-        if st == 200 and not log_ready:
+        if st == 200:
+            # Neither a 200 nor "fired up" proves it is OUR server: a fatal line in our own log outranks both (it
+            # ends the wait after the grace), and another process may hold our port. Real SGLang on a taken port
+            # fails to bind, then sends its warm-up to the port, which the other server answers, and prints
+            # "fired up" after the bind error.
             if self.cls.first_strong_at is not None:
-                return None  # a fatal line in our own log outranks any 200 (it ends the wait after the grace)
+                return None
             if self._foreign_port():
-                return None  # another process answers on our port (SGLang's own bind fails later)
+                return None
         if st == 200:
             self.stages.set("ready", now)
             if self.p.get("verify_generation", True):

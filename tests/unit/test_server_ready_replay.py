@@ -192,22 +192,25 @@ class _Always200(BaseHTTPRequestHandler):
         pass
 
 
-def test_another_server_on_the_port_is_not_ours(tmp_path):
+@pytest.mark.parametrize("fixture", ["port_in_use.log", "e2e_port_taken.log"])
+def test_another_server_on_the_port_is_not_ours(tmp_path, fixture):
     # The real H200 capture: a second server on a taken port; /health answered 200 (the OTHER server) from the
     # first second, the bind error came 43 s later and the process lingered 125 s more.  Not ready: crashed.
+    # e2e_port_taken.log (launched by roles/server): the warm-up request after the failed bind reached the other
+    # server, so "The server is fired up and ready to roll!" follows the bind error; still crashed.
     other = HTTPServer(("127.0.0.1", 0), _Always200)
     t = threading.Thread(target=other.serve_forever, daemon=True)
     t.start()
     log = str(tmp_path / "server.log")
     open(log, "w").close()
-    p = subprocess.Popen([sys.executable, "-c", WRITER.replace("sys.exit(rc)", "time.sleep(60)"), os.path.join(FIX, "h200", "port_in_use.log"),
+    p = subprocess.Popen([sys.executable, "-c", WRITER.replace("sys.exit(rc)", "time.sleep(60)"), os.path.join(FIX, "h200", fixture),
                           log, "20", "0.02", "0"])
     try:
         r = Waiter(_params(log, pid=p.pid, url="http://127.0.0.1:%d" % other.server_port, fatal_grace=1,
                            verify_generation=True)).run()
         assert r["failed"] and r["reason"] == "crashed", r["msg"]
         assert r["category"] == "port_in_use" and "[Errno 98]" in r["key_line"]
-        assert r["process"]["alive"] is True  # verdict without waiting for the exit
+        assert r["process"]["alive"] is True, (r["msg"], r.get("stages"), r.get("elapsed"))  # verdict before the exit
     finally:
         p.kill()
         p.wait()
