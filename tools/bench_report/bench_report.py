@@ -224,7 +224,10 @@ def drafting_limit(mode: str, meta: dict) -> float:
         eff = ((meta or {}).get("applied") or {}).get("effective_threshold")
         return float("inf") if eff is None else eff
     if mode == "eagle3_adaptive":
-        return 63  # SGLang's default adaptive config: only the "64" slot has candidate_steps [0]
+        # SGLang's default adaptive config: only the "64" slot is all zero; batches pad to capture sizes first
+        capture = None if meta.get("disable_cuda_graph") else spec_setting.spec_capture_sizes(
+            int(meta.get("cuda_graph_max_bs") or 48))
+        return max(b for b in range(1, 65) if spec_setting.padded(b, capture) < 64)
     return float("inf")
 
 
