@@ -165,6 +165,9 @@ def verdict(result, floor):
             "speculative accept-length check: request %d did not finish within %.0f s (/health %s, /server_info %s)%s; "
             "%s" % (first["index"], first["seconds"], result.get("health") or "?", result.get("server_info") or "?",
                     "; accept length so far %.2f (%s)" % (al, source) if al is not None else "", STALL_REMEDY))
+    elif al is None and result.get("speculative") is False:
+        result["status"] = "off"
+        result["msg"] = "speculative decoding is off on this server (/server_info speculative_algorithm is empty)"
     elif al is not None and al < floor:
         result["status"] = "low"
         result["msg"] = (
@@ -181,7 +184,7 @@ def verdict(result, floor):
         result["msg"] = (
             "speculative accept-length check: no accept length from /generate meta_info, /server_info or the decode "
             "log (is speculative decoding on? does this SGLang report spec_verify_ct?)")
-    result["ok"] = result["status"] == "ok"
+    result["ok"] = result["status"] in ("ok", "off")
     return result
 
 
@@ -217,6 +220,8 @@ def check(url, api_key=None, requests=3, max_new_tokens=48, request_timeout=30.0
         result["health"] = str(st) if st is not None else (err or "no answer")
     st, js, err, _t, _f = net.bounded("GET", "/server_info", None, float(info_timeout))
     result["server_info"] = "200" if st == 200 else (("HTTP %s" % st) if st else (err or "no answer"))
+    if st == 200 and isinstance(js, dict) and "speculative_algorithm" in js:
+        result["speculative"] = bool(js.get("speculative_algorithm"))
     v = server_info_accept_length(js) if st == 200 else None
     if v is not None:
         result["sources"]["server_info"] = v

@@ -133,7 +133,13 @@ def test_a_stuck_generation_is_reported_within_its_bound(double):
     assert took < 2 + 1 + 1 + 1 + 2 + 10  # its own bounds (+ thread slack), nowhere near the 60 s stall
 
 
-def test_a_server_without_speculation_reports_unknown(double):
+def test_a_server_without_speculation_says_off(double):
     d = double(FAST, args=())
     r = sa.check(d.url, requests=1, max_new_tokens=8)
-    assert r["status"] == "unknown" and r["accept_length"] is None
+    assert (r["status"], r["ok"], r["accept_length"]) == ("off", True, None)
+
+
+def test_a_read_only_look_at_a_server_without_speculation_says_off(double):
+    d = double(FAST, args=())
+    r = sa.check(d.url, requests=0)
+    assert (r["status"], r["ok"], r["requests"]) == ("off", True, [])
