@@ -29,7 +29,7 @@ import threading
 import time
 
 from ansible.module_utils.six.moves.urllib.error import HTTPError, URLError
-from ansible.module_utils.six.moves.urllib.request import Request, urlopen
+from ansible.module_utils.urls import open_url
 
 DEFAULT_PROMPTS = (
     "Explain in plain words how a hash table handles collisions.",
@@ -56,8 +56,9 @@ STALL_REMEDY = (
 
 
 class _Net(object):
-    def __init__(self, url, api_key=None):
+    def __init__(self, url, api_key=None, validate_certs=True):
         self.url = url.rstrip("/")
+        self.validate_certs = validate_certs
         self.headers = {"Content-Type": "application/json"}
         if api_key:
             self.headers["Authorization"] = "Bearer " + api_key
@@ -65,11 +66,13 @@ class _Net(object):
     def call(self, method, path, body=None, timeout=10.0):
         """(status, parsed json or None, error text or None); never raises."""
         data = json.dumps(body).encode() if body is not None else None
-        req = Request(self.url + path, data=data, headers=self.headers)
-        req.get_method = lambda: method
         try:
-            resp = urlopen(req, timeout=timeout)
-            status, raw = resp.getcode(), resp.read()
+            resp = open_url(self.url + path, data=data, headers=self.headers, method=method, timeout=timeout,
+                            validate_certs=self.validate_certs)
+            try:
+                status, raw = resp.getcode(), resp.read()
+            finally:
+                resp.close()
         except HTTPError as e:
             try:
                 raw = e.read()
@@ -78,6 +81,8 @@ class _Net(object):
             return e.code, None, "HTTP %d: %s" % (e.code, raw[:300].decode("utf-8", "replace"))
         except (URLError, IOError, OSError, ValueError) as e:
             return None, None, str(getattr(e, "reason", e))
+        except Exception as e:  # pylint: disable=broad-except  (open_url's ConnectionError and friends)
+            return None, None, "%s: %s" % (type(e).__name__, e)
         try:
             return status, json.loads(raw.decode("utf-8", "replace") or "null"), None
         except ValueError:
