@@ -257,3 +257,13 @@ def test_confirming_run_must_follow_the_better_curve_on_both_sides(tmp_path):
     assert '"6": {"candidate_steps": [0]}' in report
     (tmp_path / "raw.json").write_text(json.dumps({"results": bad, "meta": meta}))
     assert bench_report.main([str(tmp_path), "--no-plots", "--check-confirm"]) == 4
+
+
+def test_points_the_client_could_not_fill_are_flagged(tmp_path):
+    results = synthetic(SEED, grid=[1, 4, 16])
+    for r in results:
+        r["mean_decoding"] = r["concurrency"] * 0.9 if r["concurrency"] < 16 else 3.0
+    (tmp_path / "raw.json").write_text(json.dumps({"results": results}))
+    summary = bench_report.build(tmp_path, with_plots=False)
+    assert [(p["mode"], p["concurrency"]) for p in summary["client_limited"]] == [("baseline", 16), ("eagle3", 16)]
+    assert "**Client-limited points**" in (tmp_path / "report.md").read_text()
