@@ -53,8 +53,8 @@ TABLE_COLUMNS = [
     ("p99_ttft_ms", "TTFT p99 ms", "{:.0f}"),
     ("median_itl_ms", "ITL med ms", "{:.1f}"),
     ("accept_length", "accept len", "{:.2f}"),
-    ("completed", "ok", "{}"),
-    ("failed", "failed", "{}"),
+    ("completed", "ok", "{:.0f}"),
+    ("failed", "failed", "{:.0f}"),
 ]
 DEFAULT_TOLERANCE = 0.15  # relative, on the crossover concurrency
 CONFIRM_TOLERANCE = 0.10  # relative, confirming run against the better curve at each point
@@ -407,7 +407,7 @@ def markdown(raw: dict, analysis: dict, rec: dict | None, conf: dict | None, plo
                          f"per repeat {', '.join(fmt(c, '{:.2f}') for c in unc['per_repeat'])}; "
                          f"{unc['repeats']} repeat(s)). Threshold: speculate while at most **{entry['threshold']}** "
                          f"requests run (band {fmt(unc['threshold_low'], '{}')} - {fmt(unc['threshold_high'], '{}')}).")
-        lines.append(f"  - end-to-end throughput (TTFT included, biased upwards with short outputs) would say "
+        lines.append(f"  - end-to-end throughput (TTFT included, which biases it with short outputs) would say "
                      f"{fmt(entry['e2e']['crossover'], '{:.2f}')} (threshold {fmt(entry['e2e']['threshold'], '{}')}).")
         check = entry.get("model_check")
         if check is not None:
