@@ -81,7 +81,8 @@ class _Net(object):
             return e.code, None, "HTTP %d: %s" % (e.code, raw[:300].decode("utf-8", "replace"))
         except (URLError, IOError, OSError, ValueError) as e:
             return None, None, str(getattr(e, "reason", e))
-        except Exception as e:  # pylint: disable=broad-except  (open_url's ConnectionError and friends)
+        # open_url's own ConnectionError and friends: a check must never raise on server trouble
+        except Exception as e:  # pylint: disable=broad-except
             return None, None, "%s: %s" % (type(e).__name__, e)
         try:
             return status, json.loads(raw.decode("utf-8", "replace") or "null"), None

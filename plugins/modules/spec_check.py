@@ -98,7 +98,7 @@ accept_length:
   returned: always
   sample: 1.0
 source:
-  description: Where O(accept_length) came from - C(generate), C(server_info) or C(log).
+  description: Where RV(accept_length) came from - C(generate), C(server_info) or C(log).
   type: str
   returned: always
   sample: generate
