@@ -29,7 +29,7 @@ import threading
 import time
 
 from ansible.module_utils.six.moves.urllib.error import HTTPError, URLError
-from ansible.module_utils.six.moves.urllib.request import Request, urlopen
+from ansible.module_utils.urls import open_url
 
 DEFAULT_PROMPTS = (
     "Explain in plain words how a hash table handles collisions.",
@@ -56,8 +56,9 @@ STALL_REMEDY = (
 
 
 class _Net(object):
-    def __init__(self, url, api_key=None):
+    def __init__(self, url, api_key=None, validate_certs=True):
         self.url = url.rstrip("/")
+        self.validate_certs = validate_certs
         self.headers = {"Content-Type": "application/json"}
         if api_key:
             self.headers["Authorization"] = "Bearer " + api_key
@@ -65,11 +66,13 @@ class _Net(object):
     def call(self, method, path, body=None, timeout=10.0):
         """(status, parsed json or None, error text or None); never raises."""
         data = json.dumps(body).encode() if body is not None else None
-        req = Request(self.url + path, data=data, headers=self.headers)
-        req.get_method = lambda: method
         try:
-            resp = urlopen(req, timeout=timeout)
-            status, raw = resp.getcode(), resp.read()
+            resp = open_url(self.url + path, data=data, headers=self.headers, method=method, timeout=timeout,
+                            validate_certs=self.validate_certs)
+            try:
+                status, raw = resp.getcode(), resp.read()
+            finally:
+                resp.close()
         except HTTPError as e:
             try:
                 raw = e.read()
@@ -78,6 +81,9 @@ class _Net(object):
             return e.code, None, "HTTP %d: %s" % (e.code, raw[:300].decode("utf-8", "replace"))
         except (URLError, IOError, OSError, ValueError) as e:
             return None, None, str(getattr(e, "reason", e))
+        # open_url's own ConnectionError and friends: a check must never raise on server trouble
+        except Exception as e:  # pylint: disable=broad-except
+            return None, None, "%s: %s" % (type(e).__name__, e)
         try:
             return status, json.loads(raw.decode("utf-8", "replace") or "null"), None
         except ValueError:
@@ -165,6 +171,9 @@ def verdict(result, floor):
             "speculative accept-length check: request %d did not finish within %.0f s (/health %s, /server_info %s)%s; "
             "%s" % (first["index"], first["seconds"], result.get("health") or "?", result.get("server_info") or "?",
                     "; accept length so far %.2f (%s)" % (al, source) if al is not None else "", STALL_REMEDY))
+    elif al is None and result.get("speculative") is False:
+        result["status"] = "off"
+        result["msg"] = "speculative decoding is off on this server (/server_info speculative_algorithm is empty)"
     elif al is not None and al < floor:
         result["status"] = "low"
         result["msg"] = (
@@ -181,7 +190,7 @@ def verdict(result, floor):
         result["msg"] = (
             "speculative accept-length check: no accept length from /generate meta_info, /server_info or the decode "
             "log (is speculative decoding on? does this SGLang report spec_verify_ct?)")
-    result["ok"] = result["status"] == "ok"
+    result["ok"] = result["status"] in ("ok", "off")
     return result
 
 
@@ -217,6 +226,8 @@ def check(url, api_key=None, requests=3, max_new_tokens=48, request_timeout=30.0
         result["health"] = str(st) if st is not None else (err or "no answer")
     st, js, err, _t, _f = net.bounded("GET", "/server_info", None, float(info_timeout))
     result["server_info"] = "200" if st == 200 else (("HTTP %s" % st) if st else (err or "no answer"))
+    if st == 200 and isinstance(js, dict) and "speculative_algorithm" in js:
+        result["speculative"] = bool(js.get("speculative_algorithm"))
     v = server_info_accept_length(js) if st == 200 else None
     if v is not None:
         result["sources"]["server_info"] = v

@@ -25,7 +25,8 @@ description:
   - O(mode=warn) returns a warning; O(mode=fail) fails the task on C(low), C(stalled) or C(error). An accept length
     that no source reported (C(unknown)) only warns.
   - With O(requests=0) nothing is generated - a read-only look at C(/server_info) and the log, as the status
-    playbook uses it.
+    playbook uses it; then an accept length that no source reported is not warned about.
+  - A server whose C(/server_info) says C(speculative_algorithm) is empty gives C(off) (not a finding).
 author:
   - llmserve maintainers (@llmserve)
 options:
@@ -86,7 +87,8 @@ EXAMPLES = r"""
 RETURN = r"""
 status:
   description: C(ok), C(low) (below the floor), C(stalled) (a generation did not finish in time), C(error)
-    (generations failed), C(unknown) (no source reported an accept length).
+    (generations failed), C(unknown) (no source reported an accept length), C(off) (the server does not
+    speculate).
   type: str
   returned: always
   sample: low
@@ -96,7 +98,7 @@ accept_length:
   returned: always
   sample: 1.0
 source:
-  description: Where O(accept_length) came from - C(generate), C(server_info) or C(log).
+  description: Where RV(accept_length) came from - C(generate), C(server_info) or C(log).
   type: str
   returned: always
   sample: generate
@@ -166,10 +168,11 @@ def main():
                 request_timeout=p["request_timeout"], info_timeout=p["info_timeout"],
                 min_accept_length=p["min_accept_length"], log_path=p["log_path"])
     res["changed"] = False
-    if res["status"] != "ok":
+    if not res["ok"]:
         if p["mode"] == "fail" and res["status"] in ("low", "stalled", "error"):
             module.fail_json(**res)
-        module.warn(res["msg"])
+        if res["status"] != "unknown" or p["requests"] > 0:
+            module.warn(res["msg"])
     module.exit_json(**res)
 
 

@@ -32,6 +32,8 @@ def test_summarize_counts_failures_and_rates():
     assert res["output_throughput"] == pytest.approx(11.0)
     assert res["median_per_request_tps"] == pytest.approx(10.0)
     assert res["median_ttft_ms"] == pytest.approx(100.0)
+    # two requests of 1.1 s each in 2 s: 1.1 in flight on average, 1.0 of it past the first token
+    assert res["mean_in_flight"] == pytest.approx(1.1) and res["mean_decoding"] == pytest.approx(1.0)
 
 
 def test_parse_event_chat_and_generate():
@@ -99,6 +101,30 @@ def test_real_double_counts_every_token_and_times_consistently(speculative):
         assert 2 <= _peak_in_flight(four_recs) <= 4
         # 8 x 30 + 3 x 30 tokens at 3.2 per step = 103 verify steps: past the 40-step interval, /server_info has it
         assert bc.server_accept_length(url) == (3.2 if speculative else None)
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+@pytest.mark.skipif(not os.path.isfile(os.path.join(DOUBLE, "sglang", "launch_server.py")), reason="no double")
+def test_http_errors_are_counted_with_their_body():
+    port = _free_port()
+    env = dict(os.environ, PYTHONPATH=DOUBLE, SGLANG_DOUBLE_PACE="0.05", SGLANG_DOUBLE_SCENARIO="generate_fails")
+    proc = subprocess.Popen([sys.executable, "-m", "sglang.launch_server", "--model-path", "/m", "--port", str(port)],
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        url = "http://127.0.0.1:%d" % port
+        for _attempt in range(100):
+            try:
+                if urllib.request.urlopen(url + "/health", timeout=2).status == 200:
+                    break
+            except Exception:  # pylint: disable=broad-except
+                time.sleep(0.2)
+        res, _recs = bc.run_load(url, 2, 3, max_new_tokens=8, endpoint="generate")
+        assert (res["completed"], res["failed"]) == (0, 3)
+        assert res["errors"][0].startswith("RuntimeError: HTTP 500") and "illegal memory access" in res["errors"][0]
+        res, _recs = bc.run_load("http://127.0.0.1:%d" % _free_port(), 1, 1, max_new_tokens=8)
+        assert res["failed"] == 1 and "Connection refused" in res["errors"][0]
     finally:
         proc.terminate()
         proc.wait(10)

@@ -201,17 +201,22 @@ def test_repeats_give_a_band_that_holds_the_crossover_and_each_repeat():
     assert flat["crossover_low"] == pytest.approx(flat["crossover_high"])
 
 
-@pytest.mark.parametrize("version,flag,action", [
-    ("0.5.9", None, "refuse"), ("0.5.10.post1", None, "refuse"), ("0.5.10.post1", False, "refuse"),
-    ("0.5.15.post1", None, "adaptive"), ("0.5.23", None, "adaptive"), ("0.5.12", None, "refuse"),
-    ("0.5.12", True, "adaptive"), ("0.5.23", False, "refuse"),
+@pytest.mark.parametrize("version,flag,action,why", [
+    ("0.5.9", None, "refuse", "no flag that turns speculation off"),
+    ("0.5.10.post1", True, "refuse", "no flag that turns speculation off"),
+    ("0.5.11", True, "refuse", "only adapts num_steps"),
+    ("0.5.12.post1", True, "refuse", "only adapts num_steps"),
+    ("0.5.13.post1", True, "refuse", "must be > 0"),
+    ("0.5.14", True, "adaptive", None), ("0.5.15.post1", None, "adaptive", None), ("0.5.23", True, "adaptive", None),
+    ("0.5.23", False, "refuse", "does not list --speculative-adaptive"),
+    ("", True, "adaptive", None), ("", None, "refuse", "no flag"),
 ])
-def test_recommendation_follows_what_the_version_really_has(version, flag, action):
+def test_recommendation_follows_what_the_version_really_has(version, flag, action, why):
     spec = {"algorithm": "EAGLE3", "draft_model_path": "/d", "num_steps": 3, "eagle_topk": 1, "num_draft_tokens": 4}
     rec = spec_setting.recommend(5, version, flag, spec, cuda_graph_max_bs=128)
     assert rec["action"] == action, rec
     if action == "refuse":
-        assert "no flag that turns speculation off by batch size" in rec["reason"] and "0.5.15.post1" in rec["reason"]
+        assert why in rec["reason"] and "upgrade SGLang to 0.5.14 or later" in rec["reason"]
         assert "server_speculative" not in rec
     else:
         s = rec["server_speculative"]
@@ -257,3 +262,13 @@ def test_confirming_run_must_follow_the_better_curve_on_both_sides(tmp_path):
     assert '"6": {"candidate_steps": [0]}' in report
     (tmp_path / "raw.json").write_text(json.dumps({"results": bad, "meta": meta}))
     assert bench_report.main([str(tmp_path), "--no-plots", "--check-confirm"]) == 4
+
+
+def test_points_the_client_could_not_fill_are_flagged(tmp_path):
+    results = synthetic(SEED, grid=[1, 4, 16])
+    for r in results:
+        r["mean_decoding"] = r["concurrency"] * 0.9 if r["concurrency"] < 16 else 3.0
+    (tmp_path / "raw.json").write_text(json.dumps({"results": results}))
+    summary = bench_report.build(tmp_path, with_plots=False)
+    assert [(p["mode"], p["concurrency"]) for p in summary["client_limited"]] == [("baseline", 16), ("eagle3", 16)]
+    assert "**Client-limited points**" in (tmp_path / "report.md").read_text()

@@ -133,7 +133,29 @@ def test_a_stuck_generation_is_reported_within_its_bound(double):
     assert took < 2 + 1 + 1 + 1 + 2 + 10  # its own bounds (+ thread slack), nowhere near the 60 s stall
 
 
-def test_a_server_without_speculation_reports_unknown(double):
+def test_a_server_without_speculation_says_off(double):
     d = double(FAST, args=())
     r = sa.check(d.url, requests=1, max_new_tokens=8)
-    assert r["status"] == "unknown" and r["accept_length"] is None
+    assert (r["status"], r["ok"], r["accept_length"]) == ("off", True, None)
+
+
+def test_a_read_only_look_at_a_server_without_speculation_says_off(double):
+    d = double(FAST, args=())
+    r = sa.check(d.url, requests=0)
+    assert (r["status"], r["ok"], r["requests"]) == ("off", True, [])
+
+
+FIXTURES = os.path.join(REPO, "tests", "fixtures", "spec_check")
+
+
+def test_real_0515_random_draft_reads_as_low():
+    """Real SGLang 0.5.15.post1 on the H200, EAGLE-3 with a random draft (lead's capture, e2e_eagle3_ready)."""
+    with open(os.path.join(FIXTURES, "server_info_0.5.15.post1_eagle3_random_draft.json")) as f:
+        info = json.load(f)
+    assert info["version"] == "0.5.15.post1" and info["speculative_algorithm"] == "EAGLE3"
+    assert sa.server_info_accept_length(info) == 1.0
+    with open(os.path.join(FIXTURES, "server_0.5.15.post1_eagle3_random_draft.log")) as f:
+        vals = sa.log_accept_lengths(f.read())
+    assert vals and set(vals) == {1.0}
+    r = sa.verdict({"sources": {"server_info": 1.0, "log": sum(vals) / len(vals)}, "requests": []}, 1.3)
+    assert r["status"] == "low" and r["source"] == "server_info"

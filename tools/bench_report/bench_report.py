@@ -53,8 +53,8 @@ TABLE_COLUMNS = [
     ("p99_ttft_ms", "TTFT p99 ms", "{:.0f}"),
     ("median_itl_ms", "ITL med ms", "{:.1f}"),
     ("accept_length", "accept len", "{:.2f}"),
-    ("completed", "ok", "{}"),
-    ("failed", "failed", "{}"),
+    ("completed", "ok", "{:.0f}"),
+    ("failed", "failed", "{:.0f}"),
 ]
 DEFAULT_TOLERANCE = 0.15  # relative, on the crossover concurrency
 CONFIRM_TOLERANCE = 0.10  # relative, confirming run against the better curve at each point
@@ -70,6 +70,20 @@ def decode_throughput(res: dict) -> float | None:
         return float(res["decode_throughput"])
     rate = res.get("median_per_request_tps")
     return None if rate is None else float(rate) * int(res["concurrency"])
+
+
+CLIENT_LIMITED = 0.6  # a point whose requests were decoding together less than this share of its concurrency
+
+
+def client_limited(table: dict) -> list[dict]:
+    """Points (c > 1) where the load generator kept fewer than CLIENT_LIMITED x c requests decoding on average."""
+    out = []
+    for mode, rows in table.items():
+        for c, reps in sorted(rows.items()):
+            got = stats([r.get("mean_decoding") for r in reps])["mean"]
+            if c > 1 and got is not None and got < CLIENT_LIMITED * c:
+                out.append({"mode": mode, "concurrency": c, "mean_decoding": got})
+    return out
 
 
 def by_mode(results: list[dict]) -> dict[str, dict[int, list[dict]]]:
@@ -224,7 +238,10 @@ def drafting_limit(mode: str, meta: dict) -> float:
         eff = ((meta or {}).get("applied") or {}).get("effective_threshold")
         return float("inf") if eff is None else eff
     if mode == "eagle3_adaptive":
-        return 63  # SGLang's default adaptive config: only the "64" slot has candidate_steps [0]
+        # SGLang's default adaptive config: only the "64" slot is all zero; batches pad to capture sizes first
+        capture = None if meta.get("disable_cuda_graph") else spec_setting.spec_capture_sizes(
+            int(meta.get("cuda_graph_max_bs") or 48))
+        return max(b for b in range(1, 65) if spec_setting.padded(b, capture) < 64)
     return float("inf")
 
 
@@ -390,7 +407,7 @@ def markdown(raw: dict, analysis: dict, rec: dict | None, conf: dict | None, plo
                          f"per repeat {', '.join(fmt(c, '{:.2f}') for c in unc['per_repeat'])}; "
                          f"{unc['repeats']} repeat(s)). Threshold: speculate while at most **{entry['threshold']}** "
                          f"requests run (band {fmt(unc['threshold_low'], '{}')} - {fmt(unc['threshold_high'], '{}')}).")
-        lines.append(f"  - end-to-end throughput (TTFT included, biased upwards with short outputs) would say "
+        lines.append(f"  - end-to-end throughput (TTFT included, which biases it with short outputs) would say "
                      f"{fmt(entry['e2e']['crossover'], '{:.2f}')} (threshold {fmt(entry['e2e']['threshold'], '{}')}).")
         check = entry.get("model_check")
         if check is not None:
@@ -402,6 +419,13 @@ def markdown(raw: dict, analysis: dict, rec: dict | None, conf: dict | None, plo
                          f"(tolerance {check['tolerance']:.0%}): {'yes' if check['crossover_ok'] else 'NO'}, threshold "
                          f"in {check['threshold_allowed']}: {'yes' if check['threshold_ok'] else 'NO'} -> measurement "
                          f"**{'matches' if check['ok'] else 'DOES NOT match'}** the model.")
+    limited = client_limited(table)
+    if limited:
+        lines += ["", f"**Client-limited points** (fewer than {CLIENT_LIMITED:.0%} of the concurrency decoding at once "
+                  "on average; they measure a smaller batch than their label, and the crossover with them): "
+                  + ", ".join(f"{label(p['mode'])} c={p['concurrency']} ({p['mean_decoding']:.1f} decoding)"
+                              for p in limited)
+                  + ". The load generator or its host is starved: run it on a less busy host, or with longer outputs."]
     if rec is not None:
         lines += ["", "## Recommended setting", "", f"SGLang `{rec['version'] or '?'}` "
                   f"(`--speculative-adaptive` {'available' if rec['adaptive_flag'] else 'absent' if rec['adaptive_flag'] is False else 'unknown'}): "
@@ -509,6 +533,7 @@ def build(run_dir: Path, with_plots: bool = True, tolerance: float = DEFAULT_TOL
     plots, note = plot(raw, analysis, rec, run_dir) if with_plots else ([], None)
     (run_dir / "report.md").write_text(markdown(raw, analysis, rec, conf, plots, note))
     summary = {"analysis": analysis, "recommendation": rec, "confirmation": conf,
+               "client_limited": client_limited(by_mode(raw.get("results", []))),
                "plots": [Path(p).name for p in plots], "report": "report.md", "model_points": model_points(raw)}
     (run_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     return summary
@@ -543,6 +568,8 @@ def main(argv: list[str] | None = None) -> int:
             if not check["ok"]:
                 mismatch.append(mode)
         print(line)
+    for p in summary["client_limited"]:
+        print(f"client-limited: {p['mode']} c={p['concurrency']}: {p['mean_decoding']:.1f} requests decoding on average")
     rec = summary["recommendation"]
     if rec:
         print(f"recommendation: {rec['action']}: {rec['reason']}")

@@ -2,27 +2,32 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Turn a speculation threshold into the setting the installed SGLang really has, or refuse.
 
-What the real argument parsers have (read in the PyPI wheels, ``sglang/srt/server_args.py`` and
+What the real SGLang wheels have (PyPI, read in ``sglang/srt/server_args.py`` and
 ``sglang/srt/speculative/adaptive_spec_params.py``):
 
-- 0.5.9, 0.5.10.post1: no flag that turns speculation off by batch size (``--speculative-*`` are algorithm, draft
-  model/revision/load format, num_steps, eagle_topk, num_draft_tokens, accept thresholds, token map, attention
-  mode, draft attention/MoE backends, quantization, ngram knobs). No batch-size threshold flag exists in any
-  version (the seed's ``--speculative-disable-batch-threshold`` was its own patch).
-- 0.5.15.post1, 0.5.23: ``--speculative-adaptive`` with ``--speculative-adaptive-config FILE`` (JSON). The decode
-  batch size is padded up to a CUDA-graph capture size, then routed to the slot with the largest integer key <= it;
-  each slot adapts num_steps among its ``candidate_steps``, and steps 0 runs the batch without drafting. EAGLE/EAGLE3
-  with eagle_topk 1 only (no DP attention, no two-batch overlap). So "speculate up to T running requests" is
-  ``{"1": {"candidate_steps": [S]}, "K": {"candidate_steps": [0]}}`` with K just above T's padded size.
-- Versions between 0.5.10.post1 and 0.5.15.post1 were not read: the playbook's ``launch_server --help`` probe for
-  ``--speculative-adaptive`` decides there.
+- up to 0.5.10.post1 (read: 0.5.9, 0.5.10, 0.5.10.post1): no flag that turns speculation off by batch size. No
+  version has a plain batch-size threshold flag (the seed's ``--speculative-disable-batch-threshold`` was its own
+  patch).
+- 0.5.11, 0.5.12: ``--speculative-adaptive`` exists but adapts num_steps only, from one candidate list (at least two
+  values, all >= 1), whatever the batch size.
+- 0.5.13: per-batch-size slots, but candidate_steps must be > 0: drafting can drop to 1 step, not off.
+- from 0.5.14 (read: 0.5.14, 0.5.15.post1, 0.5.23): ``--speculative-adaptive --speculative-adaptive-config FILE``
+  with slots keyed by batch size and candidate_steps >= 0. The decode batch size is padded up to a CUDA-graph
+  capture size, then routed to the slot with the largest integer key <= it; steps 0 runs the batch without
+  drafting. EAGLE/EAGLE3 with eagle_topk 1 only (no DP attention, no two-batch overlap). So "speculate up to T
+  running requests" is ``{"1": {"candidate_steps": [S]}, "K": {"candidate_steps": [0]}}`` with K just above T's
+  padded size. Versions after 0.5.15.post1 other than 0.5.23 were not read and are taken to keep it.
+
+The playbook also asks ``launch_server --help`` for ``--speculative-adaptive``; a host without it is refused
+whatever its version says.
 """
 from __future__ import annotations
 
 import re
 
-NO_ADAPTIVE = ("0.5.9", "0.5.10.post1")
-HAS_ADAPTIVE = ("0.5.15.post1", "0.5.23")
+FIRST_FLAG = (0, 5, 11, 0)        # --speculative-adaptive appears
+FIRST_SLOTS = (0, 5, 13, 0)       # per-batch-size slots
+FIRST_ZERO_STEPS = (0, 5, 14, 0)  # candidate_steps may be 0 (drafting off in a slot)
 
 
 def version_key(version: str) -> tuple:
@@ -32,16 +37,29 @@ def version_key(version: str) -> tuple:
     return tuple(int(g or 0) for g in m.groups())
 
 
-def adaptive_known(version: str) -> bool | None:
-    """True / False from the versions read above; None for a version not read."""
+def capability(version: str) -> str | None:
+    """none | steps_only | slots_without_zero | threshold; None when the version cannot be parsed."""
     key = version_key(version)
     if not key:
         return None
-    if key <= version_key(NO_ADAPTIVE[-1]):
-        return False
-    if key >= version_key(HAS_ADAPTIVE[0]):
-        return True
-    return None
+    if key < FIRST_FLAG:
+        return "none"
+    if key < FIRST_SLOTS:
+        return "steps_only"
+    if key < FIRST_ZERO_STEPS:
+        return "slots_without_zero"
+    return "threshold"
+
+
+WHY_NOT = {
+    "none": "has no flag that turns speculation off by batch size (no --speculative-adaptive; no version has a "
+            "batch-size threshold flag)",
+    "steps_only": "has --speculative-adaptive, but it only adapts num_steps from one candidate list (all >= 1) "
+                  "whatever the batch size",
+    "slots_without_zero": "has per-batch-size adaptive slots, but candidate_steps must be > 0: drafting can drop "
+                          "to 1 step above the threshold, not turn off",
+    "no_flag_on_host": "does not list --speculative-adaptive in launch_server --help on the host",
+}
 
 
 def spec_capture_sizes(max_bs: int) -> list[int]:
@@ -81,9 +99,12 @@ def recommend(threshold: int | None, version: str, has_adaptive: bool | None, sp
     "effective_threshold", "config_key"}.
     """
     spec = dict(speculative or {})
-    known = adaptive_known(version)
-    available = has_adaptive if has_adaptive is not None else known
-    out = {"version": version, "threshold": threshold, "adaptive_flag": available}
+    cap = capability(version)
+    if has_adaptive is False and cap in ("threshold", None):
+        cap = "no_flag_on_host"
+    elif cap is None:
+        cap = "threshold" if has_adaptive else "none"
+    out = {"version": version, "threshold": threshold, "adaptive_flag": has_adaptive, "capability": cap}
     if threshold is None:
         out.update(action="keep", reason="EAGLE-3 beats the baseline at every measured concurrency: keep it on")
         out["server_speculative"] = dict(spec, adaptive=False)
@@ -94,12 +115,12 @@ def recommend(threshold: int | None, version: str, has_adaptive: bool | None, sp
                                         "(server_speculative.algorithm: '')")
         out["server_speculative"] = {"algorithm": ""}
         return out
-    if not available:
+    if cap != "threshold":
         out.update(action="refuse", reason=(
-            "SGLang %s has no flag that turns speculation off by batch size (no --speculative-adaptive in its "
-            "argument parser; no version has a batch-size threshold flag). Pick one mode for the expected load - "
-            "EAGLE-3 if typical concurrency stays at or below %d, else server_speculative.algorithm: '' - or "
-            "upgrade SGLang to 0.5.15.post1 or later (roles/sglang) and run this again" % (version, threshold)))
+            "SGLang %s %s. Pick one mode for the expected load - EAGLE-3 if typical concurrency stays at or below "
+            "%d, else server_speculative.algorithm: '' - or upgrade SGLang to 0.5.14 or later (roles/sglang; "
+            "0.5.15.post1 and 0.5.23 were checked) and run this again" % (version or "(unknown version)",
+                                                                          WHY_NOT[cap], threshold)))
         return out
     topk = spec.get("eagle_topk")
     if topk not in (None, 1):
