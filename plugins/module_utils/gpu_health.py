@@ -635,8 +635,11 @@ def check_xids(facts):
         index = by_bus.get(pci)
         where = "GPU%s (PCI %s)" % (index, pci) if index is not None else "PCI %s (not visible to nvidia-smi)" % pci
         last = events[-1]
-        detail = "%s: Xid %d x%d since the driver loaded, %s [%s]: %s" % (
-            where, code, len(events), meaning, klass, last["message"])
+        who = ""
+        if last.get("pid") and last["pid"] != "<unknown>":
+            who = " (last in pid %s%s)" % (last["pid"], ", " + last["process"] if last.get("process") else "")
+        detail = "%s: Xid %d x%d since the driver loaded, %s [%s]%s; driver said: %s" % (
+            where, code, len(events), meaning, klass, who, last["message"])
         problems.append(problem("xid", ERROR if klass == xid_mod.HARDWARE else WARNING, detail,
                                 remedy.replace("{gpu}", str(index if index is not None else pci)), index))
     return problems

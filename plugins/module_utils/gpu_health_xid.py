@@ -22,6 +22,8 @@ XID_RE = re.compile(r"NVRM: Xid \((?:PCI:)?([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9
 # A driver (re)load starts a new GPU state: Xids logged before it are history, not the state of this driver.
 DRIVER_LOAD_RE = re.compile(r"NVRM: loading NVIDIA UNIX")
 DMESG_PREFIX_RE = re.compile(r"^\s*\[\s*(\d+\.\d+)\]\s*")
+# R535+ put the faulting process first: "pid=1896, name=python3, <text>" or "pid='<unknown>', name=<unknown>, ..."
+PROCESS_RE = re.compile(r"^pid=('?[^,]*'?),\s*(?:name=([^,]*),\s*)?")
 
 APP = "app"
 HARDWARE = "hardware"
@@ -114,10 +116,14 @@ def parse_xids(text):
         if not match:
             continue
         stamp = DMESG_PREFIX_RE.match(line)
+        text = match.group(3).strip()
+        process = PROCESS_RE.match(text)
         events.append({
             "code": int(match.group(2)),
             "pci": bus_key(match.group(1)),
-            "message": match.group(3).strip(),
+            "message": text[process.end():] if process else text,
+            "pid": process.group(1).strip("'") if process else None,
+            "process": process.group(2) if process and process.group(2) else None,
             "line": line.strip(),
             "time": float(stamp.group(1)) if stamp else None,
         })

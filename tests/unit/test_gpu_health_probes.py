@@ -20,7 +20,8 @@ def test_xid_formats_of_real_driver_logs():
     assert [(e["code"], e["pci"]) for e in events] == [
         (79, "0000:91:00"), (79, "0000:2b:00"), (63, "0000:10:1c"), (3, "0000:01:00")]
     assert events[0]["time"] == 6781741.548779 and events[1]["time"] is None
-    assert events[2]["message"].startswith("pid=1896, Row Remapper")
+    assert events[2]["message"].startswith("Row Remapper") and events[2]["pid"] == "1896"
+    assert events[0]["message"] == "GPU has fallen off the bus." and events[0]["pid"] == "<unknown>"
 
 
 def test_xids_before_the_last_driver_load_are_history():
