@@ -70,11 +70,13 @@ if __name__ == "__main__":
     if world < 1:
         print(json.dumps({"error": "torch sees no CUDA device"}))
         sys.exit(3)
-    out = tempfile.mktemp(suffix=".json")
+    folder = tempfile.mkdtemp(prefix="gpu_health_nccl_")
+    out = os.path.join(folder, "result.json")
     mp.spawn(worker, args=(world, free_port(), size_mb, iters, out), nprocs=world, join=True)
     with open(out) as handle:
         print(json.dumps(json.load(handle)))
     os.unlink(out)
+    os.rmdir(folder)
 '''
 
 

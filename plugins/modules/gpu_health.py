@@ -122,9 +122,9 @@ attributes:
     description: Changes nothing, so there is no diff.
 notes:
   - Target needs only the Python standard library and C(nvidia-smi).
-  - Xid events count from the last driver load (C(NVRM: loading NVIDIA UNIX ...) in the log); a GPU reset does
+  - "Xid events count from the last driver load (C(NVRM: loading NVIDIA UNIX ...) in the log); a GPU reset does
     not clear them, a reboot or driver reload does. After a reset fixed the cause, accept them with
-    C(ignore: [xid]) until the next reboot.
+    C(ignore: [xid]) until the next reboot."
   - See docs/gpu_health.md for every check, its thresholds and the Xid table.
 seealso:
   - module: llmserve.sglang.gpu_facts
@@ -174,7 +174,7 @@ ignored:
   type: list
   elements: dict
 summary:
-  description: One line per problem (C([severity] check: detail -> remedy)), then the ignored ones.
+  description: "One line per problem (C([severity] check: detail -> remedy)), then the ignored ones."
   returned: always
   type: list
   elements: str
