@@ -511,7 +511,8 @@ def check_clocks(gpu, opts):
     temp, margin = gpu["temperature_c"], gpu["temperature_tlimit_c"]
     if margin is not None and margin < (opts.get("min_tlimit_margin") or 0):
         problems.append(problem(
-            "temperature", WARNING, "%s is %s C, %d C from its slowdown limit" % (label, temp, margin),
+            "temperature", WARNING, "%s is %s C, %s" % (label, temp, "%d C from its slowdown limit" % margin
+                                                         if margin >= 0 else "%d C past its slowdown limit" % -margin),
             "check the airflow and fans before loading it", index))
     elif temp is not None and temp >= (opts.get("max_temperature") or 999):
         problems.append(problem(

@@ -290,7 +290,7 @@ def main():
         ignored=ignored,
         summary=gh.summary(kept, ignored),
         notes=gh.notes(facts),
-        checks=_verdicts(kept, ignored, skipped, facts),
+        checks=_verdicts(kept, ignored, skipped | _unset(params), facts),
         facts=facts,
         nccl=nccl,
     )
@@ -317,6 +317,18 @@ def _allreduce(module, run, which, facts):
     elif rc != 0:
         result["error"] = "rc=%s: %s | %s" % (rc, result["error"], " | ".join((err or "").strip().splitlines()[-3:]))
     return probes.judge_allreduce(result, facts["gpus"], facts["topology"], params["nccl_min_busbw_gbps"])
+
+
+def _unset(params):
+    """Checks that have nothing to compare with: reported as skipped, not ok."""
+    unset = set()
+    if not params["expected_model"]:
+        unset.add("gpu_model")
+    if not params["expected_driver_branch"] and not params["expected_cuda"]:
+        unset.add("driver")
+    if not params["expected_cuda"]:
+        unset.add("toolkit")
+    return unset
 
 
 def _verdicts(kept, ignored, skipped, facts):

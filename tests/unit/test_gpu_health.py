@@ -206,7 +206,7 @@ def test_thermal_fault_warns_on_temperature_too(tmp_path):
     checks = [(p["check"], p["severity"]) for p in problems]
     assert ("clock_events", "error") in checks and ("clock_events", "warning") in checks
     assert ("temperature", "warning") in checks
-    assert any("-3 C from its slowdown limit" in p["detail"] for p in problems)
+    assert any("94 C, 3 C past its slowdown limit" in p["detail"] for p in problems)
 
 
 def test_h200x8_nvlink_all_up_is_healthy_and_read(tmp_path):
