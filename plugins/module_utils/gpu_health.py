@@ -525,17 +525,22 @@ def check_pcie(gpu, opts):
     problems = []
     label, index = _gpu_label(gpu), gpu["index"]
     cur, nvml_max, dev_max = gpu["pcie_width_current"], gpu["pcie_width_max"], gpu["pcie_width_device_max"]
-    want = max([w for w in (nvml_max, dev_max, opts.get("expected_pcie_width") or 0) if w] or [0])
-    if cur and want and cur < want:
-        if nvml_max and cur < nvml_max:
-            why = "the link trained below what the slot allows"
-            fix = "reseat the card, check the riser/cable, and reboot"
-        else:
-            why = "the slot (or its bifurcation setting) limits it"
-            fix = "move the card to an x%d slot or set the slot's lanes to x%d in the BIOS" % (want, want)
+    expected = opts.get("expected_pcie_width") or 0
+    want, why, fix = None, None, None
+    if cur and nvml_max and cur < nvml_max:
+        want, why = nvml_max, "the link trained below what the slot allows"
+        fix = "reseat the card, check the riser/cable, and reboot"
+    else:
+        # An operator's expected width wins over the card's capability (slots bifurcated to x8 on purpose).
+        limit = expected or dev_max
+        if cur and limit and cur < limit:
+            want, why = limit, "the slot (or its bifurcation setting) limits it"
+            fix = "move the card to an x%d slot or set the slot's lanes to x%d in the BIOS" % (limit, limit)
+    if want:
         problems.append(problem(
-            "pcie_link", ERROR, "%s runs at PCIe x%d, the card can do x%d: %s; host-device copies and every "
-            "all-reduce that crosses PCIe slow down by up to %dx" % (label, cur, want, why, want // cur),
+            "pcie_link", ERROR, "%s runs at PCIe x%d, %s x%d: %s; host-device copies and every all-reduce that "
+            "crosses PCIe slow down by up to %dx" % (label, cur, "the card can do" if want != expected else
+                                                     "expected", want, why, want // cur),
             fix, index))
     gen, gen_max, gen_gpu = gpu["pcie_gen_current"], gpu["pcie_gen_max"], gpu["pcie_gen_gpumax"]
     expected_gen = opts.get("expected_pcie_gen") or 0

@@ -271,6 +271,15 @@ def test_slot_limited_link_without_sysfs_needs_expected_width():
     assert [p["check"] for p in problems] == ["pcie_link"]
 
 
+def test_expected_width_below_the_card_is_accepted_and_enforced():
+    # Slots bifurcated to x8 on purpose: the operator's expectation wins over the card's x16 capability.
+    gpu = real_gpu(pcie_width_current=8, pcie_width_max=8, pcie_width_device_max=16)
+    assert gh.evaluate(facts_with([gpu]), {"expected_pcie_width": 8}) == []
+    narrow = real_gpu(pcie_width_current=4, pcie_width_max=4, pcie_width_device_max=16)
+    problems = gh.evaluate(facts_with([narrow]), {"expected_pcie_width": 8})
+    assert [p["check"] for p in problems] == ["pcie_link"] and "x4, expected x8" in problems[0]["detail"]
+
+
 def test_pcie_gen_drop_at_idle_is_a_note_under_load_a_warning():
     idle = real_gpu(pcie_gen_current=1)
     assert gh.evaluate(facts_with([idle]), {}) == []
