@@ -328,6 +328,11 @@ def collect(run, which, nvidia_smi=None, sysfs="/sys/bus/pci/devices", proc_root
     return facts
 
 
+def _first_line(text, rc):
+    lines = (text or "").strip().splitlines()
+    return lines[0] if lines else "rc=%s" % rc
+
+
 def _collect_kernel_log(run, which, facts):
     sources = []
     dmesg = which("dmesg")
@@ -336,8 +341,7 @@ def _collect_kernel_log(run, which, facts):
         if rc == 0:
             sources.append(("dmesg", out))
         else:
-            facts["kernel_log_errors"].append("dmesg: %s" % ((err or out or "rc=%s" % rc).strip().splitlines() or
-                                                              ["rc=%s" % rc])[0])
+            facts["kernel_log_errors"].append("dmesg: %s" % _first_line(err or out, rc))
     else:
         facts["kernel_log_errors"].append("dmesg: not installed")
     journalctl = which("journalctl")
@@ -346,8 +350,7 @@ def _collect_kernel_log(run, which, facts):
         if rc == 0:
             sources.append(("journalctl -k -b", out))
         else:
-            facts["kernel_log_errors"].append("journalctl -k: %s" % ((err or out or "").strip().splitlines() or
-                                                                     ["rc=%s" % rc])[0])
+            facts["kernel_log_errors"].append("journalctl -k: %s" % _first_line(err or out, rc))
     else:
         facts["kernel_log_errors"].append("journalctl: not installed")
     name, events = xid_mod.pick_log(sources)
@@ -511,14 +514,19 @@ def check_clocks(gpu, opts):
     temp, margin = gpu["temperature_c"], gpu["temperature_tlimit_c"]
     if margin is not None and margin < (opts.get("min_tlimit_margin") or 0):
         problems.append(problem(
-            "temperature", WARNING, "%s is %s C, %s" % (label, temp, "%d C from its slowdown limit" % margin
-                                                         if margin >= 0 else "%d C past its slowdown limit" % -margin),
+            "temperature", WARNING, "%s is %s C, %s" % (label, temp, _margin_text(margin)),
             "check the airflow and fans before loading it", index))
     elif temp is not None and temp >= (opts.get("max_temperature") or 999):
         problems.append(problem(
             "temperature", WARNING, "%s is %d C (limit set: %d C)" % (label, temp, opts["max_temperature"]),
             "check the airflow and fans before loading it", index))
     return problems
+
+
+def _margin_text(margin):
+    if margin >= 0:
+        return "%d C from its slowdown limit" % margin
+    return "%d C past its slowdown limit" % -margin
 
 
 def check_pcie(gpu, opts):

@@ -13,6 +13,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import json
+import sys
 
 ERROR = "error"
 WARNING = "warning"
@@ -113,9 +114,8 @@ def expected_busbw(gpus, topology, nvlink_fraction=0.5, pcie_fraction=0.3):
             best = (bw, gen, width)
     if best is None:
         return None, "PCIe link of the GPUs unknown"
-    return (pcie_fraction * best[0],
-            "PCIe Gen%d x%d: %.1f GB/s per direction, %.0f %% of it" % (best[1], best[2], best[0],
-                                                                       pcie_fraction * 100))
+    why = "PCIe Gen%d x%d: %.1f GB/s per direction, %.0f %% of it" % (best[1], best[2], best[0], pcie_fraction * 100)
+    return pcie_fraction * best[0], why
 
 
 def judge_allreduce(result, gpus, topology, min_busbw=0):
@@ -216,4 +216,4 @@ def judge_dcgm(rc, out, err):
 
 
 if __name__ == "__main__":
-    print(NCCL_PROBE)
+    sys.stdout.write(NCCL_PROBE)

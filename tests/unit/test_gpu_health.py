@@ -216,7 +216,7 @@ def test_h200x8_nvlink_all_up_is_healthy_and_read(tmp_path):
 
 
 def test_unknown_field_on_an_older_driver_is_dropped_with_a_warning(tmp_path):
-    _, which = fake_host("h200x1")
+    which = fake_host("h200x1")[1]
     facts = gh.collect(lambda argv: _with_env(argv, FAKE_NVIDIA_PROFILE="h200x1",
                                               FAKE_NVIDIA_INVALID_FIELDS="gpu_recovery_action,fabric.state"),
                        which, sysfs=str(tmp_path), proc_root=str(tmp_path))

@@ -69,7 +69,7 @@ def test_pcie_ring_with_a_slow_link_is_below_the_floor():
     topo = {"all_nvlink": False, "pcie_only": True, "nvlink_counts": {}}
     ok, facts = probes.judge_allreduce({"world_size": 8, "busbw_gbps": 24.0, "correct": True}, gpus(8), topo)
     assert ok == [] and round(facts["expected_min_busbw_gbps"], 1) == 18.9
-    slow, _ = probes.judge_allreduce({"world_size": 8, "busbw_gbps": 5.1, "correct": True}, gpus(8), topo)
+    slow = probes.judge_allreduce({"world_size": 8, "busbw_gbps": 5.1, "correct": True}, gpus(8), topo)[0]
     assert [p["check"] for p in slow] == ["nccl_allreduce"] and "PCIe Gen5 x16" in slow[0]["detail"]
 
 
@@ -83,7 +83,7 @@ def test_nvlink_floor_and_wrong_sum():
 
 def test_allreduce_that_did_not_run():
     result = probes.parse_allreduce("Traceback ...\nRuntimeError: NCCL error: unhandled system error\n")
-    problems, _ = probes.judge_allreduce(result, gpus(2), None)
+    problems = probes.judge_allreduce(result, gpus(2), None)[0]
     assert "NCCL error: unhandled system error" in problems[0]["detail"]
 
 
