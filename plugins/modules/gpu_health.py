@@ -1,0 +1,355 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: gpu_health
+short_description: Judge whether a host's NVIDIA GPUs are healthy enough to serve, and say what is sick
+version_added: "0.1.0"
+description:
+  - Reads the GPUs with one C(nvidia-smi --query-gpu) call (ECC, retired pages, remapped rows, clock event
+    reasons, PCIe link, temperature, persistence, MIG, fabric state, recovery action), C(nvidia-smi topo -m),
+    C(--query-compute-apps), C(nvlink --status) where NVLink exists, the card's own PCIe link capability from
+    sysfs, and the kernel log (C(dmesg) and C(journalctl -k -b)) for Xid events since the driver loaded.
+  - Each check gives a verdict per GPU or per host. A problem has a C(check) name, the C(gpu) index (null for the
+    host), a C(severity) (C(error) makes the host unhealthy, C(warning) does not), a C(detail) and a C(remedy).
+  - Never fails by itself, also not on a host without a driver; C(healthy) says the verdict and the caller
+    decides (roles/gpu_health fails the host with the diagnosis).
+  - Optional and off by default, because they occupy the GPUs; C(dcgmi diag -r 1) and an all-GPU NCCL
+    all-reduce through the SGLang venv's torch, judged against what the topology should give.
+author:
+  - llmserve maintainers (@llmserve)
+options:
+  expected_count:
+    description: Number of GPUs the host must show. C(0) checks only that every NVIDIA GPU on the PCI bus is usable.
+    type: int
+    default: 0
+  expected_model:
+    description: Text every GPU name must contain (case-insensitive), e.g. C(RTX PRO 6000) or C(H200). Empty is not checked.
+    type: str
+    default: ""
+  expected_driver_branch:
+    description: Driver branch (major version) the host must run, e.g. C(580). Empty is not checked.
+    type: str
+    default: ""
+  expected_cuda:
+    description:
+      - CUDA version, e.g. C(13.0). The driver must support at least it and C(nvcc) must be this release.
+        Empty is not checked.
+    type: str
+    default: ""
+  expected_pcie_width:
+    description:
+      - Link width every GPU must run at, e.g. C(16). C(0) compares with the card's own maximum (sysfs) and
+        NVML's, which catches a link that trained low; set it to also catch a card in a slot wired for fewer lanes
+        where sysfs is not readable.
+    type: int
+    default: 0
+  expected_pcie_gen:
+    description: Lowest PCIe generation the slots must allow, e.g. C(5). C(0) is not checked.
+    type: int
+    default: 0
+  max_temperature:
+    description: Idle temperature (C) from which C(temperature) warns, used where the driver gives no T.Limit margin.
+    type: int
+    default: 85
+  min_tlimit_margin:
+    description: Warn when a GPU is fewer than this many degrees from its slowdown limit (C(temperature.gpu.tlimit)).
+    type: int
+    default: 5
+  own_units:
+    description: Glob patterns of systemd units whose GPU processes are ours (a running server being redeployed).
+    type: list
+    elements: str
+    default: ["sglang-*.service", "sglang-router*.service"]
+  own_process_patterns:
+    description: Regular expressions on the command line of GPU processes that are allowed to hold GPU memory.
+    type: list
+    elements: str
+    default: []
+  ignore:
+    description:
+      - Checks accepted on purpose (e.g. C(ecc_mode) on cards run without ECC). Their problems are moved to
+        C(ignored), do not make the host unhealthy, and are returned as a warning every run.
+    type: list
+    elements: str
+    default: []
+  kernel_log:
+    description: Read the kernel log for Xid events. Needs root where C(kernel.dmesg_restrict=1).
+    type: bool
+    default: true
+  dcgm_diag:
+    description: Run C(dcgmi diag -r 1 -j) (about a minute, needs DCGM and C(nv-hostengine)).
+    type: bool
+    default: false
+  nccl_allreduce:
+    description:
+      - Run an all-reduce over every GPU with NCCL through C(nccl_python)'s torch and compare its bus bandwidth
+        with what the topology should give. On one GPU it says what it could not measure.
+    type: bool
+    default: false
+  nccl_python:
+    description: Python of the SGLang virtualenv (it has torch with NCCL).
+    type: path
+    default: /opt/sglang/venv/bin/python
+  nccl_size_mb:
+    description: All-reduce message size, MiB.
+    type: int
+    default: 256
+  nccl_min_busbw_gbps:
+    description: Lowest acceptable bus bandwidth, GB/s. C(0) derives it from the topology (see RETURN C(nccl)).
+    type: float
+    default: 0
+  probe_timeout:
+    description: Seconds each optional probe may run.
+    type: int
+    default: 300
+  nvidia_smi_path:
+    description: Path of C(nvidia-smi). Default is the one on C(PATH).
+    type: path
+attributes:
+  check_mode:
+    support: full
+    description: Read-only; runs the same in check mode (the optional probes too, they change nothing).
+  diff_mode:
+    support: none
+    description: Changes nothing, so there is no diff.
+notes:
+  - Target needs only the Python standard library and C(nvidia-smi).
+  - "Xid events count from the last driver load (C(NVRM: loading NVIDIA UNIX ...) in the log); a GPU reset does
+    not clear them, a reboot or driver reload does. After a reset fixed the cause, accept them with
+    C(ignore: [xid]) until the next reboot."
+  - See docs/gpu_health.md for every check, its thresholds and the Xid table.
+seealso:
+  - module: llmserve.sglang.gpu_facts
+"""
+
+EXAMPLES = r"""
+- name: Check the GPUs before launching the server
+  llmserve.sglang.gpu_health:
+    expected_count: 8
+    expected_model: RTX PRO 6000
+    expected_driver_branch: "580"
+    expected_cuda: "13.0"
+  register: health
+
+- name: Refuse a sick host with its diagnosis
+  ansible.builtin.fail:
+    msg: "{{ health.summary }}"
+  when: not health.healthy
+
+- name: Accept ECC off on purpose, and measure the all-reduce too
+  llmserve.sglang.gpu_health:
+    ignore: [ecc_mode]
+    nccl_allreduce: true
+    nccl_python: /opt/sglang/venv/bin/python
+"""
+
+RETURN = r"""
+healthy:
+  description: No problem of severity C(error) outside C(ignore).
+  returned: always
+  type: bool
+  sample: false
+problems:
+  description: What is wrong, errors first; each C({check, gpu, severity, detail, remedy}).
+  returned: always
+  type: list
+  elements: dict
+  sample:
+    - check: remapped_rows
+      gpu: 3
+      severity: error
+      detail: "GPU3 (00000000:5D:00.0): a row remapping is pending: the bad memory row is still in use until the GPU is reset"
+      remedy: "reset the GPU (nvidia-smi -r -i 3 with nothing running on it) or reboot"
+ignored:
+  description: Problems of checks in C(ignore), kept aside; also returned as warnings.
+  returned: always
+  type: list
+  elements: dict
+summary:
+  description: "One line per problem (C([severity] check: detail -> remedy)), then the ignored ones."
+  returned: always
+  type: list
+  elements: str
+notes:
+  description: What was judged fine and why (lifetime ECC errors repaired by remapping, PCIe speed at idle, log source).
+  returned: always
+  type: list
+  elements: str
+checks:
+  description: Verdict per check, C(ok), C(warning), C(error), C(ignored) or C(skipped) (not run, or no data).
+  returned: always
+  type: dict
+  sample: {"gpu_count": "ok", "remapped_rows": "error", "dcgm_diag": "skipped"}
+facts:
+  description:
+    - Raw facts the checks read. C(gpus) per GPU (ECC counters, remap state, clock event reasons and counters,
+      PCIe gen/width current and maximum, card maximum from sysfs, temperatures, power, recovery action, fabric
+      state), C(driver_version), C(cuda_driver_version), C(nvcc), C(topology), C(processes), C(nvlink),
+      C(xids) (code, pci, message, line), C(kernel_log_source), C(pci_devices), C(dropped_fields).
+  returned: always
+  type: dict
+nccl:
+  description:
+    - The all-reduce result when C(nccl_allreduce), else null. C(busbw_gbps), C(algbw_gbps), C(world_size),
+      C(correct), C(expected_min_busbw_gbps), C(expectation) (how the floor was derived) and, on one GPU,
+      C(not_measured).
+  returned: always
+  type: dict
+"""
+
+import os
+import tempfile
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.llmserve.sglang.plugins.module_utils import gpu_health as gh
+from ansible_collections.llmserve.sglang.plugins.module_utils import gpu_health_probes as probes
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            expected_count=dict(type="int", default=0),
+            expected_model=dict(type="str", default=""),
+            expected_driver_branch=dict(type="str", default=""),
+            expected_cuda=dict(type="str", default=""),
+            expected_pcie_width=dict(type="int", default=0),
+            expected_pcie_gen=dict(type="int", default=0),
+            max_temperature=dict(type="int", default=85),
+            min_tlimit_margin=dict(type="int", default=5),
+            own_units=dict(type="list", elements="str", default=["sglang-*.service", "sglang-router*.service"]),
+            own_process_patterns=dict(type="list", elements="str", default=[]),
+            ignore=dict(type="list", elements="str", default=[]),
+            kernel_log=dict(type="bool", default=True),
+            dcgm_diag=dict(type="bool", default=False),
+            nccl_allreduce=dict(type="bool", default=False),
+            nccl_python=dict(type="path", default="/opt/sglang/venv/bin/python"),
+            nccl_size_mb=dict(type="int", default=256),
+            nccl_min_busbw_gbps=dict(type="float", default=0),
+            probe_timeout=dict(type="int", default=300),
+            nvidia_smi_path=dict(type="path"),
+        ),
+        supports_check_mode=True,
+    )
+    params = module.params
+    unknown = [name for name in params["ignore"] if name not in gh.ALL_CHECKS]
+    if unknown:
+        module.fail_json(msg="ignore: unknown check(s) %s; the checks are: %s"
+                         % (", ".join(unknown), ", ".join(gh.ALL_CHECKS)))
+
+    def run(argv, data=None):
+        return module.run_command(argv, environ_update={"LC_ALL": "C"}, data=data)
+
+    def which(name):
+        return module.get_bin_path(name)
+
+    facts = gh.collect(run, which, nvidia_smi=params["nvidia_smi_path"], kernel_log=params["kernel_log"])
+    problems = gh.evaluate(facts, params)
+    skipped = set()
+    if not params["kernel_log"]:
+        skipped.update(["xid", "kernel_log"])
+
+    if params["dcgm_diag"]:
+        dcgmi = which("dcgmi")
+        if dcgmi:
+            rc, out, err = run(_timeout(which, params["probe_timeout"]) + [dcgmi, "diag", "-r", "1", "-j"])
+            problems += probes.judge_dcgm(rc, out, err)
+        else:
+            problems.append(gh.problem("dcgm_diag", gh.WARNING, "dcgmi is not installed: the DCGM diagnostic "
+                                       "did not run", "install datacenter-gpu-manager (and start nvidia-dcgm) "
+                                       "or set gpu_health_dcgm_diag: false"))
+    else:
+        skipped.add("dcgm_diag")
+
+    nccl = None
+    if params["nccl_allreduce"] and facts["gpus"]:
+        nccl_problems, nccl = _allreduce(module, run, which, facts)
+        problems += nccl_problems
+    else:
+        skipped.add("nccl_allreduce")
+
+    problems = gh.order_problems(problems)
+    kept, ignored = gh.split_ignored(problems, params["ignore"])
+    for item in ignored:
+        module.warn("gpu_health: '%s' is ignored on purpose (gpu_health_ignore), it is still there: %s"
+                    % (item["check"], item["detail"]))
+    for name in params["ignore"]:
+        if not any(item["check"] == name for item in ignored):
+            module.warn("gpu_health: '%s' is in gpu_health_ignore but passes now; remove it from the list" % name)
+    module.exit_json(
+        changed=False,
+        healthy=not any(p["severity"] == gh.ERROR for p in kept),
+        problems=kept,
+        ignored=ignored,
+        summary=gh.summary(kept, ignored),
+        notes=gh.notes(facts),
+        checks=_verdicts(kept, ignored, skipped | _unset(params), facts),
+        facts=facts,
+        nccl=nccl,
+    )
+
+
+def _timeout(which, seconds):
+    tool = which("timeout")
+    return [tool, "--kill-after=10", str(seconds)] if tool else []
+
+
+def _allreduce(module, run, which, facts):
+    params = module.params
+    python = params["nccl_python"]
+    if not os.path.exists(python):
+        return [gh.problem("nccl_allreduce", gh.ERROR, "%s does not exist: no torch to run the all-reduce with"
+                           % python, "install SGLang first (roles/sglang) or set gpu_health_nccl_python")], None
+    handle, path = tempfile.mkstemp(prefix="gpu_health_nccl_", suffix=".py", dir=module.tmpdir)
+    with os.fdopen(handle, "w") as script:
+        script.write(probes.NCCL_PROBE)
+    rc, out, err = run(_timeout(which, params["probe_timeout"]) + [python, path, str(params["nccl_size_mb"])])
+    result = probes.parse_allreduce(out)
+    if rc != 0 and not result.get("error"):
+        result = {"error": "rc=%s: %s" % (rc, " | ".join((err or "").strip().splitlines()[-3:]))}
+    elif rc != 0:
+        result["error"] = "rc=%s: %s | %s" % (rc, result["error"], " | ".join((err or "").strip().splitlines()[-3:]))
+    return probes.judge_allreduce(result, facts["gpus"], facts["topology"], params["nccl_min_busbw_gbps"])
+
+
+def _unset(params):
+    """Checks that have nothing to compare with: reported as skipped, not ok."""
+    unset = set()
+    if not params["expected_model"]:
+        unset.add("gpu_model")
+    if not params["expected_driver_branch"] and not params["expected_cuda"]:
+        unset.add("driver")
+    if not params["expected_cuda"]:
+        unset.add("toolkit")
+    return unset
+
+
+def _verdicts(kept, ignored, skipped, facts):
+    verdicts = {}
+    for name in gh.ALL_CHECKS:
+        verdicts[name] = "skipped" if name in skipped else "ok"
+    if facts["smi_error"]:
+        for name in gh.ALL_CHECKS:
+            if name not in ("nvidia_smi", "xid", "kernel_log", "dcgm_diag", "nccl_allreduce"):
+                verdicts[name] = "skipped"
+    if facts["nvlink"] is None:
+        verdicts["nvlink"] = "skipped"
+    if not facts["nvswitch"] and not any(gpu["fabric_state"] for gpu in facts["gpus"]):
+        verdicts["fabric_manager"] = "skipped"
+    for item in ignored:
+        verdicts[item["check"]] = "ignored"
+    for item in kept:
+        if verdicts.get(item["check"]) != "error":
+            verdicts[item["check"]] = item["severity"]
+    return verdicts
+
+
+if __name__ == "__main__":
+    main()
