@@ -146,14 +146,21 @@ def socket_inodes(pids):
 
 
 def port_owner(port, pid):
-    """'ours' when ``pid``'s process tree listens on ``port``, 'other' when someone else does, None if unknown."""
+    """'ours' when ``pid``'s process tree listens on ``port``, 'other' when a process outside it is SEEN holding
+    the listening socket, None when that cannot be told (our pid gone or restarted, fds unreadable, owner not
+    found). Only 'other' may hold a readiness verdict back, so every doubt must land on None."""
     listeners = listening_inodes(port)
-    if not listeners:
+    if not listeners or not alive(pid):
         return None
-    held, complete = socket_inodes(tree(pid))
+    ours = tree(pid)
+    held, _complete = socket_inodes(ours)
     if listeners & held:
         return "ours"
-    return "other" if complete else None
+    mine = set(ours)
+    for name in os.listdir("/proc"):
+        if name.isdigit() and int(name) not in mine and socket_inodes([int(name)])[0] & listeners:
+            return "other"
+    return None
 
 
 # -- systemd -----------------------------------------------------------------
