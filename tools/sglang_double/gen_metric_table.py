@@ -1,24 +1,23 @@
 #!/usr/bin/env python3
 # Copyright: (c) 2026, llmserve.sglang contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""List every Prometheus metric family a real SGLang (or sglang-router) wheel can expose (output committed).
+"""List every Prometheus metric family a real SGLang wheel can expose (output committed).
 
 Reads the wheel as a zip, no install, no import: every ``Counter/Gauge/Histogram/Summary/GaugeHistogram(...)``
-call in its Python source whose name is a string literal starting with ``sglang:``, and, for the router (a Rust
-binary), every ``sgl_router_*`` / ``smg_*`` name printed in the binary. Names are written as the text
+call in its Python source whose name is a string literal starting with ``sglang:``. Names are written as the text
 exposition format 0.0.4 names the family on its ``# TYPE`` line (prometheus_client adds ``_total`` to counters).
+What one server really exposes is a subset (many families are per feature): see the captures next to the output.
+sglang-router's metrics live in its Rust binary; they are taken from a real scrape instead.
 
     python gen_metric_table.py sglang-0.5.15.post1-*.whl > tests/fixtures/sglang_metrics/source-0.5.15.post1.json
-    python gen_metric_table.py sglang_router-0.3.2-*.whl > tests/fixtures/sglang_metrics/router-0.3.2.json
 """
 import ast
 import json
-import re
 import sys
 import zipfile
 
 KINDS = {"Counter": "counter", "Gauge": "gauge", "Histogram": "histogram", "Summary": "summary",
-         "GaugeHistogram": "histogram"}  # prometheus_client writes a gauge histogram as TYPE histogram
+         "GaugeHistogram": "gauge"}  # sglang.srt.utils.gauge_histogram: a Gauge with gt/le labels
 
 
 def _call_kind(node):
@@ -71,23 +70,9 @@ def from_python(zf):
     return out
 
 
-def from_router(zf):
-    # sglang-router's metrics live in its Rust binary (metrics crate: counter!/gauge!/histogram! with a name
-    # literal); the describe_*! calls store the names in .rodata next to their help text.
-    out = {}
-    for path in zf.namelist():
-        if not path.endswith(".so"):
-            continue
-        blob = zf.read(path)
-        for m in re.finditer(rb"(sgl_router_[a-z0-9_]+|smg_[a-z0-9_]+)", blob):
-            out.setdefault(m.group(1).decode(), {"source": path})
-    return out
-
-
 def main():
     with zipfile.ZipFile(sys.argv[1]) as zf:
-        table = from_router(zf) if any(n.startswith("sglang_router") for n in zf.namelist()) \
-            and not any(n.startswith("sglang/srt/") for n in zf.namelist()) else from_python(zf)
+        table = from_python(zf)
     json.dump({"wheel": sys.argv[1].rsplit("/", 1)[-1], "metrics": dict(sorted(table.items()))},
               sys.stdout, indent=1, sort_keys=True)
     sys.stdout.write("\n")
