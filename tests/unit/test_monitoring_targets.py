@@ -41,7 +41,7 @@ def test_two_instances_on_one_machine_are_two_ports():
 def test_address_precedence_and_ipv6():
     r = build_targets([server("a", address="10.9.9.9", host="10.0.0.5"), server("b", host="10.0.0.6"),
                        server("c", host="::", ansible_host="fd00::3")], [], {}, "mon")
-    assert [t for t, _ in targets(r)] == ["10.9.9.9:30000", "10.0.0.6:30000", "[fd00::3]:30000"]
+    assert [t[0] for t in targets(r)] == ["10.9.9.9:30000", "10.0.0.6:30000", "[fd00::3]:30000"]
 
 
 def test_loopback_is_reachable_only_from_the_same_machine():
