@@ -12,7 +12,9 @@ It measures what ``sglang.bench_serving`` reports, under the same names:
   decoding one chunk can carry several tokens);
 - ``mean/median/p99_tpot_ms`` ((e2e - ttft) / (tokens - 1)), ``median_e2e_latency_ms``;
 - ``mean/median_per_request_tps`` (1000 / TPOT: the decode speed one user sees);
-- ``completed``, ``failed``, ``errors`` (first few), ``duration``, ``concurrency``.
+- ``completed``, ``failed``, ``errors`` (first few), ``duration``, ``concurrency``;
+- ``mean_in_flight``, ``mean_decoding``: time-averaged requests in flight / past their first token (how much of
+  ``concurrency`` the client really kept busy).
 
 ``accept_length`` comes from ``/server_info`` (``internal_states[0].avg_spec_accept_length``), see
 :func:`server_accept_length`.
@@ -27,7 +29,9 @@ import math
 import threading
 import time
 
+from ansible.module_utils.six.moves import http_client
 from ansible.module_utils.six.moves.urllib.error import HTTPError, URLError
+from ansible.module_utils.six.moves.urllib.parse import urlsplit
 from ansible.module_utils.urls import open_url
 
 ENDPOINTS = ("chat", "generate")
@@ -110,6 +114,20 @@ def parse_event(endpoint, payload):
     return has_output, None, usage_tokens
 
 
+def _post_stream(url, body, headers, timeout):
+    """POST and return a response to read lines from.  Plain http goes through http.client: open_url builds an SSL
+    context and handler chain per call (about 50 ms of CPU), which on a busy load host delays every request's start
+    and keeps fewer requests in flight than the concurrency asked for."""
+    parts = urlsplit(url)
+    if parts.scheme != "http":
+        return open_url(url, data=body, headers=headers, method="POST", timeout=timeout)
+    conn = http_client.HTTPConnection(parts.hostname, parts.port or 80, timeout=timeout)
+    conn.request("POST", parts.path + ("?" + parts.query if parts.query else ""), body=body, headers=headers)
+    resp = conn.getresponse()
+    resp.conn_to_close = conn  # closed with the response below
+    return resp
+
+
 def one_request(base_url, endpoint, prompt, max_new_tokens, model="default", api_key=None, timeout=600.0):
     """Send one streamed request; return a record with timings (seconds) or an ``error``."""
     url, body, headers = build_request(base_url, endpoint, prompt, max_new_tokens, model, api_key)
@@ -119,11 +137,11 @@ def one_request(base_url, endpoint, prompt, max_new_tokens, model="default", api
     tokens = None
     usage_tokens = None
     try:
-        resp = open_url(url, data=body, headers=headers, method="POST", timeout=timeout)
+        resp = _post_stream(url, body, headers, timeout)
         try:
             status = getattr(resp, "status", 200)
             if status != 200:
-                raise RuntimeError("HTTP %s" % status)
+                raise RuntimeError("HTTP %s %s" % (status, resp.read(200).decode("utf-8", "replace").strip()))
             for raw in resp:
                 line = raw.decode("utf-8", "replace").strip()
                 if not line.startswith("data:"):
@@ -140,6 +158,8 @@ def one_request(base_url, endpoint, prompt, max_new_tokens, model="default", api
                     arrivals.append(time.monotonic())
         finally:
             resp.close()
+            if getattr(resp, "conn_to_close", None) is not None:
+                resp.conn_to_close.close()
     except HTTPError as exc:
         detail = ""
         try:
@@ -147,7 +167,7 @@ def one_request(base_url, endpoint, prompt, max_new_tokens, model="default", api
         except Exception:  # pylint: disable=broad-except
             pass
         record["error"] = "HTTP %s %s" % (exc.code, detail.strip())
-    except (URLError, OSError, RuntimeError, ValueError) as exc:
+    except (URLError, OSError, RuntimeError, ValueError, http_client.HTTPException) as exc:
         record["error"] = "%s: %s" % (type(exc).__name__, exc)
     end = time.monotonic()
     record["latency"] = end - start
@@ -187,6 +207,11 @@ def summarize(records, duration, concurrency, max_errors=5):
         "output_throughput": total_out / duration if duration else 0.0,
         "request_throughput": len(ok) / duration if duration else 0.0,
     }
+    # Time-averaged number of requests in flight / decoding (past their first token): a starved client keeps fewer
+    # than `concurrency` requests decoding, and the point then measures a smaller batch than its label says.
+    if duration:
+        result["mean_in_flight"] = sum(r["latency"] for r in ok) / duration
+        result["mean_decoding"] = sum(r["latency"] - r["ttft"] for r in ok) / duration
     for name, values in (("ttft_ms", ttft), ("itl_ms", itl), ("tpot_ms", tpot), ("e2e_latency_ms", e2e),
                          ("per_request_tps", per_request_tps)):
         result["mean_" + name] = _mean(values)

@@ -109,6 +109,53 @@ def exit_status_of_child(pid):
     return os.WEXITSTATUS(status)
 
 
+# -- who answers on the port -----------------------------------------------------
+def listening_inodes(port):
+    """Inodes of the sockets listening on TCP ``port`` (IPv4 and IPv6); None if /proc/net is unreadable."""
+    found, readable = set(), False
+    for path in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = _read(path).splitlines()[1:]
+        except (OSError, IOError):
+            continue
+        readable = True
+        for line in lines:
+            f = line.split()
+            if len(f) > 9 and f[3] == "0A" and int(f[1].rsplit(":", 1)[1], 16) == port:
+                found.add(f[9])
+    return found if readable else None
+
+
+def socket_inodes(pids):
+    """(socket inodes held by ``pids``, whether every fd table could be read)."""
+    out, complete = set(), True
+    for pid in pids:
+        try:
+            fds = os.listdir("/proc/%d/fd" % pid)
+        except (OSError, IOError) as e:
+            complete = complete and getattr(e, "errno", None) == 2  # gone is fine, EACCES is not
+            continue
+        for fd in fds:
+            try:
+                target = os.readlink("/proc/%d/fd/%s" % (pid, fd))
+            except (OSError, IOError):
+                continue
+            if target.startswith("socket:["):
+                out.add(target[8:-1])
+    return out, complete
+
+
+def port_owner(port, pid):
+    """'ours' when ``pid``'s process tree listens on ``port``, 'other' when someone else does, None if unknown."""
+    listeners = listening_inodes(port)
+    if not listeners:
+        return None
+    held, complete = socket_inodes(tree(pid))
+    if listeners & held:
+        return "ours"
+    return "other" if complete else None
+
+
 # -- systemd -----------------------------------------------------------------
 UNIT_PROPS = ("LoadState", "ActiveState", "SubState", "MainPID", "ExecMainStatus",
               "ExecMainCode", "Result", "NRestarts")

@@ -44,6 +44,9 @@ READY_GRACE = 15.0     # log says "fired up" but /health does not agree
 GPU_IDLE_PROBE = 10.0  # sample nvidia-smi when idle at most this often
 VERIFY_TRIES = 3
 TREE_RESCAN = 5.0      # re-list the process tree's members (a scan of all /proc)
+TREE_EXIT_GRACE = 10.0  # after the main process died, wait this long for its children (log writers)
+STATUS_GRACE = 3.0     # and this long for the supervisor's exit-status file
+DRAIN_MAX = 256 * 1024 * 1024  # read at most this much more log before a verdict
 
 STATE_VERSION = 1
 
@@ -155,11 +158,9 @@ class Waiter:
                 raise BadInput(str(e))
         pid = self.p.get("pid")
         if self.p.get("pid_file"):
-            try:
-                with open(self.p["pid_file"]) as f:
-                    pid = int(f.read().split()[0])
-            except (OSError, IOError, ValueError, IndexError) as e:
-                raise BadInput("pid_file %s unreadable or not a pid: %s" % (self.p["pid_file"], e))
+            pid = self._pid_from_file()
+            if pid is None:
+                return  # died before the wait began; _died_before says so
         if self.p.get("unit"):
             props = proc_watch.unit_show(self.p["unit"])
             if "error" in props:
@@ -184,10 +185,62 @@ class Waiter:
         if pid is not None:
             st = proc_watch.proc_stat(int(pid))
             if st is None or st[0] in ("Z", "X"):
-                raise BadInput("pid %s is not running" % pid)
+                if not self.reader:
+                    raise BadInput("pid %s is not running (and no log_path to say why)" % pid)
+                # Gone before the first look (a bad flag exits in a second): explain it from the log.
+                self.proc = {"pid": int(pid), "exit_status": self._exit_status_of(int(pid))}
+                self._died_before = "pid %s is not running: it exited before the wait began (or the pid is wrong)" % pid
+                return
             u = proc_watch.tree_usage(int(pid))
             self.proc = {"pid": int(pid), "starttime": st[3], "cpu_s": u["cpu_s"],
                          "io_bytes": u["io_bytes"], "gpu_mem": None}
+
+    def _status_file(self):
+        """roles/server's supervisor (sglang_supervise.py) records how the server ended here."""
+        return (self.p["pid_file"] + ".status") if self.p.get("pid_file") else None
+
+    def _read_status(self):
+        path = self._status_file()
+        if not path:
+            return {}
+        try:
+            with open(path) as f:
+                data = json.load(f)
+        except (OSError, IOError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def _pid_from_file(self):
+        """The pid in pid_file; None (with _died_before set) when the server already ended."""
+        try:
+            with open(self.p["pid_file"]) as f:
+                return int(f.read().split()[0])
+        except (OSError, IOError) as e:
+            missing = e
+        except (ValueError, IndexError) as e:
+            raise BadInput("pid_file %s does not hold a pid: %s" % (self.p["pid_file"], e))
+        # The supervisor removes the pid file when the server ends and keeps <pid_file>.status.
+        status = self._read_status()
+        if status.get("pid") and status.get("returncode") is not None:
+            self.proc = {"pid": int(status["pid"]), "exit_status": int(status["returncode"])}
+            self._died_before = "server (pid %s) exited before the wait began" % status["pid"]
+            return None
+        raise BadInput("pid_file %s unreadable (%s) and no exit status in %s: was the server started?" % (
+            self.p["pid_file"], getattr(missing, "strerror", missing), self._status_file()))
+
+    def _exit_status_of(self, pid, wait=0.0):
+        """Exit status of pid when it can be known: our own child, or the supervisor's status file."""
+        deadline = self.clock() + wait
+        while True:
+            ex = proc_watch.exit_status_of_child(pid)
+            if ex is not None:
+                return ex
+            status = self._read_status()
+            if status.get("pid") == pid and status.get("returncode") is not None:
+                return int(status["returncode"])
+            if self.clock() >= deadline:
+                return None
+            self.sleep(0.05)
 
     def dump(self):
         return {"v": STATE_VERSION, "boot_id": _boot_id(), "t0": self.t0,
@@ -393,11 +446,41 @@ class Waiter:
             r["msg"] = "SGLang server ready after %.1fs" % now
         return r
 
+    def _settle(self):
+        """The main process is gone: wait (bounded) for the rest of its tree, the other log writers."""
+        if not self._tree or not self.proc.get("pid"):
+            return
+        deadline = self.clock() + TREE_EXIT_GRACE
+        others = [p for p in self._tree if p != self.proc["pid"]]
+        while others and self.clock() < deadline:
+            others = [p for p in others if proc_watch.alive(p)]
+            if others:
+                self.sleep(0.05)
+
+    def _drain_log(self, now):
+        """Read the log to its end (all of it, whatever the per-poll chunk), then classify."""
+        if self.reader is None:
+            return
+        start = self.reader.bytes_read
+        while self.reader.bytes_read - start < DRAIN_MAX:
+            before = self.reader.bytes_read
+            self._feed_log(now)
+            if self.reader.bytes_read == before:
+                break
+        # A last line without its newline (the process died mid-line) still counts.
+        cur = self.reader.current()
+        if cur:
+            self.stages.feed(cur, now)
+            self.cls.feed(cur, self.stages.stage, now)
+
     def _crashed(self, now, why):
-        # Read what the dying process wrote last before explaining.
-        self._feed_log(now)
-        if self.proc.get("exit_status") is None and self.proc.get("pid"):
-            self.proc["exit_status"] = proc_watch.exit_status_of_child(self.proc["pid"])
+        # Explain only from the whole log: let the tree's other writers finish, then read to the end.
+        if self.proc.get("pid") and self._alive() is False:
+            self._settle()
+        self._drain_log(now)
+        if self.proc.get("exit_status") is None and self.proc.get("pid") and self._alive() is False:
+            self.proc["exit_status"] = self._exit_status_of(
+                self.proc["pid"], STATUS_GRACE if self.p.get("pid_file") else 0.0)
             if self.proc["exit_status"] is None and self.p.get("unit"):
                 # The cached properties predate the exit (ExecMainStatus=0 while running): ask again.
                 props = proc_watch.unit_show(self.p["unit"])
@@ -452,9 +535,11 @@ class Waiter:
                     return self._crashed(now, "unit %s is %s/%s" % (
                         self.p["unit"], self._unit_props.get("ActiveState"), self._unit_props.get("SubState")))
 
-            # A fatal line while the parent lingers (a child died).
+            # A fatal line while the parent lingers (a child died). A "fired up" read after it does not undo it
+            # (a failed bind, then a warm-up answered by whoever holds the port); only one read before it does.
             fs = self.cls.first_strong_at
-            if fs is not None and self.stages.stage != "ready" and now - fs >= self.fatal_grace:
+            ready_at = self.stages.stages[-1]["began"] if self.stages.stage == "ready" else None  # rounded to 1 ms
+            if fs is not None and (ready_at is None or fs <= ready_at + 0.001) and now - fs >= self.fatal_grace:
                 return self._crashed(now, "fatal error in log %.0fs ago and no recovery" % (now - fs))
 
             ready = self._ready_check(now, urgent)
@@ -478,6 +563,9 @@ class Waiter:
                 if v["category"] == "unknown":
                     v["remedy"] = ("still %s at the deadline and not idle: raise timeout, or per-stage "
                                    "stage_timeouts to catch slow stages sooner" % self.stages.label())
+                if self.h.get("foreign"):
+                    v = dict(v, category="port_in_use", remedy="another process answers on %s (ss -ltnp): stop it "
+                             "or change --port" % self.net["base"])
                 return self._result(now, True, "timeout", "not ready within timeout %ss" % self.p["timeout"], v)
 
             if budget is not None:
@@ -515,6 +603,15 @@ class Waiter:
         fast = log_ready and self.p.get("verify_generation", True)
         st = 200 if fast else self._http(now, urgent or (log_ready and self.h["status"] != 200))
         if st == 200:
+            # Neither a 200 nor "fired up" proves it is OUR server: a fatal line in our own log outranks both (it
+            # ends the wait after the grace), and another process may hold our port. Real SGLang on a taken port
+            # fails to bind, then sends its warm-up to the port, which the other server answers, and prints
+            # "fired up" after the bind error.
+            if self.cls.first_strong_at is not None:
+                return None
+            if self._foreign_port():
+                return None
+        if st == 200:
             self.stages.set("ready", now)
             if self.p.get("verify_generation", True):
                 ok, detail = self.verify_generation()
@@ -540,6 +637,15 @@ class Waiter:
                                 {"category": "unknown", "line": "The server is fired up and ready to roll!",
                                  "remedy": "check url/port/api_key point at this server, and the firewall"})
         return None
+
+    def _foreign_port(self):
+        """True when a process outside the watched tree listens on the URL's port (checked on loopback only)."""
+        if not self.proc.get("pid") or self.net["host"] not in ("127.0.0.1", "localhost", "::1", "0.0.0.0", "::"):
+            return False
+        owner = proc_watch.port_owner(self.net["port"], self.proc["pid"])
+        if owner == "other" and not self.h.get("foreign"):
+            self.h["foreign"] = True
+        return owner == "other"
 
     def _worker_settled(self, now):
         # Worker nodes print no "fired up": after the last init stage and a few

@@ -64,8 +64,8 @@ class StageTracker:
 
     Stages only move forward: with tp > 1 every rank prints the same lines a
     little apart, and EAGLE loads a draft model after the target; going back
-    would make the stage flap.  A new ``server_args=`` line (the server was
-    restarted into the same log) starts the history again.
+    would make the stage flap.  A new ``server_args=`` line before the HTTP
+    stage (the server was restarted into the same log) starts the history again.
     """
 
     def __init__(self, state=None):
@@ -92,10 +92,11 @@ class StageTracker:
 
     def feed(self, line, now):
         """Feed one line; return True when the stage changed."""
-        if RESTART_RE.search(line) and self.stage != "starting" and self.index() > 1:
-            self.restarts += 1
-            self.stages = [{"stage": "init", "began": round(now, 3)}]
-            self.stage, self.detail = "init", None
+        # A new server_args= line is a restart into the same log - but only before the
+        # HTTP server came up: past that a stray echo must not send the stage back to
+        # init (the waiter calls restart() itself when the watched process changes).
+        if RESTART_RE.search(line) and 1 < self.index() < STAGES.index("http"):
+            self.restart(now)
             return True
         prog = progress_of(line)
         stage = stage_of(line)
@@ -108,6 +109,11 @@ class StageTracker:
         if prog is not None:
             self.detail = prog
         return changed
+
+    def restart(self, now):
+        self.restarts += 1
+        self.stages = [{"stage": "init", "began": round(now, 3)}]
+        self.stage, self.detail = "init", None
 
     def set(self, stage, now):
         if stage != self.stage:

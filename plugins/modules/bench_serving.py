@@ -73,6 +73,10 @@ options:
   tokenizer:
     description: Tokenizer (model path) for SGLang's client.
     type: str
+  labels:
+    description: Keys copied into the result as they are (e.g. C(mode) and C(repeat) of a benchmark grid).
+    type: dict
+    default: {}
   fail_on_errors:
     description: Fail when any request failed.
     type: bool
@@ -178,6 +182,7 @@ def main():
             sglang_python=dict(type="path", default="/opt/sglang/venv/bin/python"),
             tokenizer=dict(type="str", no_log=False),
             fail_on_errors=dict(type="bool", default=False),
+            labels=dict(type="dict", default={}),
         ),
         supports_check_mode=True,
     )
@@ -226,6 +231,7 @@ def main():
     result["engine"] = engine
     result["max_new_tokens"] = p["max_new_tokens"]
     result["num_requests"] = num
+    result.update(p["labels"])
     if p["fail_on_errors"] and result.get("failed"):
         module.fail_json(msg="%d of %d requests failed: %s" % (result["failed"], num, json.dumps(result["errors"])),
                          result=result)

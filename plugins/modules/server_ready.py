@@ -16,9 +16,13 @@ description:
     collapsed), watches the server process or systemd unit, and probes the HTTP port.
   - Ready means the server says so - the C(fired up) log line and/or C(health_path) answering 200 on node rank 0 -
     confirmed by one real 1-token C(POST /generate) (see O(verify_generation)).
-  - Fails at once when the process or unit is gone, a few seconds after a fatal log line while the parent lingers,
+  - Fails at once when the process or unit is gone (also when it died before the wait began, in every mode), a few
+    seconds after a fatal log line while the parent lingers (e.g. SGLang stays up about 70 s after the HTTP port
+    bind fails),
     when nothing progresses (log, CPU, I/O, GPU memory) for O(stall_timeout), when a stage exceeds its
     O(stage_timeouts) budget, or at O(timeout). The failure is classified (O(extra_patterns) extend the table).
+  - Once the process is seen gone, the rest of its process tree is given up to 10 s to exit and the whole rest of the
+    log is read before the failure is classified, so the verdict is a function of the log, not of when it was read.
   - With the action plugin of the same name, progress is printed live, one line per host per stage change and at
     least every O(progress_interval) seconds, without one SSH connection per poll.
 author:
@@ -50,7 +54,9 @@ options:
     description: PID of the server's main process.
     type: int
   pid_file:
-    description: File holding the server's PID.
+    description: File holding the server's PID. When it is gone (roles/server's supervisor removes it when the server
+      ends), C(<pid_file>.status) written by the supervisor gives the pid and exit status of a server that already
+      died.
     type: path
   node_rank:
     description: C(--node-rank) of this node. Ranks >= 1 run an always-200 stub, so they are judged from the process
@@ -90,7 +96,7 @@ options:
         type: str
         required: true
       category:
-        description: Category reported when it matches.
+        description: Category reported when it matches (one of RV(category)'s list).
         type: str
         default: unknown
       remedy:
@@ -186,16 +192,41 @@ server:
   returned: success on node rank 0
   type: dict
 reason:
-  description: crashed, stalled, timeout, unhealthy or not_running.
+  description:
+    - C(crashed) (the process or unit is gone - also when it was already gone as the wait began -, or a fatal line
+      was logged while the parent lingers), C(stalled), C(timeout), C(unhealthy), C(not_running) (a pid that is not
+      running and no O(log_path) to explain it) or C(bad_input).
   returned: failure
   type: str
 category:
-  description: Classified cause (oom_cuda_graph, oom_kv, oom_weights, nccl, arch_unsupported, import_error,
-    driver_mismatch, bad_args, port_in_use, scheduler_exception, warmup_failure, model_not_found, unknown).
+  description:
+    - Classified cause, one of the list below (module_utils/sglang_signatures.py C(CATEGORY_DOCS); a unit test keeps
+      the two equal).
+    - C(oom_weights) - GPU out of memory before or while loading the weights.
+    - C(oom_kv) - no GPU memory left for the KV cache / request pools.
+    - C(oom_cuda_graph) - GPU out of memory while capturing CUDA graphs.
+    - C(oom_runtime) - GPU out of memory in the warm-up or first requests (activations).
+    - C(host_oom) - host RAM exhausted, a process SIGKILLed by the OOM killer or malloc failed.
+    - C(driver_mismatch) - NVIDIA driver older than the CUDA runtime, or no driver.
+    - C(gpu_hardware) - GPU hardware fault or GPU unavailable (ECC, Xid, fell off the bus, busy).
+    - C(cuda_error) - a CUDA kernel faulted (illegal memory access, device-side assert).
+    - C(arch_unsupported) - kernels not built for this GPU architecture.
+    - C(jit_build) - a kernel JIT build failed (ninja, nvcc, gcc, missing headers).
+    - C(import_error) - a Python package or shared library is missing or mismatched.
+    - C(nccl) - NCCL / gloo / torch.distributed set-up or collective failed.
+    - C(port_in_use) - a port the server binds (HTTP, dist-init, internal) is taken.
+    - C(bad_args) - launch arguments rejected (argparse or ServerArgs checks).
+    - C(model_not_found) - model path or Hub repo id does not exist or lacks files.
+    - C(model_access) - Hub refused access (gated, 401, no token, offline, no network).
+    - C(model_unsupported) - architecture not supported by this SGLang / transformers.
+    - C(warmup_failure) - the server's own warm-up request failed after the model loaded.
+    - C(scheduler_exception) - a scheduler process raised, the cause is in the traceback.
+    - C(unknown) - nothing recognised, key_line quotes the most telling line.
   returned: failure
   type: str
 key_line:
-  description: The log line that shows the cause.
+  description: The log line that shows the cause (for C(unknown), the most telling error-like line, or null). Never
+    a warning or a logged fallback (C(Ignore import error when loading ...), C(Proceeding without ...)).
   returned: failure
   type: str
 remedy:
@@ -203,7 +234,10 @@ remedy:
   returned: failure
   type: str
 process:
-  description: pid, alive, exit_status (when known), cpu_seconds and io_bytes of the process tree.
+  description:
+    - pid, alive, exit_status, cpu_seconds and io_bytes of the process tree.
+    - exit_status is known for systemd units (C(ExecMainStatus), negative for a signal), for roles/server's
+      supervisor (C(<pid_file>.status)) and for the module's own children; null otherwise.
   returned: when a process or unit is watched
   type: dict
 gpu:

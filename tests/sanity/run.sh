@@ -27,7 +27,7 @@ rm -rf "$keep"
 [ -d "$dest/tests/output/.tmp/delegation" ] && mv "$dest/tests/output/.tmp/delegation" "$keep"
 rm -rf "$work/ansible_collections"
 mkdir -p "$dest"
-(cd "$repo" && git ls-files -co --exclude-standard -z | grep -zvE '^(collections|tools|benchmarks)/' |
+(cd "$repo" && git ls-files -co --exclude-standard -z | grep -zvE '^(collections|tools|benchmarks|docs/evidence)/' |
   while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done | xargs -0 cp -P --parents -t "$dest")
 if [ -d "$keep" ]; then mkdir -p "$dest/tests/output/.tmp" && mv "$keep" "$dest/tests/output/.tmp/delegation"; fi
 

@@ -11,7 +11,7 @@ import subprocess
 import sys
 import zipfile
 
-SUPPORTED = ("0.5.9", "0.5.10.post1", "0.5.23")
+SUPPORTED = ("0.5.9", "0.5.10.post1", "0.5.15.post1", "0.5.23")
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PATCH_DIR = os.path.join(REPO, "roles", "sglang", "files", "patches")
 

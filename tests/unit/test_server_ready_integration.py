@@ -100,7 +100,8 @@ def test_ready(double):
     ("crash_nccl", "nccl"),
     ("crash_import", "import_error"),
     ("crash_scheduler", "scheduler_exception"),
-    ("crash_warmup", "warmup_failure"),
+    # The double's warm-up response names the CUDA fault behind it: that is the cause to report.
+    ("crash_warmup", "cuda_error"),
     ("crash_port_in_use", "port_in_use"),
     ("crash_arch", "arch_unsupported"),
     ("crash_driver", "driver_mismatch"),

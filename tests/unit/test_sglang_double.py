@@ -337,6 +337,12 @@ def test_api_key_and_metrics(run):
     code, body = r.get("/v1/models", headers={"Authorization": "Bearer s3cret"})
     assert code == 200 and json.loads(body)["data"][0]["id"] == "/models/kimi"
     code, body = r.get("/server_info", headers={"Authorization": "Bearer s3cret"})
+    # Like SGLang's scheduler: the accept length appears once a decode-log interval (40 steps) has passed.
+    assert "avg_spec_accept_length" not in json.loads(body)["internal_states"][0]
+    code, body = r.get("/generate", headers={"Authorization": "Bearer s3cret"},
+                       data={"text": "hi", "sampling_params": {"max_new_tokens": 140}}, timeout=30)
+    assert code == 200 and json.loads(body)["meta_info"]["completion_tokens"] == 140
+    code, body = r.get("/server_info", headers={"Authorization": "Bearer s3cret"})
     assert json.loads(body)["internal_states"][0]["avg_spec_accept_length"] == 3.2
     code, body = r.get("/metrics")
     assert code == 200

@@ -131,5 +131,13 @@ def test_stage_tracker_real_sequence():
     st2 = StageTracker()
     st2.feed(seq[3][0], 0)
     assert st2.detail == "62/64"
-    st.feed("[2026-01-12 11:00:00] server_args=ServerArgs(model_path='m')", 99.0)  # restarted into the same log
-    assert st.stage == "init" and st.restarts == 1
+    # Past the HTTP stage a server_args= echo never sends the stage back to init.
+    st.feed("[2026-01-12 11:00:00] server_args=ServerArgs(model_path='m')", 99.0)
+    assert st.stage == "ready" and st.restarts == 0
+    # Before it, the same line is a restart into the same log.
+    st3 = StageTracker()
+    for i, (line, _stage) in enumerate(seq[:5]):
+        st3.feed(line, float(i))
+    assert st3.stage == "load_weights"
+    st3.feed("[2026-01-12 11:00:00] server_args=ServerArgs(model_path='m')", 99.0)
+    assert st3.stage == "init" and st3.restarts == 1

@@ -26,6 +26,8 @@ from ansible_collections.llmserve.sglang.plugins.module_utils import sglang_patc
 MiB = 1024 * 1024
 SYMM = "sglang/srt/distributed/device_communicators/torch_symm_mem.py"
 AR_UTILS = "sglang/srt/distributed/device_communicators/all_reduce_utils.py"
+# Releases whose flashinfer_comm_fusion._resolve_backend refuses GPUs other than SM90/SM10X (patched too).
+RESOLVES_BACKEND = ("0.5.15.post1", "0.5.23")
 
 
 @pytest.fixture(scope="session", params=W.SUPPORTED)
@@ -59,6 +61,7 @@ def test_wheel_metadata_matches_reference(version):
     expect = {
         "0.5.9": ("torch==2.9.1", "sgl-kernel==0.3.21", "flashinfer_python==0.6.3"),
         "0.5.10.post1": ("torch==2.9.1", "sglang-kernel==0.4.1", "flashinfer_python==0.6.7.post3"),
+        "0.5.15.post1": ("torch==2.11.0", "sglang-kernel==0.4.4", "flashinfer_python[cu13]==0.6.12"),
         "0.5.23": ("torch==2.14.1", "sglang-kernel==0.4.10", "flashinfer_python[cu13]==0.7.2"),
     }[version]
     assert (torch[0], kernel[0], flashinfer[0]) == expect
@@ -186,7 +189,7 @@ def _inp():
 def test_symm_mem_unpatched_fails_on_sm120(tmp_path, version, monkeypatch):
     root, _patches = fresh_tree(tmp_path, version)
     mod, group, _calls = _load_symm(root, monkeypatch)
-    if version == "0.5.23":
+    if version in ("0.5.15.post1", "0.5.23"):
         comm = mod.TorchSymmMemCommunicator(group, 0)
         assert comm.disabled  # 'Device capability 12 not supported'
     else:
@@ -252,7 +255,9 @@ def _platform(cap):
 
 def gate_answer(root, version, cap):
     """Does the (real) allreduce-fusion gate of ``version`` say yes for a GPU of major ``cap``?"""
-    args = types.SimpleNamespace(enable_flashinfer_allreduce_fusion=True, attn_cp_size=1)
+    # 0.5.15.post1 gates on the backend, which server_args sets to "auto" for --enable-flashinfer-allreduce-fusion
+    args = types.SimpleNamespace(enable_flashinfer_allreduce_fusion=True, attn_cp_size=1,
+                                 flashinfer_allreduce_fusion_backend="auto")
     ns = {
         "_is_cuda": True, "_is_flashinfer_available": True,
         "is_dp_attention_enabled": lambda: False, "is_flashinfer_allreduce_unavailable": lambda: False,
@@ -275,7 +280,8 @@ def gate_answer(root, version, cap):
 
 
 def resolve_backend(root, cap, backend="auto", multi_node=False):
-    ns = {"get_platform": lambda: _platform(cap)}
+    ns = {"get_platform": lambda: _platform(cap), "is_sm90_supported": lambda: cap == 9,
+          "is_sm100_supported": lambda: cap == 10, "is_sm120_supported": lambda: cap == 12}
     _compile_selected(os.path.join(root, "sglang/srt/layers/flashinfer_comm_fusion.py"),
                       {"_mnnvl_supported", "_resolve_backend"}, ns)
     return ns["_resolve_backend"](backend, multi_node)
@@ -285,7 +291,7 @@ def test_allreduce_fusion_gate_unpatched_says_no_for_sm120(tmp_path, version):
     root, _patches = fresh_tree(tmp_path, version)
     assert gate_answer(root, version, 12) == (False, False)
     assert gate_answer(root, version, 9) == (True, False)  # the harness does reach "yes" on Hopper
-    if version == "0.5.23":
+    if version in RESOLVES_BACKEND:
         with pytest.raises(ValueError, match="requires SM90 or SM10X"):
             resolve_backend(root, 12)
 
@@ -295,7 +301,7 @@ def test_allreduce_fusion_gate_patched_says_yes_for_sm120(tmp_path, version):
     assert gate_answer(root, version, 12) == (True, False)  # batch above FUSE_ALLREDUCE_MAX_BATCH_SIZE stays off
     assert gate_answer(root, version, 8) == (False, False)
     assert gate_answer(root, version, 10) == (True, False)
-    if version == "0.5.23":
+    if version in RESOLVES_BACKEND:
         assert resolve_backend(root, 12) == "trtllm"
         assert resolve_backend(root, 10) == "mnnvl"
         with pytest.raises(ValueError, match="multi-node"):
@@ -315,6 +321,9 @@ def test_patched_names_exist_upstream(tmp_path, version):
         root = patched_tree(tmp_path, version)
         communicator = os.path.join(root, "sglang/srt/layers/communicator.py")
         assert "is_sm120_supported" in _imported_names(communicator, "sglang.srt.utils")
+        if version in RESOLVES_BACKEND:
+            fusion = os.path.join(root, "sglang/srt/layers/flashinfer_comm_fusion.py")
+            assert "is_sm120_supported" in _imported_names(fusion, "sglang.srt.utils")
         W.unpack(version, root, ["sglang/srt/utils/__init__.py", "sglang/srt/utils/common.py"])
         init = open(os.path.join(root, "sglang/srt/utils/__init__.py")).read()
         assert "from sglang.srt.utils.common import *" in init

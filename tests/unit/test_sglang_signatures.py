@@ -28,7 +28,7 @@ def load(name):
     ("driver_old.log", "driver_mismatch", "driver on your system is too old"),
     ("model_not_found.log", "model_not_found", "HFValidationError"),
     ("warmup_failure.log", "warmup_failure", "warmup error"),
-    ("host_oom_killer.log", "oom_weights", "exit code: -9"),
+    ("host_oom_killer.log", "host_oom", "exit code: -9"),
 ])
 def test_fixture_category_and_key_line(name, category, key):
     v = classify_text(load(name))

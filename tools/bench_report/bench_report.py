@@ -1,21 +1,30 @@
 #!/usr/bin/env python3
 # Copyright: (c) 2026, llmserve.sglang contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Benchmark report: raw results (JSON) -> markdown table, PNG plots and the crossover analysis.
+"""Benchmark report: raw results (JSON) -> markdown, PNG plots, the crossover and the setting to apply.
 
     bench_report.py RUN_DIR            reads RUN_DIR/raw.json, writes report.md, summary.json and *.png there
 
 raw.json:
-    {"meta": {"started": "...", "model_path": "...", "max_new_tokens": 256, ...,
-              "perf_model": {optional: the double's SGLANG_DOUBLE_PERF, to compare with}},
-     "results": [{"mode": "baseline" | "eagle3" | "eagle3_adaptive" | ..., "concurrency": 1,
-                  "output_throughput": ..., "median_per_request_tps": ..., "median_ttft_ms": ..., ...}, ...]}
+    {"meta": {"started": "...", "model_path": "...", "max_new_tokens": 256, "sglang_version": "0.5.23",
+              "adaptive_flag": true, "speculative": {...server_speculative...}, "cuda_graph_max_bs": 48,
+              "perf_model": {optional: the double's SGLANG_DOUBLE_PERF, to compare with},
+              "applied": {optional: the recommendation the confirming run was launched with}},
+     "results": [{"mode": "baseline" | "eagle3" | "eagle3_adaptive" | "eagle3_threshold", "concurrency": 1,
+                  "repeat": 0, "output_throughput": ..., "median_per_request_tps": ..., ...}, ...]}
 
-Crossover: for every speculative mode, the lowest measured concurrency at which its output throughput is no
-longer above the baseline's ("stops paying"), the crossover interpolated linearly between the last paying and the
-first non-paying concurrency, and the recommended threshold for load-adaptive speculation: speculate while at
-most ``threshold`` requests run (``ceil(crossover) - 1``), the number the seed deployment passed as
-``--speculative-disable-batch-threshold``.
+Decode throughput at concurrency c = c x the median per-request decode rate (1000 / TPOT): what a decode batch of
+c requests produces, without the time to first token that end-to-end throughput carries (with short outputs TTFT
+moves the end-to-end crossover well above the decode one). Each (mode, c) may be measured several times
+(``repeat``); the curves are the means, with the standard error of each point.
+
+Crossover: for every speculative mode, the lowest concurrency at which its mean decode throughput is no longer above
+the baseline's ("stops paying"), interpolated linearly between the last paying and the first non-paying point;
+its uncertainty: the crossovers of the curves moved by one standard error against each other (speculation -1 SE,
+baseline +1 SE, and the reverse), and the crossover of each repeat on its own. Threshold = ``ceil(crossover) - 1``:
+speculate while at most that many requests run. spec_setting.recommend turns it into the installed SGLang's
+setting (``--speculative-adaptive`` with a two-slot config), or refuses where that SGLang has none. The confirming
+run (mode ``eagle3_threshold``) must follow the better curve on both sides of the threshold.
 
 Controller side; plots need matplotlib (Agg backend, no display). Without matplotlib the report is still
 written and says the plots were skipped.
@@ -29,31 +38,80 @@ import os
 import sys
 from pathlib import Path
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import spec_setting  # noqa: E402  pylint: disable=wrong-import-position
+
 BASELINE = "baseline"
-MODE_LABELS = {"baseline": "baseline", "eagle3": "EAGLE-3", "eagle3_adaptive": "EAGLE-3 adaptive"}
+CONFIRM = "eagle3_threshold"
+MODE_LABELS = {"baseline": "baseline", "eagle3": "EAGLE-3", "eagle3_adaptive": "EAGLE-3 adaptive (SGLang default)",
+               CONFIRM: "EAGLE-3 with the chosen threshold"}
 TABLE_COLUMNS = [
-    ("output_throughput", "out tok/s", "{:.1f}"),
+    ("decode_throughput", "decode tok/s", "{:.1f}"),
+    ("output_throughput", "e2e tok/s", "{:.1f}"),
     ("median_per_request_tps", "per-req tok/s (med)", "{:.1f}"),
     ("median_ttft_ms", "TTFT med ms", "{:.0f}"),
     ("p99_ttft_ms", "TTFT p99 ms", "{:.0f}"),
     ("median_itl_ms", "ITL med ms", "{:.1f}"),
-    ("p99_itl_ms", "ITL p99 ms", "{:.1f}"),
     ("accept_length", "accept len", "{:.2f}"),
-    ("completed", "ok", "{}"),
-    ("failed", "failed", "{}"),
+    ("completed", "ok", "{:.0f}"),
+    ("failed", "failed", "{:.0f}"),
 ]
+DEFAULT_TOLERANCE = 0.15  # relative, on the crossover concurrency
+CONFIRM_TOLERANCE = 0.10  # relative, confirming run against the better curve at each point
 
 
 def label(mode: str) -> str:
     return MODE_LABELS.get(mode, mode)
 
 
-def by_mode(results: list[dict]) -> dict[str, dict[int, dict]]:
-    """{mode: {concurrency: result}}; a later result for the same pair replaces an earlier one."""
-    table: dict[str, dict[int, dict]] = {}
+def decode_throughput(res: dict) -> float | None:
+    """Concurrency x median per-request decode rate (tokens/s a decode batch of that size produces)."""
+    if res.get("decode_throughput") is not None:
+        return float(res["decode_throughput"])
+    rate = res.get("median_per_request_tps")
+    return None if rate is None else float(rate) * int(res["concurrency"])
+
+
+CLIENT_LIMITED = 0.6  # a point whose requests were decoding together less than this share of its concurrency
+
+
+def client_limited(table: dict) -> list[dict]:
+    """Points (c > 1) where the load generator kept fewer than CLIENT_LIMITED x c requests decoding on average."""
+    out = []
+    for mode, rows in table.items():
+        for c, reps in sorted(rows.items()):
+            got = stats([r.get("mean_decoding") for r in reps])["mean"]
+            if c > 1 and got is not None and got < CLIENT_LIMITED * c:
+                out.append({"mode": mode, "concurrency": c, "mean_decoding": got})
+    return out
+
+
+def by_mode(results: list[dict]) -> dict[str, dict[int, list[dict]]]:
+    """{mode: {concurrency: [result of each repeat]}}."""
+    table: dict[str, dict[int, list[dict]]] = {}
     for res in results:
-        table.setdefault(res["mode"], {})[int(res["concurrency"])] = res
+        table.setdefault(res["mode"], {}).setdefault(int(res["concurrency"]), []).append(res)
     return table
+
+
+def stats(values: list[float]) -> dict:
+    vals = [float(v) for v in values if v is not None]
+    n = len(vals)
+    if not n:
+        return {"n": 0, "mean": None, "sd": None, "se": None, "min": None, "max": None}
+    mean = sum(vals) / n
+    sd = math.sqrt(sum((v - mean) ** 2 for v in vals) / (n - 1)) if n > 1 else 0.0
+    return {"n": n, "mean": mean, "sd": sd, "se": sd / math.sqrt(n), "min": min(vals), "max": max(vals)}
+
+
+def curve(rows: dict[int, list[dict]], metric=decode_throughput) -> dict[int, dict]:
+    """{concurrency: stats of the metric over the repeats}."""
+    return {c: stats([metric(r) if callable(metric) else r.get(metric) for r in reps]) for c, reps in rows.items()}
+
+
+def mean_of(rows: dict[int, list[dict]], key: str):
+    vals = [r.get(key) for reps in rows.values() for r in reps if r.get(key) is not None]
+    return sum(vals) / len(vals) if vals else None
 
 
 def crossover(base: dict[int, float], spec: dict[int, float]) -> dict:
@@ -89,14 +147,38 @@ def crossover(base: dict[int, float], spec: dict[int, float]) -> dict:
     return out
 
 
+def uncertainty(base_curve: dict[int, dict], spec_curve: dict[int, dict], base_rows: dict, spec_rows: dict) -> dict:
+    """Crossover band from +-1 standard error, and the crossover of each repeat on its own."""
+    def shifted(cv, sign):
+        return {c: (st["mean"] + sign * st["se"]) if st["mean"] is not None else None for c, st in cv.items()}
+
+    low = crossover(shifted(base_curve, +1), shifted(spec_curve, -1))    # speculation at its worst
+    high = crossover(shifted(base_curve, -1), shifted(spec_curve, +1))   # at its best
+    repeats = sorted({r.get("repeat", 0) for reps in list(base_rows.values()) + list(spec_rows.values()) for r in reps})
+    per_repeat = []
+    for k in repeats:
+        b = {c: decode_throughput(r) for c, reps in base_rows.items() for r in reps if r.get("repeat", 0) == k}
+        s = {c: decode_throughput(r) for c, reps in spec_rows.items() for r in reps if r.get("repeat", 0) == k}
+        per_repeat.append(crossover(b, s)["crossover"])
+    return {"crossover_low": low["crossover"], "crossover_high": high["crossover"],
+            "threshold_low": low["threshold"], "threshold_high": high["threshold"],
+            "repeats": len(repeats), "per_repeat": per_repeat,
+            "n_min": min((st["n"] for st in list(base_curve.values()) + list(spec_curve.values())), default=0)}
+
+
 def model_total(perf: dict, c: float) -> float:
     """Total tokens/s of the double's rate model: c * min(per_request_tps, saturation_tps / c)."""
     return min(float(perf["per_request_tps"]) * c, float(perf["saturation_tps"]))
 
 
+def model_rate(perf: dict, c: float) -> float:
+    """Per-request tokens/s of the double's rate model: min(per_request_tps, saturation_tps / c)."""
+    return min(float(perf["per_request_tps"]), float(perf["saturation_tps"]) / max(c, 1e-9))
+
+
 def model_crossover(perf_model: dict, mode: str = "eagle3", c_max: float = 4096.0) -> float | None:
     """Concurrency (real number) where the model's spec total throughput falls to the baseline's; None if never."""
-    base, spec = perf_model.get(BASELINE), perf_model.get(mode) or perf_model.get("eagle3")
+    base, spec = perf_model.get(BASELINE), perf_model.get("eagle3")
     if not base or not spec:
         return None
 
@@ -119,9 +201,6 @@ def model_crossover(perf_model: dict, mode: str = "eagle3", c_max: float = 4096.
         else:
             hi = mid
     return hi
-
-
-DEFAULT_TOLERANCE = 0.15  # relative, on the crossover concurrency
 
 
 def model_check(entry: dict, tolerance: float) -> dict:
@@ -151,37 +230,96 @@ def model_check(entry: dict, tolerance: float) -> dict:
     return check
 
 
-def mode_perf(perf_model: dict, mode: str) -> dict | None:
-    """The model a mode ran under: the double uses ``eagle3`` for every speculative launch."""
+def drafting_limit(mode: str, meta: dict) -> float:
+    """Largest batch size at which a mode drafts on the double (inf: always; 0: never)."""
     if mode == BASELINE:
-        return perf_model.get(BASELINE)
-    return perf_model.get(mode) or perf_model.get("eagle3")
+        return 0
+    if mode == CONFIRM:
+        eff = ((meta or {}).get("applied") or {}).get("effective_threshold")
+        return float("inf") if eff is None else eff
+    if mode == "eagle3_adaptive":
+        # SGLang's default adaptive config: only the "64" slot is all zero; batches pad to capture sizes first
+        capture = None if meta.get("disable_cuda_graph") else spec_setting.spec_capture_sizes(
+            int(meta.get("cuda_graph_max_bs") or 48))
+        return max(b for b in range(1, 65) if spec_setting.padded(b, capture) < 64)
+    return float("inf")
 
 
-def model_rate(perf: dict, c: float) -> float:
-    """Per-request tokens/s of the double's rate model: min(per_request_tps, saturation_tps / c)."""
-    return min(float(perf["per_request_tps"]), float(perf["saturation_tps"]) / max(c, 1e-9))
+def model_value(perf_model: dict, mode: str, c: int, meta: dict, fn=model_total) -> float | None:
+    perf = perf_model.get("eagle3") if c <= drafting_limit(mode, meta) else perf_model.get(BASELINE)
+    return fn(perf, c) if perf else None
+
+
+def model_points(raw: dict) -> list[dict]:
+    """Each measured point (mean over repeats) next to the rate model's prediction (relative error)."""
+    meta = raw.get("meta") or {}
+    perf_model = meta.get("perf_model")
+    if not perf_model or not perf_model.get(BASELINE):
+        return []
+    out = []
+    for mode, rows in by_mode(raw.get("results", [])).items():
+        dec, rate = curve(rows), curve(rows, "median_per_request_tps")
+        for conc in sorted(rows):
+            row = {"mode": mode, "concurrency": conc,
+                   "model_decode_throughput": model_value(perf_model, mode, conc, meta),
+                   "model_per_request_tps": model_value(perf_model, mode, conc, meta, model_rate),
+                   "decode_throughput": dec[conc]["mean"], "median_per_request_tps": rate[conc]["mean"]}
+            for key, model_key in (("decode_throughput", "model_decode_throughput"),
+                                   ("median_per_request_tps", "model_per_request_tps")):
+                ref, val = row[model_key], row[key]
+                row[key + "_rel_err"] = (val - ref) / ref if val is not None and ref else None
+            out.append(row)
+    return out
+
+
+def confirm(base_curve: dict, spec_curve: dict, conf_curve: dict, threshold: int | None,
+            tolerance: float = CONFIRM_TOLERANCE) -> dict:
+    """Does the confirming run follow the better curve - EAGLE-3 up to the threshold, the baseline above it?"""
+    points = []
+    for c in sorted(conf_curve):
+        if c not in base_curve or c not in spec_curve or conf_curve[c]["mean"] is None:
+            continue
+        side = "eagle3" if threshold is not None and c <= threshold else BASELINE
+        target = spec_curve[c]["mean"] if side == "eagle3" else base_curve[c]["mean"]
+        best = max(spec_curve[c]["mean"], base_curve[c]["mean"])
+        got = conf_curve[c]["mean"]
+        rel = (got - target) / target if target else None
+        points.append({"concurrency": c, "follows": side, "decode_throughput": got, "target": target,
+                       "best": best, "rel_err": rel, "ok": rel is not None and abs(rel) <= tolerance})
+    below = [p for p in points if p["follows"] == "eagle3"]
+    above = [p for p in points if p["follows"] == BASELINE]
+    return {"tolerance": tolerance, "threshold": threshold, "points": points,
+            "both_sides": bool(below) and bool(above),
+            "ok": bool(points) and all(p["ok"] for p in points) and bool(below) and bool(above)}
 
 
 def analyse(raw: dict, tolerance: float = DEFAULT_TOLERANCE) -> dict:
+    meta = raw.get("meta") or {}
     table = by_mode(raw.get("results", []))
-    base = {c: r.get("output_throughput") for c, r in table.get(BASELINE, {}).items()}
-    perf_model = (raw.get("meta") or {}).get("perf_model")
+    base_rows = table.get(BASELINE, {})
+    base_dec = curve(base_rows)
+    base_e2e = curve(base_rows, "output_throughput")
+    perf_model = meta.get("perf_model")
     analysis = {}
     for mode, rows in table.items():
-        if mode == BASELINE:
+        if mode in (BASELINE, CONFIRM):
             continue
-        spec = {c: r.get("output_throughput") for c, r in rows.items()}
-        entry = crossover(base, spec)
-        if perf_model and perf_model.get(BASELINE) and mode_perf(perf_model, mode):
+        dec = curve(rows)
+        entry = crossover({c: st["mean"] for c, st in base_dec.items()}, {c: st["mean"] for c, st in dec.items()})
+        entry["metric"] = "decode_throughput"
+        entry["uncertainty"] = uncertainty(base_dec, dec, base_rows, rows)
+        e2e = crossover({c: st["mean"] for c, st in base_e2e.items()},
+                        {c: st["mean"] for c, st in curve(rows, "output_throughput").items()})
+        entry["e2e"] = {"crossover": e2e["crossover"], "threshold": e2e["threshold"],
+                        "stops_paying_at": e2e["stops_paying_at"]}
+        if perf_model and perf_model.get(BASELINE) and perf_model.get("eagle3") and mode == "eagle3":
             model_c = model_crossover(perf_model, mode)
             entry["model_crossover"] = model_c
             entry["model_threshold"] = (max(0, int(math.ceil(model_c - 1e-9)) - 1)
                                         if model_c is not None and model_c > 0 else (0 if model_c == 0 else None))
             grid = entry["points"]
-            model_base = {c: model_total(perf_model[BASELINE], c) for c in grid}
-            model_spec = {c: model_total(mode_perf(perf_model, mode), c) for c in grid}
-            on_grid = crossover(model_base, model_spec)
+            on_grid = crossover({c: model_total(perf_model[BASELINE], c) for c in grid},
+                                {c: model_total(perf_model["eagle3"], c) for c in grid})
             entry["model_stops_paying_at"] = on_grid["stops_paying_at"]
             entry["model_grid_crossover"] = on_grid["crossover"]
             entry["model_grid_threshold"] = on_grid["threshold"]
@@ -190,26 +328,23 @@ def analyse(raw: dict, tolerance: float = DEFAULT_TOLERANCE) -> dict:
     return analysis
 
 
-def model_points(raw: dict) -> list[dict]:
-    """Each measured point next to the rate model's prediction (relative error of throughput and per-request)."""
-    perf_model = (raw.get("meta") or {}).get("perf_model")
-    if not perf_model:
-        return []
-    out = []
-    for res in raw.get("results", []):
-        perf = mode_perf(perf_model, res["mode"])
-        if not perf:
-            continue
-        conc = int(res["concurrency"])
-        row = {"mode": res["mode"], "concurrency": conc, "model_output_throughput": model_total(perf, conc),
-               "model_per_request_tps": model_rate(perf, conc)}
-        for key, model_key in (("output_throughput", "model_output_throughput"),
-                               ("median_per_request_tps", "model_per_request_tps")):
-            val = res.get(key)
-            row[key] = val
-            row[key + "_rel_err"] = (val - row[model_key]) / row[model_key] if val is not None else None
-        out.append(row)
-    return out
+def recommendation(raw: dict, analysis: dict) -> dict | None:
+    meta = raw.get("meta") or {}
+    entry = analysis.get("eagle3")
+    if not entry or not entry["points"]:
+        return None
+    return spec_setting.recommend(entry["threshold"], str(meta.get("sglang_version") or ""),
+                                  meta.get("adaptive_flag"), meta.get("speculative") or {},
+                                  meta.get("cuda_graph_max_bs") or 48, not meta.get("disable_cuda_graph", False))
+
+
+def confirmation(raw: dict) -> dict | None:
+    table = by_mode(raw.get("results", []))
+    if CONFIRM not in table or BASELINE not in table or "eagle3" not in table:
+        return None
+    applied = (raw.get("meta") or {}).get("applied") or {}
+    eff = applied.get("effective_threshold", applied.get("threshold"))
+    return confirm(curve(table[BASELINE]), curve(table["eagle3"]), curve(table[CONFIRM]), eff)
 
 
 def fmt(value, pattern: str) -> str:
@@ -221,26 +356,42 @@ def fmt(value, pattern: str) -> str:
         return str(value)
 
 
-def markdown(raw: dict, analysis: dict, plots: list[str], plot_note: str | None) -> str:
+def _pm(st: dict) -> str:
+    if st["mean"] is None:
+        return "-"
+    return f"{st['mean']:.1f}" + (f" ± {st['se']:.1f}" if st["n"] > 1 else "")
+
+
+def markdown(raw: dict, analysis: dict, rec: dict | None, conf: dict | None, plots: list[str],
+             plot_note: str | None) -> str:
     meta = raw.get("meta") or {}
     table = by_mode(raw.get("results", []))
     lines = ["# Benchmark: baseline vs EAGLE-3", ""]
-    for key in ("started", "model_path", "url", "max_new_tokens", "input_len", "engine", "sglang_version"):
+    for key in ("started", "model_path", "url", "max_new_tokens", "input_len", "engine", "sglang_version",
+                "repeats"):
         if key in meta:
             lines.append(f"- {key}: `{meta[key]}`")
-    lines.append("")
-    lines.append("| mode | concurrency | " + " | ".join(col[1] for col in TABLE_COLUMNS) + " |")
-    lines.append("|---|---:|" + "---:|" * len(TABLE_COLUMNS))
+    lines += ["", "Decode throughput = concurrency x median per-request decode rate (no time to first token), mean "
+              "± standard error over the repeats; the other columns are means over the repeats.", ""]
+    lines.append("| mode | concurrency | n | " + " | ".join(col[1] for col in TABLE_COLUMNS) + " |")
+    lines.append("|---|---:|---:|" + "---:|" * len(TABLE_COLUMNS))
     for mode in sorted(table, key=lambda m: (m != BASELINE, m)):
+        dec = curve(table[mode])
         for conc in sorted(table[mode]):
-            res = table[mode][conc]
-            cells = [fmt(res.get(key), pattern) for key, _title, pattern in TABLE_COLUMNS]
-            lines.append(f"| {label(mode)} | {conc} | " + " | ".join(cells) + " |")
-    lines += ["", "## Where speculation stops paying", ""]
+            reps = table[mode][conc]
+            cells = []
+            for key, _title, pattern in TABLE_COLUMNS:
+                if key == "decode_throughput":
+                    cells.append(_pm(dec[conc]))
+                else:
+                    cells.append(fmt(stats([r.get(key) for r in reps])["mean"], pattern))
+            lines.append(f"| {label(mode)} | {conc} | {len(reps)} | " + " | ".join(cells) + " |")
+    lines += ["", "## Where speculation stops paying (decode throughput)", ""]
     if not analysis:
         lines.append("No speculative mode measured next to the baseline.")
     for mode, entry in analysis.items():
         name = label(mode)
+        unc = entry["uncertainty"]
         if not entry["points"]:
             lines.append(f"- {name}: no concurrency measured in both modes.")
             continue
@@ -248,44 +399,67 @@ def markdown(raw: dict, analysis: dict, plots: list[str], plot_note: str | None)
             lines.append(f"- {name}: beats the baseline at every measured concurrency "
                          f"(up to {entry['points'][-1]}); no threshold needed in this range.")
         elif entry["last_paying"] is None:
-            lines.append(f"- {name}: never beats the baseline (not even at concurrency {entry['points'][0]}): "
-                         "leave speculation off, or on only for single-user latency.")
+            lines.append(f"- {name}: never beats the baseline (not even at concurrency {entry['points'][0]}).")
         else:
             lines.append(f"- {name}: beats the baseline up to concurrency {entry['last_paying']}, stops paying at "
-                         f"{entry['stops_paying_at']}; curves cross near **{entry['crossover']:.1f}**. "
-                         f"Recommended threshold for load-adaptive speculation: speculate while at most "
-                         f"**{entry['threshold']}** requests run, plain decoding above.")
+                         f"{entry['stops_paying_at']}; decode curves cross at **{entry['crossover']:.2f}** "
+                         f"(±1 SE band {fmt(unc['crossover_low'], '{:.2f}')} - {fmt(unc['crossover_high'], '{:.2f}')}, "
+                         f"per repeat {', '.join(fmt(c, '{:.2f}') for c in unc['per_repeat'])}; "
+                         f"{unc['repeats']} repeat(s)). Threshold: speculate while at most **{entry['threshold']}** "
+                         f"requests run (band {fmt(unc['threshold_low'], '{}')} - {fmt(unc['threshold_high'], '{}')}).")
+        lines.append(f"  - end-to-end throughput (TTFT included, which biases it with short outputs) would say "
+                     f"{fmt(entry['e2e']['crossover'], '{:.2f}')} (threshold {fmt(entry['e2e']['threshold'], '{}')}).")
         check = entry.get("model_check")
         if check is not None:
-            mc = entry.get("model_crossover")
-            gc = entry.get("model_grid_crossover")
-            lines.append(f"  - rate model given to the server: crossover {fmt(mc, '{:.2f}')} (threshold "
-                         f"{fmt(entry.get('model_threshold'), '{}')}); on the measured grid "
-                         f"{fmt(gc, '{:.2f}')} (threshold {fmt(entry.get('model_grid_threshold'), '{}')}, "
-                         f"first non-paying point {fmt(entry.get('model_stops_paying_at'), '{}')}).")
             band = check.get("crossover_band")
             band_txt = f"[{band[0]:.2f}, {band[1]:.2f}]" if band else "none (no crossover in the model)"
-            lines.append(f"  - check (tolerance {check['tolerance']:.0%} on the crossover): measured "
-                         f"{fmt(entry.get('crossover'), '{:.2f}')} in {band_txt}: "
-                         f"{'yes' if check['crossover_ok'] else 'NO'}; threshold {fmt(entry.get('threshold'), '{}')} "
-                         f"in {check['threshold_allowed']}: {'yes' if check['threshold_ok'] else 'NO'}; "
-                         f"stops paying at the model's point: {'yes' if check['stops_paying_ok'] else 'NO'} -> "
-                         f"measurement **{'matches' if check['ok'] else 'DOES NOT match'}** the model.")
+            lines.append(f"  - rate model given to the server: crossover {fmt(entry.get('model_crossover'), '{:.2f}')}"
+                         f", on this grid {fmt(entry.get('model_grid_crossover'), '{:.2f}')} (threshold "
+                         f"{fmt(entry.get('model_grid_threshold'), '{}')}); measured in {band_txt} "
+                         f"(tolerance {check['tolerance']:.0%}): {'yes' if check['crossover_ok'] else 'NO'}, threshold "
+                         f"in {check['threshold_allowed']}: {'yes' if check['threshold_ok'] else 'NO'} -> measurement "
+                         f"**{'matches' if check['ok'] else 'DOES NOT match'}** the model.")
+    limited = client_limited(table)
+    if limited:
+        lines += ["", f"**Client-limited points** (fewer than {CLIENT_LIMITED:.0%} of the concurrency decoding at once "
+                  "on average; they measure a smaller batch than their label, and the crossover with them): "
+                  + ", ".join(f"{label(p['mode'])} c={p['concurrency']} ({p['mean_decoding']:.1f} decoding)"
+                              for p in limited)
+                  + ". The load generator or its host is starved: run it on a less busy host, or with longer outputs."]
+    if rec is not None:
+        lines += ["", "## Recommended setting", "", f"SGLang `{rec['version'] or '?'}` "
+                  f"(`--speculative-adaptive` {'available' if rec['adaptive_flag'] else 'absent' if rec['adaptive_flag'] is False else 'unknown'}): "
+                  f"**{rec['action']}** - {rec['reason']}.", ""]
+        if rec.get("server_speculative") is not None:
+            lines += ["```yaml", "server_speculative: " + json.dumps(rec["server_speculative"], sort_keys=True), "```",
+                      "", "`playbooks/benchmark.yml -e benchmark_apply=true` writes it to the host group's vars file "
+                      "(shown as a diff), redeploys and measures again.", ""]
+    if conf is not None:
+        lines += ["", "## Confirming run (the chosen setting deployed)", "",
+                  f"Speculation on up to {fmt(conf['threshold'], '{}')} running requests; each point must be within "
+                  f"{conf['tolerance']:.0%} of the curve it should follow.", "",
+                  "| concurrency | follows | decode tok/s | target | best of both | error | ok |",
+                  "|---:|---|---:|---:|---:|---:|---|"]
+        for p in conf["points"]:
+            lines.append(f"| {p['concurrency']} | {label(p['follows'])} | {p['decode_throughput']:.1f} | "
+                         f"{p['target']:.1f} | {p['best']:.1f} | {fmt(p['rel_err'], '{:+.1%}')} | "
+                         f"{'yes' if p['ok'] else 'NO'} |")
+        lines += ["", f"Confirmed: **{'yes' if conf['ok'] else 'NO'}**"
+                  + ("" if conf["both_sides"] else " (the grid has no point on one side of the threshold)"), ""]
     points = model_points(raw)
     if points:
         lines += ["", "## Measured vs the rate model", "",
-                  "Model: per-request rate = min(per_request_tps, saturation_tps / concurrency), total = "
-                  "concurrency x that.", "",
-                  "| mode | concurrency | out tok/s | model | err | per-req tok/s | model | err |",
+                  "Model: per-request rate = min(per_request_tps, saturation_tps / concurrency), decode = "
+                  "concurrency x that; the threshold mode follows EAGLE-3 up to its threshold, the baseline above.", "",
+                  "| mode | concurrency | decode tok/s | model | err | per-req tok/s | model | err |",
                   "|---|---:|---:|---:|---:|---:|---:|---:|"]
         for row in sorted(points, key=lambda r: (r["mode"] != BASELINE, r["mode"], r["concurrency"])):
             lines.append(
-                f"| {label(row['mode'])} | {row['concurrency']} | {fmt(row['output_throughput'], '{:.1f}')} | "
-                f"{row['model_output_throughput']:.1f} | {fmt(row['output_throughput_rel_err'], '{:+.1%}')} | "
-                f"{fmt(row['median_per_request_tps'], '{:.1f}')} | {row['model_per_request_tps']:.1f} | "
+                f"| {label(row['mode'])} | {row['concurrency']} | {fmt(row['decode_throughput'], '{:.1f}')} | "
+                f"{fmt(row['model_decode_throughput'], '{:.1f}')} | {fmt(row['decode_throughput_rel_err'], '{:+.1%}')} | "
+                f"{fmt(row['median_per_request_tps'], '{:.1f}')} | {fmt(row['model_per_request_tps'], '{:.1f}')} | "
                 f"{fmt(row['median_per_request_tps_rel_err'], '{:+.1%}')} |")
-    lines += ["", "SGLang >= 0.5.23: `--speculative-adaptive` turns drafting off by batch size "
-              "(EAGLE/EAGLE3 with topk 1). Older versions have no such flag.", ""]
+    lines.append("")
     if plots:
         lines += ["## Plots", ""] + [f"![{Path(p).stem}]({Path(p).name})" for p in plots] + [""]
     if plot_note:
@@ -293,7 +467,7 @@ def markdown(raw: dict, analysis: dict, plots: list[str], plot_note: str | None)
     return "\n".join(lines)
 
 
-def plot(raw: dict, analysis: dict, out_dir: Path) -> tuple[list[str], str | None]:
+def plot(raw: dict, analysis: dict, rec: dict | None, out_dir: Path) -> tuple[list[str], str | None]:
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -301,44 +475,42 @@ def plot(raw: dict, analysis: dict, out_dir: Path) -> tuple[list[str], str | Non
     except ImportError:
         return [], "Plots skipped: matplotlib is not installed on the controller."
     table = by_mode(raw.get("results", []))
+    meta = raw.get("meta") or {}
     specs = [
-        ("throughput.png", "Total output throughput", "tokens/s", [("output_throughput", "")]),
-        ("per_request_tps.png", "Per-request decode speed (median)", "tokens/s per request",
-         [("median_per_request_tps", "")]),
-        ("ttft.png", "Time to first token", "ms", [("median_ttft_ms", " median"), ("p99_ttft_ms", " p99")]),
+        ("decode_throughput.png", "Decode throughput (concurrency x per-request decode rate)", "tokens/s",
+         decode_throughput),
+        ("throughput.png", "End-to-end output throughput (TTFT included)", "tokens/s", "output_throughput"),
+        ("per_request_tps.png", "Per-request decode speed (median)", "tokens/s per request", "median_per_request_tps"),
+        ("ttft.png", "Time to first token (median)", "ms", "median_ttft_ms"),
     ]
+    styles = {BASELINE: "-", "eagle3": "-", CONFIRM: "--", "eagle3_adaptive": "-."}
     written = []
-    for filename, title, ylabel, series in specs:
-        fig, ax = plt.subplots(figsize=(7, 4.2), dpi=100)
-        colors = {}
-        for mode in sorted(table, key=lambda m: (m != BASELINE, m)):
-            concs = sorted(table[mode])
-            for key, suffix in series:
-                ys = [table[mode][c].get(key) for c in concs]
-                pts = [(c, y) for c, y in zip(concs, ys) if y is not None]
-                if pts:
-                    line, = ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o",
-                                    linestyle="--" if suffix.strip() == "p99" else "-", label=label(mode) + suffix)
-                    colors.setdefault(mode, line.get_color())
-        perf_model = (raw.get("meta") or {}).get("perf_model")
-        model_fn = {"output_throughput": model_total, "median_per_request_tps": model_rate}.get(series[0][0])
-        if perf_model and model_fn:
-            for mode in sorted(table, key=lambda m: (m != BASELINE, m)):
-                perf = mode_perf(perf_model, mode)
-                concs = sorted(table[mode])
-                if perf and concs and mode in (BASELINE, "eagle3"):
-                    xs = [concs[0] * (concs[-1] / concs[0]) ** (i / 100.0) for i in range(101)]
-                    ax.plot(xs, [model_fn(perf, x) for x in xs], linestyle=":", linewidth=1.2,
-                            color=colors.get(mode, "black"), alpha=0.7, label=f"model {label(mode)}")
-        for idx, (mode, entry) in enumerate(analysis.items()):
+    ticks = sorted({c for rows in table.values() for c in rows})
+    for filename, title, ylabel, metric in specs:
+        fig, ax = plt.subplots(figsize=(7.5, 4.5), dpi=100)
+        for mode in sorted(table, key=lambda m: (m != BASELINE, m == CONFIRM, m)):
+            cv = curve(table[mode], metric)
+            xs = [c for c in sorted(cv) if cv[c]["mean"] is not None]
+            if xs:
+                ax.errorbar(xs, [cv[c]["mean"] for c in xs], yerr=[cv[c]["se"] for c in xs], marker="o",
+                            capsize=3, linestyle=styles.get(mode, "-"), label=label(mode),
+                            linewidth=2.2 if mode == CONFIRM else 1.5)
+        if metric is decode_throughput:
+            entry = analysis.get("eagle3") or {}
+            unc = entry.get("uncertainty") or {}
             if entry.get("crossover") and entry.get("last_paying") is not None:
-                color = colors.get(mode, "grey")
-                ax.axvline(entry["crossover"], color=color, linestyle=":", linewidth=1)
-                ax.annotate(f"{label(mode)} stops paying ~{entry['crossover']:.1f}",
-                            (entry["crossover"], ax.get_ylim()[1]), textcoords="offset points",
-                            xytext=(4, -12 - 11 * idx), fontsize=8, color=color)
+                ax.axvline(entry["crossover"], color="grey", linestyle=":", linewidth=1.2,
+                           label=f"crossover {entry['crossover']:.2f}")
+                if unc.get("crossover_low") and unc.get("crossover_high"):
+                    ax.axvspan(unc["crossover_low"], unc["crossover_high"], color="grey", alpha=0.12,
+                               label="±1 SE band")
+            eff = (meta.get("applied") or {}).get("effective_threshold")
+            if eff is None and rec:
+                eff = rec.get("effective_threshold")
+            if eff:
+                ax.axvline(eff + 0.5, color="tab:red", linestyle="--", linewidth=1,
+                           label=f"threshold: speculate up to {eff}")
         ax.set_xscale("log", base=2)
-        ticks = sorted({c for rows in table.values() for c in rows})
         ax.set_xticks(ticks, [str(t) for t in ticks])
         ax.set_xlabel("concurrency (requests in flight)")
         ax.set_ylabel(ylabel)
@@ -356,10 +528,13 @@ def plot(raw: dict, analysis: dict, out_dir: Path) -> tuple[list[str], str | Non
 def build(run_dir: Path, with_plots: bool = True, tolerance: float = DEFAULT_TOLERANCE) -> dict:
     raw = json.loads((run_dir / "raw.json").read_text())
     analysis = analyse(raw, tolerance)
-    plots, note = plot(raw, analysis, run_dir) if with_plots else ([], None)
-    (run_dir / "report.md").write_text(markdown(raw, analysis, plots, note))
-    summary = {"analysis": analysis, "plots": [Path(p).name for p in plots], "report": "report.md",
-               "model_points": model_points(raw)}
+    rec = recommendation(raw, analysis)
+    conf = confirmation(raw)
+    plots, note = plot(raw, analysis, rec, run_dir) if with_plots else ([], None)
+    (run_dir / "report.md").write_text(markdown(raw, analysis, rec, conf, plots, note))
+    summary = {"analysis": analysis, "recommendation": rec, "confirmation": conf,
+               "client_limited": client_limited(by_mode(raw.get("results", []))),
+               "plots": [Path(p).name for p in plots], "report": "report.md", "model_points": model_points(raw)}
     (run_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     return summary
 
@@ -372,6 +547,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="relative tolerance of the crossover against the rate model (default %(default)s)")
     parser.add_argument("--check-model", action="store_true",
                         help="exit 3 when a speculative mode's crossover/threshold does not match the rate model")
+    parser.add_argument("--check-confirm", action="store_true",
+                        help="exit 4 when the confirming run does not follow the better curve on both sides")
     args = parser.parse_args(argv)
     if not (args.run_dir / "raw.json").is_file():
         print(f"bench_report: {args.run_dir / 'raw.json'} not found", file=sys.stderr)
@@ -379,21 +556,35 @@ def main(argv: list[str] | None = None) -> int:
     summary = build(args.run_dir, with_plots=not args.no_plots, tolerance=args.tolerance)
     mismatch = []
     for mode, entry in summary["analysis"].items():
-        line = (f"{mode}: stops paying at {entry['stops_paying_at']}, crossover {fmt(entry['crossover'], '{:.2f}')}, "
-                f"threshold {entry['threshold']}")
+        unc = entry["uncertainty"]
+        line = (f"{mode}: decode throughput stops paying at {entry['stops_paying_at']}, crossover "
+                f"{fmt(entry['crossover'], '{:.2f}')} (±1 SE {fmt(unc['crossover_low'], '{:.2f}')}-"
+                f"{fmt(unc['crossover_high'], '{:.2f}')}, {unc['repeats']} repeats), threshold {entry['threshold']}")
         check = entry.get("model_check")
         if check is not None:
             line += (f"; model {fmt(entry.get('model_grid_crossover'), '{:.2f}')} on this grid "
-                     f"({fmt(entry.get('model_crossover'), '{:.2f}')} exact), threshold "
-                     f"{entry.get('model_grid_threshold')}: {'matches' if check['ok'] else 'DOES NOT match'} "
-                     f"(tolerance {check['tolerance']:.0%})")
+                     f"({fmt(entry.get('model_crossover'), '{:.2f}')} exact): "
+                     f"{'matches' if check['ok'] else 'DOES NOT match'} (tolerance {check['tolerance']:.0%})")
             if not check["ok"]:
                 mismatch.append(mode)
         print(line)
+    for p in summary["client_limited"]:
+        print(f"client-limited: {p['mode']} c={p['concurrency']}: {p['mean_decoding']:.1f} requests decoding on average")
+    rec = summary["recommendation"]
+    if rec:
+        print(f"recommendation: {rec['action']}: {rec['reason']}")
+    conf = summary["confirmation"]
+    if conf:
+        print("confirmation: %s (%s)" % ("yes" if conf["ok"] else "NO", ", ".join(
+            "c=%d %s %+.1f%%" % (p["concurrency"], p["follows"], 100 * (p["rel_err"] or 0)) for p in conf["points"])))
     print(os.path.join(str(args.run_dir), "report.md"))
     if args.check_model and mismatch:
         print(f"bench_report: {', '.join(mismatch)} does not match the rate model", file=sys.stderr)
         return 3
+    if args.check_confirm and not (conf and conf["ok"]):
+        print("bench_report: the confirming run does not follow the better curve on both sides of the threshold",
+              file=sys.stderr)
+        return 4
     return 0
 
 

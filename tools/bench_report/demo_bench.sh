@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Copyright: (c) 2026, llmserve.sglang contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-# Benchmark baseline vs EAGLE-3 (vs EAGLE-3 adaptive) on the local demo fleet: one test host running the SGLang
+# Benchmark baseline vs EAGLE-3 (and, with -- -e benchmark_apply=true, the chosen threshold) on the local demo fleet: one test host running the SGLang
 # double with the seed's rate model, playbooks/benchmark.yml through roles/server, report on the controller.
 #
 #   tools/bench_report/demo_bench.sh [--keep] [--name FLEET] [--scale X] [--concurrency 1,2,4,8,16,32,64] [--tokens N]

@@ -11,6 +11,8 @@ dataclass field metadata spread over many modules.
     python gen_flag_table.py > sglang/flags/<version>.json
 """
 import argparse
+import dataclasses
+import os
 import json
 import sys
 
@@ -35,7 +37,13 @@ def kind_of(action):
 
 
 def main():
+    # Run as a script, this file's folder (the double's own `sglang`) comes first on sys.path: drop it, or the
+    # table would describe the double instead of the real wheel.
+    here = os.path.dirname(os.path.abspath(__file__))
+    sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != here]
     import sglang
+    if os.path.abspath(sglang.__file__).startswith(here):
+        sys.exit("gen_flag_table: imported the double's sglang (%s), not the real wheel" % sglang.__file__)
     from sglang.srt.server_args import ServerArgs, prepare_server_args  # noqa: F401
     import inspect
 
@@ -66,6 +74,10 @@ def main():
         "prog": prog,  # None: argparse's default prog (basename of sys.argv[0])
         "allow_abbrev": parser.allow_abbrev,
         "flags": flags,
+        # ServerArgs' dataclass fields: what /server_info reports (a few CLI dests are no fields, a few fields
+        # have no flag). 0.5.23's ServerArgs is no plain dataclass: None there, the double falls back to the dests.
+        "fields": (sorted(f.name for f in dataclasses.fields(ServerArgs))
+                   if dataclasses.is_dataclass(ServerArgs) else None),
     }
     json.dump(out, sys.stdout, indent=0, sort_keys=True)
     sys.stdout.write("\n")

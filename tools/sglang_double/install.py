@@ -15,7 +15,7 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SUPPORTED = ("0.5.9", "0.5.10.post1", "0.5.23")
+SUPPORTED = ("0.5.9", "0.5.10.post1", "0.5.15.post1", "0.5.23")
 
 
 def site_packages(venv):

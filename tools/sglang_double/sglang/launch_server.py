@@ -32,7 +32,7 @@ def main():
             os.kill(me, -code)
         os._exit(code)
 
-    if at_least("0.5.23"):
+    if at_least("0.5.15"):
         warnings.warn("'python -m sglang.launch_server' is still supported, but 'sglang serve' is the recommended "
                       "entrypoint.\n  Example: sglang serve --model-path <model> [options]", UserWarning, stacklevel=1)
     events.emit("stage", stage="init")
@@ -61,7 +61,7 @@ def main():
 
     def kill_tree(include_parent, code=-signal.SIGKILL):
         # sglang.srt.utils.kill_process_tree: SIGKILL the children, then the process itself.
-        if at_least("0.5.23"):
+        if at_least("0.5.15"):
             log("kill_process_tree called: parent_pid=%d, include_parent=%s, pid=%d" % (me, include_parent, me))
         for p in children:
             try:
@@ -92,7 +92,7 @@ def main():
         rfd, wfd = os.pipe()
         cfg = {"ranks": [r for r in range(max(tp, nchild)) if r % nchild == i], "tp": max(tp, nchild if
                settings.scenario == "child_dies" else tp), "node_rank": node_rank, "spec": spec,
-               "cuda_graph_max_bs": max_bs, "ready_fd": wfd, "dies": settings.scenario == "child_dies" and i == 1,
+               "cuda_graph_max_bs": max_bs, "disable_cuda_graph": bool(a.get("disable_cuda_graph")), "ready_fd": wfd, "dies": settings.scenario == "child_dies" and i == 1,
                "max_running_requests": int(a.get("max_running_requests") or (48 if spec else 2048))}
         env = dict(os.environ, SGLANG_DOUBLE_CHILD=json.dumps(cfg), SGLANG_DOUBLE_VERSION=__version__)
         env["PYTHONPATH"] = pkg_root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
@@ -104,7 +104,7 @@ def main():
     from sglang._double.engine import Engine
     from sglang._double.http import State, make_server
     hung = threading.Event()
-    engine = Engine(settings.mode_perf(spec), spec, tp, hung)
+    engine = Engine.from_launch(settings, a, tp, hung, max_bs)
     host, port = a.get("host") or "127.0.0.1", int(a.get("port") or 30000)
 
     if node_rank >= 1:

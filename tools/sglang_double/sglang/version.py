@@ -3,7 +3,7 @@
 """Version impersonated: SGLANG_DOUBLE_VERSION, else the one install.py recorded, else 0.5.23."""
 import os
 
-SUPPORTED = ("0.5.9", "0.5.10.post1", "0.5.23")
+SUPPORTED = ("0.5.9", "0.5.10.post1", "0.5.15.post1", "0.5.23")
 DEFAULT = "0.5.23"
 
 

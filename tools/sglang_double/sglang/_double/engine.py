@@ -1,30 +1,140 @@
 # Copyright: (c) 2026, llmserve.sglang contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Token generation at the configured rate: min(per_request_tps, saturation_tps / in_flight)."""
+"""Token generation at the configured rate: min(per_request_tps, saturation_tps / in_flight).
+
+Speculative modes (perf["eagle3"], see docs/sglang-double.md):
+- plain EAGLE-3: eagle3 rates at every batch size;
+- ``--speculative-adaptive``: SGLang routes the decode batch size (padded up to a CUDA-graph capture size) to the
+  adaptive config's slot with the largest key <= it, and a slot whose candidate_steps are all 0 runs without
+  drafting - baseline rates (source: 0.5.15.post1/0.5.23 speculative/adaptive_spec_params.py). With drafts that are
+  never accepted the EMA drops each slot to its smallest candidate, so a 0 candidate turns drafting off there too;
+- ``"draft": "mismatched"``: a draft trained for another target - accept length 1.00 and the rates real SGLang
+  0.5.15.post1 showed on an H200 with a random draft (about half the base model's single-request speed, 0.44 of its
+  saturated throughput);
+- ``"stall_seconds": S``: the first generation of more than 8 tokens stops half-way for S seconds while /health
+  stays 200 and /server_info waits behind it (seen on the H200 with the random draft).
+"""
+import json
 import threading
 import time
 
+from sglang.version import at_least
 from sglang._double.out import log
+
+# speculative/adaptive_spec_params.py DEFAULT_ADAPTIVE_CONFIG (candidate_steps per batch-size key).
+DEFAULT_ADAPTIVE = {"0.5.23": {1: [1, 3, 5, 7], 8: [0, 1, 3], 32: [0, 1], 64: [0]},
+                    "0.5.15": {1: [1, 3, 7], 8: [0, 1, 3], 32: [0, 1], 64: [0]}}
+MISMATCH_PER_REQUEST, MISMATCH_SATURATION = 0.5, 0.44  # of the baseline rates (H200, random draft)
+DECODE_LOG_INTERVAL = 40  # --decode-log-interval: /server_info has avg_spec_accept_length after the first line
+
+
+def load_adaptive(path):
+    """{batch key: candidate_steps} from --speculative-adaptive-config (None: the version's default)."""
+    if not path:
+        return dict(DEFAULT_ADAPTIVE["0.5.23" if at_least("0.5.23") else "0.5.15"])
+    with open(path) as f:
+        cfg = json.load(f)
+    slots = dict((int(k), list(v["candidate_steps"])) for k, v in cfg.items() if str(k).isdigit())
+    if not slots:
+        raise ValueError("speculative_adaptive_config must contain at least one integer-string BS key")
+    return slots
+
+
+def capture_sizes(max_bs):
+    """Decode CUDA-graph batch sizes with speculation on (0.5.15.post1 server_args / 0.5.23 cuda_graph_hook
+    _generate_decode_cuda_graph_batch_sizes, the spec branch); adaptive routing pads a batch up to one of them."""
+    bss = (list(range(1, 9)) + list(range(10, 33, 2)) + list(range(40, 65, 4)) + list(range(72, 257, 8))
+           + list(range(272, max_bs + 1, 16)))
+    bss = [b for b in bss if b <= max_bs]
+    return bss if max_bs in bss else bss + [max_bs]
 
 
 class Engine(object):
-    def __init__(self, perf, speculative, tp, hung):
-        self.perf, self.speculative = perf, speculative
+    def __init__(self, perf, speculative, tp, hung, base_perf=None, adaptive=None, capture_bs=None):
+        self.perf, self.speculative = dict(perf), speculative
+        self.base_perf = dict(base_perf or perf)
+        self.mismatched = speculative and self.perf.get("draft") == "mismatched"
+        if self.mismatched:
+            self.perf.update(accept_length=1.0,
+                             per_request_tps=float(self.base_perf["per_request_tps"]) * MISMATCH_PER_REQUEST,
+                             saturation_tps=float(self.base_perf["saturation_tps"]) * MISMATCH_SATURATION)
+        self.adaptive = adaptive if speculative else None  # {key: candidate_steps}
+        self.capture_bs = sorted(capture_bs) if capture_bs else None
+        self.stall_seconds = float(self.perf.get("stall_seconds") or 0) if speculative else 0.0
+        self.stalling = threading.Event()
+        self._stalled_once = False
         self.prefix = " TP0" if tp > 1 else ""
         self.hung = hung  # threading.Event: scheduler wedged (hang:ready)
         self.lock = threading.Lock()
         self.running = 0
         self.tokens_total = 0
         self.prompt_total = 0
+        self.spec_steps = 0  # decode steps that drafted (for avg_spec_accept_length's first appearance)
         self.last_tps = 0.0
         self._window = []  # (time, tokens) for the decode-batch line
 
+    @classmethod
+    def from_launch(cls, settings, args, tp, hung, max_bs):
+        """The engine launch_server builds from its parsed args."""
+        spec = bool(args.get("speculative_algorithm"))
+        adaptive = load_adaptive(args.get("speculative_adaptive_config")) if args.get("speculative_adaptive") else None
+        capture = None if args.get("disable_cuda_graph") else capture_sizes(max_bs)
+        return cls(settings.mode_perf(spec), spec, tp, hung, base_perf=settings.mode_perf(False),
+                   adaptive=adaptive, capture_bs=capture)
+
+    # ---- the speculative decision for the current batch
+    def drafting(self, batch=None):
+        """Does a decode batch of this size draft?  (adaptive: its slot's steps are > 0)"""
+        if not self.speculative:
+            return False
+        if not self.adaptive:
+            return True
+        bs = max(batch if batch is not None else self.running, 1)
+        if self.capture_bs:
+            bigger = [c for c in self.capture_bs if c >= bs]
+            bs = bigger[0] if bigger else bs
+        keys = sorted(self.adaptive)
+        slot = [k for k in keys if k <= bs]
+        steps = self.adaptive[slot[-1] if slot else keys[0]]
+        # Accepted drafts per step = accept length - 1; the EMA sinks to the smallest candidate when that is ~0.
+        pick = min(steps) if self.accept_length_value() - 1.0 <= 0.5 else max(steps)
+        return pick > 0
+
     def rate(self):
         c = max(self.running, 1)
-        return min(float(self.perf["per_request_tps"]), float(self.perf["saturation_tps"]) / c)
+        perf = self.perf if self.drafting(c) else self.base_perf
+        return min(float(perf["per_request_tps"]), float(perf["saturation_tps"]) / c)
+
+    def accept_length_value(self):
+        return float(self.perf.get("accept_length", 1.0))
 
     def accept_length(self):
-        return float(self.perf.get("accept_length", 1.0)) if self.speculative else None
+        return self.accept_length_value() if self.speculative else None
+
+    def info_accept_length(self):
+        """avg_spec_accept_length of /server_info: absent until a decode log line folded the counters in."""
+        if not self.speculative or self.spec_steps < DECODE_LOG_INTERVAL:
+            return None
+        return self.accept_length_value()
+
+    def wait_scheduler(self, timeout):
+        """/server_info asks the scheduler, which answers only between batches: not while a batch is stuck."""
+        deadline = time.monotonic() + timeout
+        while self.stalling.is_set() and time.monotonic() < deadline:
+            time.sleep(0.05)
+
+    def _maybe_stall(self, i, n_tokens):
+        if self.stall_seconds <= 0 or n_tokens <= 8 or i != n_tokens // 2:
+            return
+        with self.lock:
+            if self._stalled_once:
+                return
+            self._stalled_once = True
+        self.stalling.set()
+        try:
+            time.sleep(self.stall_seconds)
+        finally:
+            self.stalling.clear()
 
     def generate(self, n_tokens, prompt_tokens, on_token=None):
         """Sleep through n_tokens at the modelled rate, calling on_token(i) per token."""
@@ -39,12 +149,17 @@ class Engine(object):
                 while self.hung.is_set():
                     time.sleep(0.5)
                     due = time.monotonic()
+                self._maybe_stall(i, n_tokens)
+                if self.stall_seconds and i == n_tokens // 2:
+                    due = max(due, time.monotonic())
                 due += 1.0 / self.rate()
                 delay = due - time.monotonic()
                 if delay > 0:
                     time.sleep(delay)
                 with self.lock:
                     self.tokens_total += 1
+                    if self.drafting():
+                        self.spec_steps += 1.0 / self.accept_length_value()
                 if on_token:
                     on_token(i)
         finally:
@@ -64,8 +179,8 @@ class Engine(object):
                 continue
             spec = ""
             if self.speculative:
-                al = self.accept_length()
-                spec = "accept len: %.2f, accept rate: %.2f, " % (al, al / 4.0)
+                al = self.accept_length() if self.drafting(running) else 1.0
+                spec = "accept len: %.2f, accept rate: %.2f, " % (al, (al - 1.0) / 3.0)
             log("Decode batch, #running-req: %d, #token: %d, token usage: %.2f, %scuda graph: True, "
                 "gen throughput (token/s): %.2f, #queue-req: 0," % (
                     running, running * 1100, min(running * 1100 / 412160.0, 1.0), spec, self.last_tps), self.prefix)

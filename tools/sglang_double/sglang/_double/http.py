@@ -2,6 +2,7 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """HTTP API of the double on http.server: the endpoints and status codes SGLang's FastAPI app gives."""
 import json
+import os
 import threading
 import time
 import uuid
@@ -10,6 +11,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from sglang.version import __version__, at_least
 from sglang._double.metrics import Metrics
 from sglang._double.out import access, log
+from sglang.srt.server_args import load_table
 
 REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found", 500: "Internal Server Error",
            503: "Service Unavailable"}
@@ -24,6 +26,26 @@ class State(object):
         self.fail_generate = False
         self.model = args.get("served_model_name") or args.get("model_path") or "default"
         self.metrics = Metrics(self)
+        self.hf_config = read_hf_config(args.get("model_path"))
+
+    def context_len(self):
+        return int(self.args.get("context_length") or self.hf_config.get("max_position_embeddings") or 262144)
+
+
+def read_hf_config(model_path):
+    """The model folder's config.json, as SGLang reads it for /model_info (a Kimi-like default without one)."""
+    try:
+        with open(os.path.join(model_path or "", "config.json")) as fh:
+            cfg = json.load(fh)
+        return cfg if isinstance(cfg, dict) else {}
+    except (IOError, OSError, ValueError):
+        return {}
+
+
+def server_fields():
+    """ServerArgs' fields for this version (the flag table's 'fields'; its dests where the table has none)."""
+    table = load_table()
+    return table.get("fields") or sorted(set(f["dest"] for f in table["flags"]) - {"config"})
 
 
 class Server(ThreadingHTTPServer):
@@ -151,23 +173,34 @@ class Handler(BaseHTTPRequestHandler):
     def models(self):
         self._send(200, {"object": "list", "data": [{"id": self.state.model, "object": "model",
                                                      "created": int(time.time()), "owned_by": "sglang",
-                                                     "root": self.state.model, "max_model_len": 262144}]})
+                                                     "root": self.state.model, "parent": None,
+                                                     "max_model_len": self.state.context_len()}]})
 
     def model_info(self):
         a = self.state.args
         self._send(200, {"model_path": a.get("model_path"), "tokenizer_path": a.get("tokenizer_path") or a.get("model_path"),
                          "is_generation": True, "preferred_sampling_params": None, "weight_version": "default",
                          "has_image_understanding": False, "has_audio_understanding": False,
-                         "model_type": "deepseek_v3", "architectures": ["DeepseekV3ForCausalLM"]})
+                         "model_type": self.state.hf_config.get("model_type", "deepseek_v3"),
+                         "architectures": self.state.hf_config.get("architectures", ["DeepseekV3ForCausalLM"])})
 
     def server_info(self):
         st = self.state
-        info = dict((k, v) for k, v in st.args.items() if not k.startswith("_") and k != "api_key")
-        internal = {"last_gen_throughput": round(st.engine.last_tps, 2), "memory_usage": {"weight": 69.56, "kvcache": 14.47}}
-        al = st.engine.accept_length()
+        st.engine.wait_scheduler(600.0)  # get_internal_state goes through the scheduler: it waits behind a stuck batch
+        # As real SGLang: every ServerArgs field at the top (the key is never echoed), and again, with the
+        # scheduler's live figures, in internal_states[0] (captured from 0.5.15.post1 on an H200).
+        args = dict((k, None if k in ("api_key", "admin_api_key") else st.args.get(k)) for k in server_fields())
+        internal = dict(args, last_gen_throughput=round(st.engine.last_tps, 2),
+                        memory_usage={"weight": 69.56, "kvcache": 14.47, "token_capacity": 412160, "graph": 1.52},
+                        effective_max_running_requests_per_dp=st.args.get("max_running_requests") or 2048,
+                        max_speculative_num_draft_tokens=st.args.get("speculative_num_draft_tokens"),
+                        enable_grpc=False, grpc_port=None)
+        al = st.engine.info_accept_length()
         if al is not None:
             internal["avg_spec_accept_length"] = al
-        info.update({"version": __version__, "internal_states": [internal], "max_total_num_tokens": 412160})
+        info = dict(args, version=__version__, status="ready" if st.status == "up" else st.status,
+                    internal_states=[internal], max_total_num_tokens=412160,
+                    max_req_input_len=st.context_len() - 6, kv_events=None)
         self._send(200, info)
 
     def metrics(self):

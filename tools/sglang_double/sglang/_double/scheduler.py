@@ -127,37 +127,45 @@ class Child(object):
         self.log_all("KV Cache is allocated. #tokens: 412160, KV size: 14.47 GB")
         self.log_all("Memory pool end. avail mem=8.93 GB")
 
-        self.stage("cuda_graph")
-        bss = self.capture_bs()
-        if at_least("0.5.23"):
-            self.log_all("Capture target decode CUDA graph begin. backend=full, avail mem=8.93 GB")
-        else:
-            self.log_all("Capture cuda graph begin. This can take up to several minutes. avail mem=8.93 GB")
-        desc = "Capturing batches (bs=%d avail_mem=%.2f GB)"
-        t0 = time.time()
-        step = s.duration("cuda_graph") / len(bss)
-        if self.lead:
-            raw("\r" + capture_bar_text(desc % (bss[0], 8.93), 0, len(bss), 0))
-        for i, bs in enumerate(bss):
-            time.sleep(step)
-            if i == len(bss) // 3 and self.lead and s.scenario in ("crash_oom_cuda_graph", "crash_arch"):
-                raw("\n")
-                self.fail(s.scenario)
+        # --disable-cuda-graph: real SGLang logs no capture at all, and the stages go kv_cache -> http.
+        if not self.cfg.get("disable_cuda_graph"):
+            self.stage("cuda_graph")
+            bss = self.capture_bs()
+            if at_least("0.5.15"):
+                self.log_all("Capture target decode CUDA graph begin. backend=full, avail mem=8.93 GB")
+            else:
+                self.log_all("Capture cuda graph begin. This can take up to several minutes. avail mem=8.93 GB")
+            desc = "Capturing batches (bs=%d avail_mem=%.2f GB)"
+            t0 = time.time()
+            step = s.duration("cuda_graph") / len(bss)
             if self.lead:
-                raw("\r" + capture_bar_text(desc % (bs, 8.93 - 0.02 * i), i + 1, len(bss), time.time() - t0))
-        if self.lead:
-            raw("\n")
-        if at_least("0.5.23"):
-            self.log_all("Capture target decode CUDA graph end. elapsed=%.2f s, mem usage=1.52 GB, avail mem=7.41 GB."
-                         % s.duration("cuda_graph"))
-        else:
-            self.log_all("Capture cuda graph end. Time elapsed: %.2f s. mem usage=1.52 GB. avail mem=7.41 GB."
-                         % s.duration("cuda_graph"))
-        if self.cfg.get("spec"):
-            for what in ("draft", "draft extend"):
-                self.log_all("Capture %s cuda graph begin. This can take up to several minutes. avail mem=7.41 GB" % what)
-                self.log_all("Capture %s cuda graph end. Time elapsed: %.2f s. mem usage=0.31 GB. avail mem=7.10 GB."
-                             % (what, s.duration("cuda_graph") / 4))
+                raw("\r" + capture_bar_text(desc % (bss[0], 8.93), 0, len(bss), 0))
+            for i, bs in enumerate(bss):
+                time.sleep(step)
+                if i == len(bss) // 3 and self.lead and s.scenario in ("crash_oom_cuda_graph", "crash_arch"):
+                    raw("\n")
+                    self.fail(s.scenario)
+                if self.lead:
+                    raw("\r" + capture_bar_text(desc % (bs, 8.93 - 0.02 * i), i + 1, len(bss), time.time() - t0))
+            if self.lead:
+                raw("\n")
+            if at_least("0.5.15"):
+                self.log_all("Capture target decode CUDA graph end. elapsed=%.2f s, mem usage=1.52 GB, avail mem=7.41 GB."
+                             % s.duration("cuda_graph"))
+            else:
+                self.log_all("Capture cuda graph end. Time elapsed: %.2f s. mem usage=1.52 GB. avail mem=7.41 GB."
+                             % s.duration("cuda_graph"))
+            for what in (("draft decode", "draft extend") if self.cfg.get("spec") else ()):
+                if at_least("0.5.15"):  # the spec-v2 worker (eagle_worker_v2)
+                    self.log_all("Capture %s CUDA graph begin. backend=full, avail mem=7.41 GB" % what)
+                    self.log_all("Capture %s CUDA graph end. elapsed=%.2f s, mem usage=0.31 GB, avail mem=7.10 GB."
+                                 % (what, s.duration("cuda_graph") / 4))
+                else:
+                    what = what.replace(" decode", "")
+                    self.log_all("Capture %s cuda graph begin. This can take up to several minutes. avail mem=7.41 GB"
+                                 % what)
+                    self.log_all("Capture %s cuda graph end. Time elapsed: %.2f s. mem usage=0.31 GB. avail mem=7.10 GB."
+                                 % (what, s.duration("cuda_graph") / 4))
         self.log_all("max_total_num_tokens=412160, chunked_prefill_size=8192, max_prefill_tokens=16384, "
                      "max_running_requests=%d, context_len=262144, available_gpu_mem=7.10 GB"
                      % self.cfg["max_running_requests"])

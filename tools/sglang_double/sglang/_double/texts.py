@@ -23,7 +23,7 @@ MR_INIT = ("sglang/srt/model_executor/model_runner.py", 380, "__init__", "self.i
 
 
 def capture_failed_hint():
-    if at_least("0.5.23"):
+    if at_least("0.5.15"):
         return ("Possible solutions:\n"
                 "1. set --mem-fraction-static to a smaller value (e.g., 0.8 or 0.7)\n"
                 "2. set --cuda-graph-max-bs-decode to a smaller value (e.g., 16)\n"
