@@ -18,7 +18,7 @@ bench: setup system-deps ## baseline vs EAGLE-3 (vs adaptive) on a local 1-host 
 bench-report: setup ## turn a benchmark run folder into report.md + PNG plots (DIR=benchmarks/results/...)
 	$(BIN)/python tools/bench_report/bench_report.py $(DIR)
 
-.PHONY: bench bench-report help setup system-deps lint unit sanity real-parser build molecule test demo fleet-up fleet-down clean
+.PHONY: bench bench-report help setup system-deps lint unit sanity real-parser build molecule test demo fleet-up fleet-down clean promtool
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 16
@@ -31,10 +31,11 @@ $(BIN)/.installed: requirements/controller.txt requirements/test.txt
 
 setup: $(BIN)/.installed ## controller virtualenv with pinned tools (.venv)
 
-system-deps: ## podman, runc, debootstrap (the local fleet) and shellcheck (sanity), from Debian, as root
+system-deps: ## podman, runc, debootstrap (the local fleet), shellcheck (sanity), promtool (prometheus), from Debian, as root
 	@command -v podman >/dev/null && command -v runc >/dev/null && command -v debootstrap >/dev/null && \
-	  command -v shellcheck >/dev/null || { apt-get update -qq && \
-	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq podman runc debootstrap shellcheck >/dev/null; }
+	  command -v shellcheck >/dev/null && command -v promtool >/dev/null || { apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq podman runc debootstrap shellcheck >/dev/null && \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus >/dev/null; }
 
 lint: setup ## yamllint + ansible-lint --profile production
 	$(BIN)/yamllint -s .
@@ -42,6 +43,9 @@ lint: setup ## yamllint + ansible-lint --profile production
 
 unit: setup ## unit tests (parsers, classifier, argv rendering, the SGLang double, ...)
 	$(BIN)/pytest -q tests/unit
+
+promtool: setup system-deps ## roles/monitoring: promtool check config / check rules / test rules, dashboard queries parsed
+	tests/promtool/run.sh
 
 sanity: setup system-deps ## ansible-test sanity on a copy laid out as ansible_collections/llmserve/sglang
 	tests/sanity/run.sh
@@ -56,7 +60,7 @@ build: setup ## build the collection tarball, install it in a scratch path, use 
 molecule: setup system-deps ## every molecule scenario on the local fleet (create, converge, idempotence, verify, destroy)
 	@for s in $(SCENARIOS); do echo "=== molecule test -s $$s"; $(BIN)/molecule test -s $$s || exit 1; done
 
-test: setup lint unit sanity build real-parser molecule ## everything CI runs
+test: setup lint unit promtool sanity build real-parser molecule ## everything CI runs
 	@echo "make test: all stages passed"
 
 demo: setup system-deps ## deploy EAGLE-3 with the SGLang double on a local fleet of $(HOSTS) hosts

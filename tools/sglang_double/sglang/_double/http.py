@@ -9,6 +9,7 @@ import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from sglang.version import __version__, at_least
+from sglang._double.metrics import Metrics
 from sglang._double.out import access, log
 from sglang.srt.server_args import load_table
 
@@ -24,6 +25,7 @@ class State(object):
         self.status = "starting"  # starting -> up -> draining
         self.fail_generate = False
         self.model = args.get("served_model_name") or args.get("model_path") or "default"
+        self.metrics = Metrics(self)
         self.hf_config = read_hf_config(args.get("model_path"))
 
     def context_len(self):
@@ -73,6 +75,7 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
         access(self.client_address, self.command, self.path, code, REASONS.get(code, ""))
+        self._count(code)
 
     def _body(self):
         n = int(self.headers.get("content-length") or 0)
@@ -88,6 +91,11 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("transfer-encoding", "chunked")
         self.end_headers()
         access(self.client_address, self.command, self.path, 200, "OK")
+        self._count(200)
+
+    def _count(self, code):
+        if not self.state.stub:  # SGLang's HTTP metrics middleware: one response per request, by route
+            self.state.metrics.http_response(self.path.split("?", 1)[0], self.command, code)
 
     def _chunk(self, data):
         data = data.encode()
@@ -115,6 +123,7 @@ class Handler(BaseHTTPRequestHandler):
         st = self.state
         if st.stub:
             return self._stub(path)
+        st.metrics.http_request(path, method)
         if not self._authorized(path):
             return self._send(401, {"error": "Unauthorized"})
         routes = {
@@ -195,23 +204,7 @@ class Handler(BaseHTTPRequestHandler):
         self._send(200, info)
 
     def metrics(self):
-        e, m = self.state.engine, self.state.model
-        lab = '{model_name="%s",engine_type="unified",tp_rank="0",pp_rank="0"}' % m
-        lines = [
-            "# HELP sglang:num_running_reqs The number of running requests.",
-            "# TYPE sglang:num_running_reqs gauge", "sglang:num_running_reqs%s %.1f" % (lab, e.running),
-            "# HELP sglang:num_queue_reqs The number of requests in the waiting queue.",
-            "# TYPE sglang:num_queue_reqs gauge", "sglang:num_queue_reqs%s 0.0" % lab,
-            "# HELP sglang:gen_throughput The generation throughput (token/s).",
-            "# TYPE sglang:gen_throughput gauge", "sglang:gen_throughput%s %.2f" % (lab, e.last_tps),
-            "# HELP sglang:spec_accept_length The average acceptance length of speculative decoding.",
-            "# TYPE sglang:spec_accept_length gauge", "sglang:spec_accept_length%s %.2f" % (lab, e.accept_length() or 0.0),
-            "# HELP sglang:generation_tokens_total Number of generation tokens processed.",
-            "# TYPE sglang:generation_tokens_total counter", "sglang:generation_tokens_total%s %.1f" % (lab, e.tokens_total),
-            "# HELP sglang:prompt_tokens_total Number of prefill tokens processed.",
-            "# TYPE sglang:prompt_tokens_total counter", "sglang:prompt_tokens_total%s %.1f" % (lab, e.prompt_total),
-        ]
-        self._send(200, "\n".join(lines) + "\n", "text/plain; version=0.0.4; charset=utf-8")
+        self._send(200, self.state.metrics.render(), "text/plain; version=0.0.4; charset=utf-8")
 
     def _failing(self):
         return self.state.fail_generate
@@ -247,11 +240,15 @@ class Handler(BaseHTTPRequestHandler):
                 text.append(" tok")
                 self._chunk("data: " + json.dumps({"text": "".join(text), "output_ids": list(range(i + 1)),
                                                    "meta_info": meta(i + 1)}) + "\n\n")
-            e.generate(n, prompt_tokens, on_token)
+            rec = self.state.metrics.request(prompt_tokens)
+            e.generate(n, prompt_tokens, rec.token(on_token))
+            rec.done(n)
             self._chunk("data: [DONE]\n\n")
             self._chunk("")
             return
-        e.generate(n, prompt_tokens)
+        rec = self.state.metrics.request(prompt_tokens)
+        e.generate(n, prompt_tokens, rec.token())
+        rec.done(n)
         self._send(200, {"text": " tok" * n, "output_ids": list(range(n)), "meta_info": meta(n)})
 
     def chat(self):
@@ -275,7 +272,9 @@ class Handler(BaseHTTPRequestHandler):
                          choices=[{"index": 0, "delta": {"role": "assistant", "content": " tok"} if i == 0 else
                                    {"content": " tok"}, "finish_reason": None}])
                 self._chunk("data: " + json.dumps(d) + "\n\n")
-            e.generate(n, prompt_tokens, on_token)
+            rec = self.state.metrics.request(prompt_tokens)
+            e.generate(n, prompt_tokens, rec.token(on_token))
+            rec.done(n)
             last = dict(base, object="chat.completion.chunk",
                         choices=[{"index": 0, "delta": {}, "finish_reason": "length"}],
                         usage={"prompt_tokens": prompt_tokens, "completion_tokens": n,
@@ -284,7 +283,9 @@ class Handler(BaseHTTPRequestHandler):
             self._chunk("data: [DONE]\n\n")
             self._chunk("")
             return
-        e.generate(n, prompt_tokens)
+        rec = self.state.metrics.request(prompt_tokens)
+        e.generate(n, prompt_tokens, rec.token())
+        rec.done(n)
         self._send(200, dict(base, object="chat.completion",
                              choices=[{"index": 0, "message": {"role": "assistant", "content": " tok" * n},
                                        "finish_reason": "length"}],

@@ -1,0 +1,28 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Filter: monitoring_targets (inventory host records -> Prometheus file_sd target groups)."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.llmserve.sglang.plugins.module_utils.monitoring_targets import build_targets
+
+
+def monitoring_targets(servers, routers=None, groups=None, monitoring_machine="", require_metrics=True):
+    if not isinstance(servers, list) or not isinstance(routers or [], list):
+        raise AnsibleFilterError("monitoring_targets: servers and routers must be lists of host records")
+    result = build_targets(servers, routers or [], dict(groups or {}), str(monitoring_machine),
+                           require_metrics=bool(require_metrics))
+    if result["errors"]:
+        raise AnsibleFilterError("monitoring_targets: %d problem(s) with the scrape targets:\n- %s"
+                                 % (len(result["errors"]), "\n- ".join(result["errors"])))
+    return result
+
+
+class FilterModule(object):
+    def filters(self):
+        return {"monitoring_targets": monitoring_targets}

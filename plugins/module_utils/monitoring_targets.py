@@ -1,0 +1,115 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Prometheus file_sd targets for the SGLang servers and routers of an inventory (roles/monitoring).
+
+One target per replica (the rank-0 host of a server_tp_group: higher ranks only run a /health stub), one per
+instance (several instances on one machine differ by port), one per router (its --prometheus-port). Every
+problem is reported at once, naming the host and the fix, before anything is written.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+WILDCARD = ("", "0.0.0.0", "::", "[::]")
+LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
+SERVER_JOB = "sglang"
+ROUTER_JOB = "sglang-router"
+
+
+def _metrics_enabled(args):
+    for key in ("enable-metrics", "enable_metrics"):
+        if key in (args or {}):
+            value = args[key]
+            return value is True or str(value).lower() in ("true", "yes", "1")
+    return False
+
+
+def _address(rec, bind, monitoring_machine, what, fix):
+    """Where Prometheus reaches a listener bound to `bind` on the machine of `rec` (None + error when it cannot)."""
+    if rec.get("address"):
+        return rec["address"], None
+    bind = str(bind or "")
+    if bind in WILDCARD:
+        return rec.get("ansible_host") or rec["name"], None
+    if bind in LOOPBACK:
+        if (rec.get("ansible_host") or rec["name"]) == monitoring_machine:
+            return "127.0.0.1", None
+        return None, ("%s: %s listens on %s only, which Prometheus on %s cannot reach: %s, or set the hostvar "
+                      "monitoring_address" % (rec["name"], what, bind, monitoring_machine, fix))
+    return bind, None
+
+
+def _host_port(address, port):
+    address = str(address)
+    if ":" in address and not address.startswith("["):
+        address = "[%s]" % address  # IPv6 literal
+    return "%s:%s" % (address, port)
+
+
+def build_targets(servers, routers, groups, monitoring_machine, require_metrics=True):
+    """servers/routers: lists of host records (see roles/monitoring/vars/main.yml); groups: inventory groups.
+
+    Returns {"server": [file_sd group, ...], "router": [...], "skipped": [reason, ...], "errors": [...]}.
+    """
+    errors, skipped, seen = [], [], {}
+    server_groups, router_groups = [], []
+
+    def claim(target, name, kind):
+        other = seen.get(target)
+        if other and other != name:
+            errors.append("%s and %s both point Prometheus at %s: give each instance its own server_port (or "
+                          "monitoring_address)" % (other, name, target))
+            return False
+        seen[target] = name
+        return other is None
+
+    for rec in servers:
+        name = rec["name"]
+        if not rec.get("scrape", True):
+            skipped.append("%s: monitoring_scrape is false" % name)
+            continue
+        tp_group = rec.get("tp_group") or ""
+        if tp_group:
+            members = groups.get(tp_group) or []
+            if name not in members:
+                errors.append("%s: server_tp_group '%s' is not an inventory group holding this host: fix "
+                              "server_tp_group" % (name, tp_group))
+                continue
+            if members[0] != name:
+                skipped.append("%s: rank %d of replica %s (only rank 0 serves /metrics)"
+                               % (name, members.index(name), tp_group))
+                continue
+        if require_metrics and not _metrics_enabled(rec.get("args")):
+            errors.append("%s: SGLang runs without --enable-metrics, so it has no /metrics: add "
+                          "'enable-metrics: true' to server_args (or set monitoring_scrape: false for this host)"
+                          % name)
+            continue
+        address, err = _address(rec, rec.get("host", "127.0.0.1"), monitoring_machine, "SGLang (server_host)",
+                                "set server_host: 0.0.0.0 (or an address the monitoring host reaches)")
+        if err:
+            errors.append(err)
+            continue
+        target = _host_port(address, rec.get("port"))
+        if claim(target, name, "server"):
+            server_groups.append({"targets": [target], "labels": {
+                "job": SERVER_JOB, "llmserve_host": name, "llmserve_instance": str(rec.get("instance") or "default"),
+                "llmserve_replica": tp_group or name}})
+
+    for rec in routers:
+        name = rec["name"]
+        if not rec.get("scrape", True):
+            skipped.append("%s: monitoring_scrape is false" % name)
+            continue
+        address, err = _address(rec, rec.get("host", "127.0.0.1"), monitoring_machine,
+                                "sglang-router's metrics (router_prometheus_host)",
+                                "set router_prometheus_host: 0.0.0.0")
+        if err:
+            errors.append(err)
+            continue
+        target = _host_port(address, rec.get("port"))
+        if claim(target, name, "router"):
+            router_groups.append({"targets": [target], "labels": {"job": ROUTER_JOB, "llmserve_host": name}})
+
+    return {"server": server_groups, "router": router_groups, "skipped": skipped, "errors": errors}
