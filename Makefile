@@ -46,7 +46,7 @@ unit: setup ## unit tests (parsers, classifier, argv rendering, the SGLang doubl
 sanity: setup system-deps ## ansible-test sanity on a copy laid out as ansible_collections/llmserve/sglang
 	tests/sanity/run.sh
 
-real-parser: setup ## argv rendering checked by the real SGLang argument parsers (0.5.23, 0.5.10)
+real-parser: setup ## argv rendering checked by the real SGLang argument parsers (0.5.9, 0.5.10.post1, 0.5.15.post1, 0.5.23)
 	@if [ -x tests/real_parser/build_venvs.sh ]; then tests/real_parser/build_venvs.sh && $(BIN)/pytest -q tests/real_parser; \
 	else echo "tests/real_parser not present"; fi
 
