@@ -10,7 +10,7 @@ DOCUMENTATION = r"""
 ---
 module: wheel_placeholder
 short_description: Write metadata-only wheels standing for packages a host already has, for pip resolution
-version_added: "0.2.0"
+version_added: "0.1.0"
 description:
   - Writes, into O(dest), one wheel per O(packages) entry with only its name and version (no files, no
     dependencies).
