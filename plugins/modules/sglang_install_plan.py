@@ -61,6 +61,7 @@ attributes:
     description: Reads only, in check mode too.
   diff_mode:
     support: none
+    description: Changes nothing.
 notes:
   - A reused torch matches a pin like C(torch==2.11.0) with a local build label (C(2.11.0+cu130)), as PEP 440 says.
   - Missing C(torchvision)/C(torchaudio) next to a reused torch are returned in RV(torch_install) (installed

@@ -34,6 +34,7 @@ attributes:
     description: Says what it would write.
   diff_mode:
     support: none
+    description: Writes no file that a diff would show.
 author:
   - llmserve maintainers (@llmserve)
 """

@@ -91,7 +91,7 @@ def test_placeholder_wheel_is_taken_by_real_pip(tmp_path):
     # A second project that pins torch, built the same way, so the check stays offline.
     dep = str(tmp_path / "dep")
     os.makedirs(dep)
-    p, _ = wh.placeholder_wheel(dep, "needs-torch", "1.0")
+    p = wh.placeholder_wheel(dep, "needs-torch", "1.0")[0]
     with zipfile.ZipFile(p) as z:
         files = {n: z.read(n).decode() for n in z.namelist()}
     meta = "needs_torch-1.0.dist-info/METADATA"
