@@ -50,7 +50,7 @@ promtool: setup system-deps ## roles/monitoring: promtool check config / check r
 sanity: setup system-deps ## ansible-test sanity on a copy laid out as ansible_collections/llmserve/sglang
 	tests/sanity/run.sh
 
-real-parser: setup ## argv rendering checked by the real SGLang argument parsers (0.5.23, 0.5.10)
+real-parser: setup ## argv rendering checked by the real SGLang argument parsers (0.5.9, 0.5.10.post1, 0.5.15.post1, 0.5.23)
 	@if [ -x tests/real_parser/build_venvs.sh ]; then tests/real_parser/build_venvs.sh && $(BIN)/pytest -q tests/real_parser; \
 	else echo "tests/real_parser not present"; fi
 

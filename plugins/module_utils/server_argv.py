@@ -17,7 +17,7 @@ import json
 import re
 
 # Versions whose tables below were read from the source and are exercised by tests/real_parser.
-VERIFIED_VERSIONS = ("0.5.9", "0.5.10.post1", "0.5.23")
+VERIFIED_VERSIONS = ("0.5.9", "0.5.10.post1", "0.5.15.post1", "0.5.23")
 # 0.5.23 renamed the cuda-graph flags and moved allreduce fusion to a backend choice
 # (arg_groups/fields/exec_.py); it also added --speculative-adaptive (arg_groups/fields/spec.py).
 NEW_CLI = (0, 5, 23)

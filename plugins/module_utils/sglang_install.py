@@ -107,11 +107,11 @@ def torch_reuse(torch_specs, installed, locations, python):
             errors.append("cannot compare %s %s with %r: %s" % (name, have, spec, e))
             continue
         if not ok:
+            found_in = (" (in %s)" % where) if where else ""
             errors.append(
                 "sglang needs %s but the reused interpreter %s has %s %s%s. Fix: pick an sglang_version that pins "
                 "%s %s, point sglang_python at an interpreter with %s, or set sglang_reuse_torch: false to install "
-                "it into the virtualenv." % (text, python, name, have, (" (in %s)" % where) if where else "",
-                                              name, have.split("+")[0], text))
+                "it into the virtualenv." % (text, python, name, have, found_in, name, have.split("+")[0], text))
     return errors, missing
 
 

@@ -10,7 +10,7 @@ DOCUMENTATION = r"""
 ---
 module: sglang_install_plan
 short_description: Read what an installed SGLang requires and decide the rest of its install (torch reuse, exact wheelhouse)
-version_added: "0.2.0"
+version_added: "0.1.0"
 description:
   - Runs O(python) (a virtualenv's interpreter, where C(sglang) is already installed without dependencies) to read
     the C(sglang) wheel's C(Requires-Dist) and the torch family that interpreter sees.
@@ -61,6 +61,7 @@ attributes:
     description: Reads only, in check mode too.
   diff_mode:
     support: none
+    description: Changes nothing.
 notes:
   - A reused torch matches a pin like C(torch==2.11.0) with a local build label (C(2.11.0+cu130)), as PEP 440 says.
   - Missing C(torchvision)/C(torchaudio) next to a reused torch are returned in RV(torch_install) (installed

@@ -22,20 +22,29 @@ def cache_dir():
     return d
 
 
-def wheel_path(version):
-    """Path of the cached ``sglang==version`` wheel, downloading it when missing."""
+def wheel_path(version, python=None):
+    """Path of the cached ``sglang==version`` wheel, downloading it when missing.
+
+    ``python`` ("3.11"): a wheel that installs on that CPython (cpXY or pure); default: any cached one."""
     d = cache_dir()
-    found = sorted(glob.glob(os.path.join(d, "sglang-%s-*.whl" % version)))
+    tags = ("cp%s" % python.replace(".", ""), "py3") if python else ("",)
+    pattern = os.path.join(d, "sglang-%s-*.whl" % version)
+
+    def cached():
+        return sorted(f for f in glob.glob(pattern)
+                      if any(os.path.basename(f).startswith("sglang-%s-%s" % (version, t)) for t in tags))
+
+    found = cached()
     if found:
         return found[0]
     cmd = [
         sys.executable, "-m", "pip", "download", "--no-deps", "--disable-pip-version-check",
-        "--only-binary=:all:", "--python-version", "3.11", "--implementation", "cp",
+        "--only-binary=:all:", "--python-version", python or "3.11", "--implementation", "cp",
         "--platform", "manylinux_2_34_x86_64", "--platform", "any",
         "-d", d, "sglang==%s" % version,
     ]
     proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True, check=False)
-    found = sorted(glob.glob(os.path.join(d, "sglang-%s-*.whl" % version)))
+    found = cached()
     if proc.returncode != 0 or not found:
         raise RuntimeError("pip download sglang==%s failed (rc=%s):\n%s" % (version, proc.returncode, proc.stdout[-3000:]))
     return found[0]

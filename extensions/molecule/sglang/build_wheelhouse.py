@@ -3,8 +3,11 @@
 """Build the scenario's wheelhouse: the real sglang wheel (from the test cache) plus tiny stand-in wheels
 named and versioned like the CUDA packages that SGLang pins (read from the real wheel's METADATA).
 
-usage: build_wheelhouse.py DEST VERSION   -> prints 'changed' or 'unchanged'
+usage: build_wheelhouse.py DEST VERSION [--python 3.11] [--no-torch]   -> prints 'changed' or 'unchanged'
+       build_wheelhouse.py DEST --torch 2.11.0+cu130 [--torch ...]      (torch stand-ins only, for base venvs)
+--no-torch: the set a host that reuses its own torch needs (sglang, kernel and FlashInfer stand-ins).
 """
+import argparse
 import base64
 import hashlib
 import os
@@ -68,22 +71,40 @@ def pin(reqs, name):
     return None
 
 
+def torch_stand_in(dest, torch_v):
+    return build(dest, "torch", torch_v, {
+        "torch/__init__.py": TORCH_INIT.format(version=torch_v),
+        "torch/version.py": '__version__ = "%s"\ncuda = "13.0"\n' % torch_v,
+        "torch/cuda.py": TORCH_CUDA})
+
+
 def main():
-    dest, version = sys.argv[1], sys.argv[2]
+    ap = argparse.ArgumentParser()
+    ap.add_argument("dest")
+    ap.add_argument("version", nargs="?")
+    ap.add_argument("--python", default=None, help="CPython X.Y the sglang wheel must install on")
+    ap.add_argument("--no-torch", action="store_true")
+    ap.add_argument("--torch", action="append", default=[], help="only build torch stand-ins of these versions")
+    a = ap.parse_args()
+    dest = a.dest
     os.makedirs(dest, exist_ok=True)
     changed = False
-    whl = W.wheel_path(version)
+    if a.torch:
+        for v in a.torch:
+            changed |= torch_stand_in(dest, v)
+        print("changed" if changed else "unchanged")
+        return
+    version = a.version
+    whl = W.wheel_path(version, a.python)
     if not os.path.exists(os.path.join(dest, os.path.basename(whl))):
         shutil.copy(whl, dest)
         changed = True
     reqs = W.requires_dist(version)
-    torch_v = pin(reqs, "torch") + "+cu130"
-    changed |= build(dest, "torch", torch_v, {
-        "torch/__init__.py": TORCH_INIT.format(version=torch_v),
-        "torch/version.py": '__version__ = "%s"\ncuda = "13.0"\n' % torch_v,
-        "torch/cuda.py": TORCH_CUDA})
-    changed |= build(dest, "torchvision", "0.29.1+cu130", {"torchvision/__init__.py": ""})
-    changed |= build(dest, "torchaudio", (pin(reqs, "torchaudio") or "2.11.0") + "+cu130", {"torchaudio/__init__.py": ""})
+    if not a.no_torch:
+        torch_v = pin(reqs, "torch") + "+cu130"
+        changed |= torch_stand_in(dest, torch_v)
+        changed |= build(dest, "torchvision", "0.29.1+cu130", {"torchvision/__init__.py": ""})
+        changed |= build(dest, "torchaudio", (pin(reqs, "torchaudio") or "2.11.0") + "+cu130", {"torchaudio/__init__.py": ""})
     for k in ("sglang-kernel", "sgl-kernel"):
         v = pin(reqs, k)
         if v:
