@@ -16,6 +16,8 @@ __metaclass__ = type
 import json
 import re
 
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang_version import release
+
 # Versions whose tables below were read from the source and are exercised by tests/real_parser.
 VERIFIED_VERSIONS = ("0.5.9", "0.5.10.post1", "0.5.23")
 # 0.5.23 renamed the cuda-graph flags and moved allreduce fusion to a backend choice
@@ -69,14 +71,6 @@ _ATTN_KEYS = (
 )
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _ENV_REF = re.compile(r"^\$\{[A-Za-z_][A-Za-z0-9_]*\}$")
-
-
-def parse_version(version):
-    """'0.5.10.post1' -> (0, 5, 10); the release part only, which is what the CLI changed on."""
-    m = re.match(r"^v?(\d+)\.(\d+)(?:\.(\d+))?", str(version or "").strip())
-    if not m:
-        raise ValueError("unparseable SGLang version %r: give it as X.Y.Z (e.g. 0.5.23)" % (version,))
-    return tuple(int(x or 0) for x in m.groups())
 
 
 def _snake(name):
@@ -189,7 +183,7 @@ def render(settings, version, gpu=None, patches=(), env=None, adaptive_config_pa
     out = {"argv": [], "env": {}, "warnings": [], "errors": [], "flags": {}, "files": {}, "version": str(version)}
     errors, warnings = out["errors"], out["warnings"]
     try:
-        ver = parse_version(version)
+        ver = release(version)
     except ValueError as exc:
         errors.append(str(exc))
         ver = NEW_CLI
@@ -241,7 +235,7 @@ def render(settings, version, gpu=None, patches=(), env=None, adaptive_config_pa
             _emit(argv, flags, "api_key", "${%s}" % key_env, errors)
             warnings.append(
                 "the API key from $%s ends up in the server's argv (visible in ps to local users); pass "
-                "api_key_config_path to load it from a 0600 --config file instead" % key_env
+                "api_key_config_path to load it from a --config file readable by the server only instead" % key_env
             )
 
     # --- speculative --------------------------------------------------------------------------------
