@@ -170,6 +170,20 @@ def _emit(argv, flags, name, value, errors):
     flags[name] = value
 
 
+def flags_argv(flags):
+    """A ``{flag: value}`` mapping -> argv, the way render() writes options: ``true`` = a bare flag, ``false``/``null``
+    = left out, a list = the flag followed by each item, a mapping = compact JSON. Keeps the mapping's order.
+
+    roles/router renders sglang_router.launch_router's command line with it (filter ``sglang_flags``).
+    """
+    argv, seen, errors = [], {}, []
+    for key, value in (flags or {}).items():
+        _emit(argv, seen, _snake(key), value, errors)
+    if errors:
+        raise ValueError("; ".join(errors))
+    return argv
+
+
 def render(settings, version, gpu=None, patches=(), env=None, adaptive_config_path=None, api_key_config_path=None):
     """Render settings into ``{argv, env, warnings, errors, flags, files}``.
 

@@ -567,6 +567,7 @@ def plan(raw_settings, host):
                 "%s runs an older configuration and server_restart is 'never': the new one is written and takes effect "
                 "at the next restart (playbooks/restart.yml)" % out["label"])
     out["daemon_reload"] = manager == "systemd" and p["unit"] in out["write"]
+    out["needs_write"] = bool(out["write"] or out["remove"] or out["dirs_missing"] or out["action"] in ("start", "restart"))
 
     # ---- the steps after this one
     gpu_count = len(s["cuda_visible_devices"]) if s["cuda_visible_devices"] else (gpu.get("count") if gpu.get("present") else None)
