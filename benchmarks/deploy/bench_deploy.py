@@ -93,7 +93,7 @@ class Bench(object):
         with open(self.playbook, "w") as f:
             f.write(PLAYBOOK)
         self.ssh_log = os.path.join(workdir, "ssh-%s.log" % label)
-        wrapper = os.path.join(workdir, "ssh-count")
+        wrapper = os.path.join(workdir, "ssh-count-" + label)
         with open(wrapper, "w") as f:
             f.write(SSH_WRAPPER.format(log=self.ssh_log))
         os.chmod(wrapper, 0o755)
