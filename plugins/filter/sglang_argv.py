@@ -1,7 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, llmserve.sglang contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filters: sglang_argv (settings -> SGLang argv) and sglang_exec_join (argv -> systemd ExecStart words)."""
+"""Filters: sglang_argv (settings -> SGLang argv), sglang_flags ({flag: value} -> argv) and sglang_exec_join
+(argv -> systemd ExecStart words)."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -9,7 +10,7 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.llmserve.sglang.plugins.module_utils.server_argv import render, shell_join
+from ansible_collections.llmserve.sglang.plugins.module_utils.server_argv import flags_argv, render, shell_join
 
 
 def sglang_argv(settings, version=None, gpu=None, patches=None, strict=True, env=None,
@@ -34,6 +35,15 @@ def sglang_exec_join(argv):
     return shell_join(argv)
 
 
+def sglang_flags(flags):
+    if not isinstance(flags, dict):
+        raise AnsibleFilterError("sglang_flags: input must be a mapping of flag names to values")
+    try:
+        return flags_argv(flags)
+    except ValueError as exc:
+        raise AnsibleFilterError("sglang_flags: %s" % exc)
+
+
 class FilterModule(object):
     def filters(self):
-        return {"sglang_argv": sglang_argv, "sglang_exec_join": sglang_exec_join}
+        return {"sglang_argv": sglang_argv, "sglang_exec_join": sglang_exec_join, "sglang_flags": sglang_flags}

@@ -16,11 +16,16 @@ __metaclass__ = type
 import json
 import re
 
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang_version import release
+
 # Versions whose tables below were read from the source and are exercised by tests/real_parser.
 VERIFIED_VERSIONS = ("0.5.9", "0.5.10.post1", "0.5.15.post1", "0.5.23")
 # 0.5.23 renamed the cuda-graph flags and moved allreduce fusion to a backend choice
-# (arg_groups/fields/exec_.py); it also added --speculative-adaptive (arg_groups/fields/spec.py).
+# (arg_groups/fields/exec_.py).
 NEW_CLI = (0, 5, 23)
+# --speculative-adaptive came in 0.5.11; from 0.5.14 its config can switch drafting off above a batch size
+# (tools/bench_report/spec_setting.py reads that from the wheels). 0.5.15.post1 has it (its real /server_info).
+ADAPTIVE_FLAG = (0, 5, 11)
 
 # Patch ids of roles/sglang's SM120 patch set that make these features work on compute capability 12.x.
 PATCH_SM120_ALLREDUCE_FUSION = "sm120-allreduce-fusion"
@@ -69,14 +74,6 @@ _ATTN_KEYS = (
 )
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _ENV_REF = re.compile(r"^\$\{[A-Za-z_][A-Za-z0-9_]*\}$")
-
-
-def parse_version(version):
-    """'0.5.10.post1' -> (0, 5, 10); the release part only, which is what the CLI changed on."""
-    m = re.match(r"^v?(\d+)\.(\d+)(?:\.(\d+))?", str(version or "").strip())
-    if not m:
-        raise ValueError("unparseable SGLang version %r: give it as X.Y.Z (e.g. 0.5.23)" % (version,))
-    return tuple(int(x or 0) for x in m.groups())
 
 
 def _snake(name):
@@ -176,6 +173,20 @@ def _emit(argv, flags, name, value, errors):
     flags[name] = value
 
 
+def flags_argv(flags):
+    """A ``{flag: value}`` mapping -> argv, the way render() writes options: ``true`` = a bare flag, ``false``/``null``
+    = left out, a list = the flag followed by each item, a mapping = compact JSON. Keeps the mapping's order.
+
+    roles/router renders sglang_router.launch_router's command line with it (filter ``sglang_flags``).
+    """
+    argv, seen, errors = [], {}, []
+    for key, value in (flags or {}).items():
+        _emit(argv, seen, _snake(key), value, errors)
+    if errors:
+        raise ValueError("; ".join(errors))
+    return argv
+
+
 def render(settings, version, gpu=None, patches=(), env=None, adaptive_config_path=None, api_key_config_path=None):
     """Render settings into ``{argv, env, warnings, errors, flags, files}``.
 
@@ -189,7 +200,7 @@ def render(settings, version, gpu=None, patches=(), env=None, adaptive_config_pa
     out = {"argv": [], "env": {}, "warnings": [], "errors": [], "flags": {}, "files": {}, "version": str(version)}
     errors, warnings = out["errors"], out["warnings"]
     try:
-        ver = parse_version(version)
+        ver = release(version)
     except ValueError as exc:
         errors.append(str(exc))
         ver = NEW_CLI
@@ -241,7 +252,7 @@ def render(settings, version, gpu=None, patches=(), env=None, adaptive_config_pa
             _emit(argv, flags, "api_key", "${%s}" % key_env, errors)
             warnings.append(
                 "the API key from $%s ends up in the server's argv (visible in ps to local users); pass "
-                "api_key_config_path to load it from a 0600 --config file instead" % key_env
+                "api_key_config_path to load it from a --config file readable by the server only instead" % key_env
             )
 
     # --- speculative --------------------------------------------------------------------------------
@@ -333,9 +344,9 @@ def _render_spec(spec, ver, tp, env, adaptive_config_path, out):
         # source: 0.5.10.post1 server_args.py raises "Spec v2 currently only supports topk = 1".
         errors.append("speculative.eagle_topk=%d with SGLANG_ENABLE_SPEC_V2 on: spec v2 needs eagle_topk 1" % topk)
     if spec.get("adaptive"):
-        if ver < NEW_CLI:
+        if ver < ADAPTIVE_FLAG:
             errors.append(
-                "speculative.adaptive needs --speculative-adaptive, which SGLang %s lacks (added in 0.5.23): upgrade "
+                "speculative.adaptive needs --speculative-adaptive, which SGLang %s lacks (added in 0.5.11): upgrade "
                 "sglang, or apply the seed's adaptive-speculation patch through roles/sglang's patch mechanism and "
                 "pass its own flag in args" % out["version"]
             )

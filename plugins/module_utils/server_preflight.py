@@ -15,6 +15,8 @@ import re
 import socket
 import subprocess
 
+from ansible_collections.llmserve.sglang.plugins.module_utils.nvidia_smi import APP_FIELDS, parse_compute_apps, parse_query_gpu
+
 # Run by the venv's python: the INSTALLED SGLang's own parser decides, its argparse error verbatim.
 PARSE_SCRIPT = r"""
 import argparse, io, json, sys
@@ -109,10 +111,10 @@ def visible_gpus(gpu_count=None, env=None, runner=None):
     cvd = env.get("CUDA_VISIBLE_DEVICES", os.environ.get("CUDA_VISIBLE_DEVICES"))
     if cvd is not None:
         return len([d for d in str(cvd).split(",") if d.strip() and d.strip() != "-1"])
-    out = (runner or _run)(["nvidia-smi", "-L"])
+    out = (runner or _run)(["nvidia-smi", "--query-gpu=index", "--format=csv,noheader,nounits"])
     if out is None:
         return None
-    return len([l for l in out.splitlines() if l.startswith("GPU ")])
+    return len(parse_query_gpu(out, ["index"]))
 
 
 def check_tp(tp, nnodes, gpus):
@@ -216,23 +218,14 @@ def check_port(host, port, owner_unit=None, owner_pid=None):
     return _check("port", False, "port %d is in use by %s: stop it or choose another port" % (port, who))
 
 
-def parse_compute_apps(text):
-    """Rows of `nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv,noheader,nounits`."""
-    apps = []
-    for line in (text or "").splitlines():
-        parts = [p.strip() for p in line.split(",")]
-        if len(parts) >= 3 and parts[0].isdigit():
-            apps.append({"pid": int(parts[0]), "name": parts[1], "used_mib": parts[2]})
-    return apps
-
-
 def check_gpu_procs(owner_unit=None, owner_pid=None, runner=None):
-    out = (runner or _run)(["nvidia-smi", "--query-compute-apps=pid,process_name,used_memory", "--format=csv,noheader,nounits"])
+    out = (runner or _run)(["nvidia-smi", "--query-compute-apps=" + ",".join(APP_FIELDS), "--format=csv,noheader,nounits"])
     if out is None:
         return _check("gpu_processes", True, "nvidia-smi not available; GPU processes not checked")
-    foreign = [a for a in parse_compute_apps(out) if not owned_by(a["pid"], owner_unit, owner_pid)]
+    apps = [a for a in parse_compute_apps(out, APP_FIELDS) if a["pid"] is not None]
+    foreign = [a for a in apps if not owned_by(a["pid"], owner_unit, owner_pid)]
     if foreign:
-        who = ", ".join("%d %s (%s MiB)" % (a["pid"], a["name"], a["used_mib"]) for a in foreign)
+        who = ", ".join("%d %s (%s MiB)" % (a["pid"], a["name"], a["used_memory_mib"]) for a in foreign)
         return _check("gpu_processes", False, "other processes hold GPU memory: %s; stop them before starting the server" % who)
     return _check("gpu_processes", True, "no foreign processes on the GPUs")
 

@@ -64,13 +64,8 @@ options:
     description: Environment the server will run with (C(CUDA_VISIBLE_DEVICES), C(HF_HUB_OFFLINE), ...).
     type: dict
     default: {}
-attributes:
-  check_mode:
-    support: full
-    description: Only reads; check mode runs every check.
-  diff_mode:
-    support: none
-    description: Changes nothing, so there is nothing to diff.
+extends_documentation_fragment:
+  - llmserve.sglang.server_instance.read_only
 notes:
   - Run it before stopping the running server, so a bad change never takes a working server down.
 """

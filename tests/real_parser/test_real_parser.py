@@ -88,7 +88,7 @@ def expected(value):
 @pytest.mark.parametrize("version", VERSIONS)
 def test_rendered_argv_parses_to_intended_values(version):
     rendered = {name: render(s, version, gpu, patches) for name, (s, gpu, patches) in CASES.items()}
-    if version == "0.5.23":
+    if version in ("0.5.15.post1", "0.5.23"):
         rendered["adaptive"] = render(ADAPTIVE, version, SM120_PCIE, adaptive_config_path="/etc/sglang/adaptive.json")
     for name, r in rendered.items():
         assert r["errors"] == [], (name, r["errors"])
@@ -127,19 +127,16 @@ def test_old_cuda_graph_name(version, accepted):
 
 
 @pytest.mark.parametrize("version", ("0.5.9", "0.5.10.post1"))
-def test_adaptive_flag_absent_before_0523(version):
-    """The renderer refuses speculative.adaptive before 0.5.23 because the real parser has no such flag."""
+def test_adaptive_flag_absent_before_0511(version):
+    """The renderer refuses speculative.adaptive before 0.5.11 because the real parser has no such flag."""
     assert render(ADAPTIVE, version)["errors"]
     check, _detail = check_parse(venv_python(version), ["--model-path", "/m", "--speculative-adaptive"])
     assert not check["ok"] and "unrecognized arguments: --speculative-adaptive" in check["msg"]
 
 
-@pytest.mark.xfail(strict=True, reason="server_argv gates speculative.adaptive (and the *_decode cuda-graph names, the "
-                   "fusion backend, topk>1 with spec v2) at NEW_CLI = 0.5.23, but 0.5.15.post1's real parser already "
-                   "has --speculative-adaptive: a per-feature threshold is for server_argv's owner to set")
 def test_adaptive_on_0515_renders_and_parses():
     py = venv_python("0.5.15.post1")
     check, _detail = check_parse(py, ["--model-path", "/m", "--speculative-adaptive"])
     assert check["ok"], check["msg"]  # the real parser has the flag ...
     r = render(ADAPTIVE, "0.5.15.post1", SM120_PCIE, adaptive_config_path="/etc/sglang/adaptive.json")
-    assert r["errors"] == []  # ... and the renderer still refuses it (xfail until the threshold moves)
+    assert r["errors"] == []  # ... and the renderer renders it (--speculative-adaptive came in 0.5.11)

@@ -109,7 +109,8 @@ def test_sm120_trtllm_and_env():
 def test_adaptive_version_and_topk():
     s = dict(SEED, speculative=dict(SEED["speculative"], adaptive=True))
     r = render(s, "0.5.9")
-    assert len(r["errors"]) == 1 and "0.5.23" in r["errors"][0] and "patch" in r["errors"][0]
+    assert len(r["errors"]) == 1 and "0.5.11" in r["errors"][0] and "patch" in r["errors"][0]
+    assert render(s, "0.5.15.post1", adaptive_config_path="/etc/sglang/a.json")["errors"] == []
     r = render(s, "0.5.23")
     assert r["errors"] == [] and "--speculative-adaptive" in r["argv"]
     r = render(dict(SEED, speculative=dict(SEED["speculative"], adaptive=True, eagle_topk=4)), "0.5.23")

@@ -26,7 +26,7 @@ from ansible_collections.llmserve.sglang.plugins.module_utils.readiness import W
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 FIX = os.path.join(REPO, "tests", "fixtures", "sglang_logs")
-SUPERVISE = os.path.join(REPO, "roles", "server", "files", "sglang_supervise.py")
+SUPERVISE = os.path.join(REPO, "plugins", "module_utils", "server_supervise.py")
 
 # The hand-made fixtures (wording from the SGLang sources): category, key.
 HANDMADE = {

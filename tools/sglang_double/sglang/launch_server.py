@@ -162,7 +162,8 @@ def main():
         deadline = time.time() + 30
         while engine.running and time.time() < deadline:
             time.sleep(0.05)
-        time.sleep(min(0.5, settings.pace))  # a short window in which probes see 503
+        # a short window in which probes see 503 (a scenario file's "drain" duration lengthens it for tests)
+        time.sleep(settings.durations.get("drain", min(0.5, settings.pace)))
         uvicorn("INFO", "Shutting down")
         uvicorn("INFO", "Waiting for application shutdown.")
         uvicorn("INFO", "Application shutdown complete.")

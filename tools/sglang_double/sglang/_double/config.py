@@ -3,6 +3,7 @@
 """Scenario, pace and token-rate settings read from SGLANG_DOUBLE_* environment variables."""
 import json
 import os
+import re
 
 STAGES = ("init", "dist_init", "load_weights", "kv_cache", "cuda_graph", "http", "warmup", "ready")
 # Seconds per stage at PACE 1.0: about 6 s from launch to ready.
@@ -53,3 +54,117 @@ class Settings(object):
         merged = dict(DEFAULT_PERF[key])
         merged.update(self.perf.get(key) or {})
         return merged
+
+
+# ---- `--config FILE.yaml`, read as SGLang reads it (yaml.safe_load: YAML 1.1 scalars, PyYAML's resolvers) ----------
+# The double's venv has no PyYAML; this reads the flat mappings deployments write (`key: scalar` or `key: [a, b]`)
+# with PyYAML's semantics, and tests/unit/test_sglang_double.py holds it against yaml.safe_load.
+_YAML_ESCAPES = {"0": "\0", "a": "\a", "b": "\b", "t": "\t", "\t": "\t", "n": "\n", "v": "\v", "f": "\f",
+                 "r": "\r", "e": "\x1b", " ": " ", '"': '"', "/": "/", "\\": "\\", "N": "\x85", "_": "\xa0",
+                 "L": "\u2028", "P": "\u2029"}
+_HEX_LEN = {"x": 2, "u": 4, "U": 8}
+_BOOL_RE = re.compile(r"^(yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF)$")
+_NULL_RE = re.compile(r"^(~|null|Null|NULL|)$")
+_INT_RE = re.compile(r"^[-+]?(0|[1-9][0-9_]*)$")
+_FLOAT_RE = re.compile(r"^[-+]?([0-9][0-9_]*)?\.[0-9_]*([eE][-+][0-9]+)?$")
+
+
+def _double_quoted(text, i):
+    """Parse a YAML double-quoted scalar starting at text[i] == '"'; returns (value, index after it)."""
+    out = []
+    i += 1
+    while i < len(text):
+        c = text[i]
+        if c == '"':
+            return "".join(out), i + 1
+        if c == "\\":
+            e = text[i + 1:i + 2]
+            if e in _YAML_ESCAPES:
+                out.append(_YAML_ESCAPES[e])
+                i += 2
+            elif e in _HEX_LEN:
+                n = _HEX_LEN[e]
+                out.append(chr(int(text[i + 2:i + 2 + n], 16)))
+                i += 2 + n
+            else:
+                raise ValueError("found unknown escape character %r" % e)
+        else:
+            out.append(c)
+            i += 1
+    raise ValueError("unterminated double-quoted scalar")
+
+
+def _single_quoted(text, i):
+    out = []
+    i += 1
+    while i < len(text):
+        if text[i] == "'":
+            if text[i + 1:i + 2] == "'":
+                out.append("'")
+                i += 2
+                continue
+            return "".join(out), i + 1
+        out.append(text[i])
+        i += 1
+    raise ValueError("unterminated single-quoted scalar")
+
+
+def _plain(text):
+    if _NULL_RE.match(text):
+        return None
+    if _BOOL_RE.match(text):
+        return text.lower() in ("yes", "true", "on")
+    if _INT_RE.match(text):
+        return int(text.replace("_", ""))
+    if _FLOAT_RE.match(text) and text not in (".", "-.", "+."):
+        return float(text.replace("_", ""))
+    return text
+
+
+def _rest(text, i):
+    """After a scalar only spaces and a comment may follow."""
+    tail = text[i:].strip()
+    if tail and not tail.startswith("#"):
+        raise ValueError("unexpected text after a quoted scalar: %r" % tail)
+
+
+def _value(text):
+    text = text.strip()
+    if text.startswith('"'):
+        value, end = _double_quoted(text, 0)
+        _rest(text, end)
+        return value
+    if text.startswith("'"):
+        value, end = _single_quoted(text, 0)
+        _rest(text, end)
+        return value
+    if text.startswith("["):
+        inner = text[1:text.rindex("]")].strip()
+        return [_value(p) for p in inner.split(",")] if inner else []
+    return _plain(re.split(r"\s#", text, maxsplit=1)[0].strip())
+
+
+def read_config_yaml(path):
+    """The mapping of a SGLang --config file, as yaml.safe_load returns it (PyYAML when it is installed)."""
+    try:
+        import yaml  # pylint: disable=import-outside-toplevel
+    except ImportError:
+        yaml = None
+    with open(path) as f:
+        text = f.read()
+    if yaml is not None:
+        return yaml.safe_load(text) or {}
+    data = {}
+    for lineno, line in enumerate(text.splitlines(), 1):
+        if not line.strip() or line.lstrip().startswith("#") or line.strip() == "---":
+            continue
+        if line[0].isspace():
+            raise ValueError("%s:%d: the double reads only a flat 'key: value' mapping" % (path, lineno))
+        key, sep, value = line.partition(": ") if ": " in line else line.partition(":")
+        if not sep:
+            raise ValueError("%s:%d: not a 'key: value' line" % (path, lineno))
+        try:
+            data[key.strip()] = _value(value)
+        except ValueError as e:
+            raise ValueError("%s:%d: %s" % (path, lineno, e))
+    return data

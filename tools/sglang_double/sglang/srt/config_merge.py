@@ -3,44 +3,14 @@
 """`--config FILE.yaml` the way SGLang's ConfigArgumentMerger handles it.
 
 Real SGLang reads the YAML mapping with PyYAML and puts its items in front of the
-command line (CLI > config > defaults). The double has no PyYAML, so it reads the flat
-subset deployments use: `key: value` lines with scalars, quoted strings, booleans and
-inline `[a, b]` lists.
+command line (CLI > config > defaults). The double reads it with the same semantics
+(sglang/_double/config.py: read_config_yaml).
 """
 import argparse
 import json
 import os
 
-
-def _scalar(text):
-    text = text.strip()
-    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
-        return text[1:-1]
-    low = text.lower()
-    if low in ("true", "yes", "on"):
-        return True
-    if low in ("false", "no", "off"):
-        return False
-    if low in ("null", "~", ""):
-        return None
-    if text.startswith("[") and text.endswith("]"):
-        inner = text[1:-1].strip()
-        return [_scalar(p) for p in inner.split(",")] if inner else []
-    return text
-
-
-def read_flat_yaml(path):
-    data = {}
-    with open(path) as f:
-        for lineno, raw in enumerate(f, 1):
-            line = raw.split(" #", 1)[0].rstrip()
-            if not line.strip() or line.lstrip().startswith("#") or line.strip() == "---":
-                continue
-            key, sep, value = line.partition(":")
-            if not sep or line[0].isspace():
-                raise ValueError("%s:%d: the double reads only a flat 'key: value' mapping" % (path, lineno))
-            data[key.strip()] = _scalar(value)
-    return data
+from sglang._double.config import read_config_yaml
 
 
 def merge(parser, argv):
@@ -64,7 +34,7 @@ def merge(parser, argv):
             store_true.add(action.dest)
             store_true.update(o[2:].replace("-", "_") for o in action.option_strings if o.startswith("--"))
     out = []
-    for key, value in read_flat_yaml(path).items():
+    for key, value in read_config_yaml(path).items():
         if isinstance(value, bool):
             if key.replace("-", "_") in store_true:
                 if value:

@@ -11,7 +11,8 @@ two things at once:
   failure in ``--marker`` (JSON) and stops this node's server, so that this node's own wait ends at once instead of
   hanging in NCCL / torch.distributed until a stall or stage timeout.
 
-Both end when ``--done`` exists (the role's wait is over) or after ``--timeout`` seconds.
+Installed by roles/server as /usr/local/lib/llmserve-sglang/sglang_peer_watch.py and started, detached, by
+llmserve.sglang.server_instance (it must outlive the module). Both end when ``--done`` exists (the role's wait is over) or after ``--timeout`` seconds.
 The token comes from the environment (LLMSERVE_PEER_TOKEN), so it is not in the argv.  Standard library only.
 """
 

@@ -3,6 +3,10 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Run one SGLang server on a host without systemd (GPU containers): roles/server's pid-file launcher.
 
+This file is both a module_utils (llmserve.sglang.server_info and server_instance import it to read and stop the
+server) and the script roles/server installs as /usr/local/lib/llmserve-sglang/sglang_supervise.py (the detached
+supervisor must outlive the module that starts it).
+
   sglang_supervise.py start --pid-file P --log L [--env-file E] [--user U] [--cwd D] -- PYTHON -m sglang.launch_server ARGS
   sglang_supervise.py start --spec SPEC.json
   sglang_supervise.py stop  --pid-file P [--timeout 120]
@@ -201,26 +205,28 @@ def start(opts, cmd):
     return 0
 
 
-def stop(opts):
-    pid_file = opts["pid_file"]
+def stop_server(pid_file, timeout=120):
+    """Ask the supervisor to stop the server (SIGTERM to its group, SIGKILL after timeout); says what happened."""
     sup = read_pid(pid_file + ".supervisor")
     server = read_pid(pid_file)
     if not sup and not server:
-        print("not running")
-        return 0
+        return "not running"
     if sup:
         os.kill(sup, signal.SIGTERM)
     else:  # supervisor gone (killed): stop the server's group directly
         os.killpg(server, signal.SIGTERM)
-    deadline = time.time() + float(opts.get("timeout") or 120) + 10
+    deadline = time.time() + float(timeout or 120) + 10
     while time.time() < deadline:
         if not read_pid(pid_file + ".supervisor") and not read_pid(pid_file):
-            print("stopped")
-            return 0
+            return "stopped"
         time.sleep(0.1)
     if server and read_pid(pid_file):
         os.killpg(server, signal.SIGKILL)
-    print("stopped (killed)")
+    return "stopped (killed)"
+
+
+def stop(opts):
+    print(stop_server(opts["pid_file"], opts.get("timeout")))
     return 0
 
 
@@ -236,8 +242,8 @@ def proc_start(pid, proc="/proc"):
     return btime + ticks / float(os.sysconf("SC_CLK_TCK"))
 
 
-def show(opts):
-    pid_file = opts["pid_file"]
+def state_of(pid_file):
+    """How the supervised server stands: the .status JSON plus running, supervisor_pid, since and uptime."""
     try:
         with open(pid_file + ".status") as f:
             state = json.load(f)
@@ -251,7 +257,11 @@ def show(opts):
     state["uptime"] = round(time.time() - since, 1) if since else None
     if pid:
         state["pid"] = pid
-    print(json.dumps(state, sort_keys=True))
+    return state
+
+
+def show(opts):
+    print(json.dumps(state_of(opts["pid_file"]), sort_keys=True))
     return 0
 
 

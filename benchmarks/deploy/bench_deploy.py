@@ -1,0 +1,188 @@
+#!/usr/bin/env python3
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""A deploy with nothing to change: wall time, tasks per host and SSH round trips, for 1 and 8 hosts.
+
+Brings up a local fleet (tools/fleet, podman + systemd + sshd), makes its hosts stand-ins for GPU hosts
+(playbooks/demo/prepare.yml: the SGLang double and the fake nvidia-smi), deploys roles/server once on every host,
+then times ``--runs`` further deploys that have nothing to change, on the first host alone and on all of them.
+
+Measured per run:
+  wall       seconds of the ansible-playbook process
+  tasks      tasks that ran on a host (ok + changed; skipped ones listed apart) - from the json callback
+  ssh        ssh processes ansible started (an ``ssh_executable`` wrapper counts them): one per module run with
+             pipelining, so this is the number of round trips to the hosts
+
+``--collection`` points at another checkout of the collection (e.g. main) so that before and after are measured with
+the same fleet, playbook and settings in one sitting; its figures are printed side by side, with the ratio.
+
+  python3 benchmarks/deploy/bench_deploy.py [--hosts 1,8] [--runs 3] [--collection /path/to/other/checkout]
+"""
+
+from __future__ import absolute_import, division, print_function
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+# The same instance as the molecule server scenario: the double, TP 8, EAGLE-3.
+PLAYBOOK = """---
+- name: Deploy roles/server (benchmark)
+  hosts: "{{ bench_hosts }}"
+  become: true
+  gather_facts: false
+  roles:
+    - role: llmserve.sglang.server
+      vars:
+        server_instance: bench
+        server_python: /opt/sglang/venv/bin/python
+        server_model_path: /models/Kimi-K2.5-int4
+        server_served_model_name: kimi-k2.5
+        server_tp: 8
+        server_port: 30000
+        server_speculative:
+          algorithm: EAGLE3
+          draft_model_path: /models/Kimi-K2.5-EAGLE3
+          num_steps: 3
+          eagle_topk: 1
+          num_draft_tokens: 4
+        server_args:
+          trust-remote-code: true
+          cuda-graph-max-bs: 128
+        server_env:
+          SGLANG_DOUBLE_SCENARIO: ready
+          SGLANG_DOUBLE_PACE: "0.1"
+        server_api_key: bench-key-1
+        server_ready_timeout: 300
+        server_progress_interval: 30
+"""
+
+SSH_WRAPPER = """#!/bin/sh
+echo x >> "{log}"
+exec ssh "$@"
+"""
+
+
+def sh(argv, env=None, cwd=None, check=True):
+    proc = subprocess.run(argv, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          universal_newlines=True, check=False)
+    if check and proc.returncode != 0:
+        sys.stderr.write(proc.stdout[-4000:] + proc.stderr[-4000:])
+        raise SystemExit("failed (rc %d): %s" % (proc.returncode, " ".join(argv)))
+    return proc
+
+
+class Bench(object):
+    def __init__(self, collection, inventory, workdir, label):
+        self.label = label
+        self.workdir = workdir
+        coll = os.path.join(workdir, "collections-" + label)
+        os.makedirs(os.path.join(coll, "ansible_collections", "llmserve"), exist_ok=True)
+        link = os.path.join(coll, "ansible_collections", "llmserve", "sglang")
+        if not os.path.islink(link):
+            os.symlink(os.path.abspath(collection), link)
+        self.playbook = os.path.join(workdir, "deploy.yml")
+        with open(self.playbook, "w") as f:
+            f.write(PLAYBOOK)
+        self.ssh_log = os.path.join(workdir, "ssh-%s.log" % label)
+        wrapper = os.path.join(workdir, "ssh-count-" + label)
+        with open(wrapper, "w") as f:
+            f.write(SSH_WRAPPER.format(log=self.ssh_log))
+        os.chmod(wrapper, 0o755)
+        self.inventory = inventory
+        self.env = dict(os.environ)
+        self.env.update({
+            "ANSIBLE_CONFIG": os.path.join(REPO, "ansible.cfg"),
+            "ANSIBLE_COLLECTIONS_PATH": coll,
+            "ANSIBLE_ROLES_PATH": os.path.join(collection, "roles"),
+            "ANSIBLE_SSH_EXECUTABLE": wrapper,
+            "ANSIBLE_HOST_KEY_CHECKING": "False",
+        })
+
+    def deploy(self, hosts, timed=True):
+        env = dict(self.env)
+        count = os.path.join(self.workdir, "count-%s.json" % self.label)
+        env["ANSIBLE_CALLBACK_PLUGINS"] = os.path.join(REPO, "benchmarks", "deploy", "callback")
+        env["ANSIBLE_CALLBACKS_ENABLED"] = "bench_count"
+        env["LLMSERVE_BENCH_COUNT"] = count
+        if os.path.exists(self.ssh_log):
+            os.unlink(self.ssh_log)
+        t0 = time.time()
+        proc = sh([os.path.join(REPO, ".venv", "bin", "ansible-playbook"), "-i", self.inventory, self.playbook,
+                   "-e", "bench_hosts=" + ",".join(hosts)], env=env, check=False)
+        wall = time.time() - t0
+        if proc.returncode != 0:
+            sys.stderr.write(proc.stdout[-6000:] + proc.stderr[-3000:])
+            raise SystemExit("%s: the deploy on %d host(s) failed" % (self.label, len(hosts)))
+        with open(count) as f:
+            per_host = json.load(f)
+        with open(self.ssh_log) as f:
+            ssh = sum(1 for _ in f)
+        changed = sum(r["changed"] for r in per_host.values())
+        return {"wall": wall, "tasks": max(r["ran"] for r in per_host.values()),
+                "skipped": max(r["skipped"] for r in per_host.values()), "ssh": ssh, "changed": changed}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n", maxsplit=1)[0])
+    ap.add_argument("--hosts", default="1,8", help="host counts to measure (comma separated, default 1,8)")
+    ap.add_argument("--runs", type=int, default=3, help="timed no-change deploys per host count (median reported)")
+    ap.add_argument("--collection", help="another checkout of the collection to measure in the same sitting (baseline)")
+    ap.add_argument("--fleet", default=os.environ.get("LLMSERVE_FLEET_NAME", "bench") + "-deploy",
+                    help="fleet name (default $LLMSERVE_FLEET_NAME-deploy)")
+    ap.add_argument("--keep", action="store_true", help="leave the fleet up afterwards")
+    args = ap.parse_args()
+    counts = [int(n) for n in args.hosts.split(",")]
+    fleet_py = os.path.join(REPO, "tools", "fleet", "fleet.py")
+    up = json.loads(sh([sys.executable, fleet_py, "up", "-n", str(max(counts)), "--name", args.fleet, "--json"]).stdout)
+    inventory = os.path.join(REPO, ".fleet", args.fleet, "inventory.yml")
+    hosts = [h["host"] for h in up["hosts"]]
+    workdir = tempfile.mkdtemp(prefix="bench-deploy-")
+    try:
+        env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO, "ansible.cfg"))
+        print("preparing %d fleet host(s) (the double, the fake nvidia-smi)..." % len(hosts), flush=True)
+        sh([os.path.join(REPO, ".venv", "bin", "ansible-playbook"), "-i", inventory,
+            os.path.join(REPO, "playbooks", "demo", "prepare.yml")], env=env, cwd=REPO)
+        benches = [Bench(REPO, inventory, workdir, "this")]
+        if args.collection:
+            benches.insert(0, Bench(args.collection, inventory, workdir, "baseline"))
+        results = {}
+        for bench in benches:
+            # each checkout deploys once on every host first (its own files, its own fingerprint)
+            first = bench.deploy(hosts)
+            print("%-8s first deploy on %d hosts: %.1f s, %d changed task results" % (
+                bench.label, len(hosts), first["wall"], first["changed"]), flush=True)
+            for n in counts:
+                runs = [bench.deploy(hosts[:n]) for _ in range(args.runs)]
+                if any(r["changed"] for r in runs):
+                    raise SystemExit("%s: a no-change deploy on %d host(s) changed something" % (bench.label, n))
+                res = {k: statistics.median(r[k] for r in runs) for k in ("wall", "tasks", "skipped", "ssh")}
+                results[(bench.label, n)] = res
+                print("%-8s %d host(s): wall %.1f s  tasks/host %d (+%d skipped)  ssh %d  (median of %d)" % (
+                    bench.label, n, res["wall"], res["tasks"], res["skipped"], res["ssh"], args.runs), flush=True)
+        print("\nno-change deploy of roles/server")
+        print("| checkout | hosts | wall s | tasks/host | skipped/host | ssh round trips |")
+        print("| --- | --- | --- | --- | --- | --- |")
+        for (label, n), r in sorted(results.items(), key=lambda kv: (kv[0][1], kv[0][0])):
+            print("| %s | %d | %.1f | %d | %d | %d |" % (label, n, r["wall"], r["tasks"], r["skipped"], r["ssh"]))
+        if args.collection:
+            for n in counts:
+                b, t = results[("baseline", n)], results[("this", n)]
+                print("%d host(s): wall x%.2f, tasks x%.2f, ssh x%.2f (this / baseline)" % (
+                    n, t["wall"] / b["wall"], t["tasks"] / float(b["tasks"]), t["ssh"] / float(b["ssh"])))
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+        if not args.keep:
+            sh([sys.executable, fleet_py, "down", "--name", args.fleet], check=False)
+
+
+if __name__ == "__main__":
+    main()

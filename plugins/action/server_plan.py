@@ -1,0 +1,105 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Action plugin: roles/server's plan, on the controller (no round trip to the host).
+
+Reads the role's settings (every ``server_<name>`` of module_utils/server_plan.SETTINGS) and what
+llmserve.sglang.server_info returned (``info``), and returns module_utils/server_plan.plan() - see the module's
+documentation in plugins/modules/server_plan.py. Fails, listing every refusal with its fix, when a setting is bad.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import secrets
+
+from ansible.errors import AnsibleActionFail
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.llmserve.sglang.plugins.module_utils import server_peer_watch, server_supervise
+from ansible_collections.llmserve.sglang.plugins.module_utils.server_plan import SETTINGS, plan
+
+# The helper scripts the instance controller installs: one source, module_utils, also run as scripts.
+HELPER_SOURCES = {"sglang_supervise.py": server_supervise, "sglang_peer_watch.py": server_peer_watch}
+
+
+def _helpers():
+    out = {}
+    for name, mod in HELPER_SOURCES.items():
+        with open(mod.__file__.replace(".pyc", ".py")) as f:
+            out[name] = f.read()
+    return out
+
+
+def _addresses(hv):
+    facts = hv.get("ansible_facts") or {}
+    info = hv.get("__server_info") or {}
+    return {
+        "dist_init_host": hv.get("server_dist_init_host"),
+        "default_ipv4": (facts.get("default_ipv4") or {}).get("address") or info.get("default_ipv4"),
+        "ansible_host": hv.get("ansible_host"),
+    }
+
+
+class ActionModule(ActionBase):
+    TRANSFERS_FILES = False
+    _supports_check_mode = True
+    _supports_async = False
+    _requires_connection = False
+
+    def run(self, tmp=None, task_vars=None):
+        result = super(ActionModule, self).run(tmp, task_vars)
+        task_vars = task_vars or {}
+        args = self._task.args
+        info = args.get("info")
+        if not isinstance(info, dict):
+            raise AnsibleActionFail("server_plan: info must be the registered result of llmserve.sglang.server_info")
+        settings = {}
+        for name in SETTINGS:
+            var = "server_" + name
+            if var in task_vars:
+                settings[name] = self._templar.template(task_vars[var])
+        name = task_vars.get("inventory_hostname")
+        hostvars = task_vars.get("hostvars") or {}
+        groups = task_vars.get("groups") or {}
+        tp_group = settings.get("tp_group") or ""
+        nodes = list(groups.get(tp_group) or []) if tp_group else [name]
+        rank0 = hostvars[nodes[0]] if nodes and nodes[0] in hostvars else {}
+        facts = task_vars.get("ansible_facts") or {}
+        host = {
+            "name": name,
+            "groups": dict((g, list(h)) for g, h in groups.items()) if tp_group else {},
+            "service_mgr": info.get("service_mgr"),
+            "check_mode": bool(self._play_context.check_mode),
+            "helpers": _helpers(),
+            "gpu": (info.get("ansible_facts") or {}).get("gpu") or facts.get("gpu") or {},
+            "version": info.get("version"),
+            "version_error": info.get("version_error"),
+            "state": info.get("state") or {},
+            "files": info.get("files") or {},
+            "dirs": info.get("dirs") or {},
+            "fingerprint": info.get("fingerprint") or "",
+            "user_exists": info.get("user_exists", False),
+            "group_exists": info.get("group_exists", False),
+            "rank0": _addresses(self._templar.template(rank0)) if tp_group and nodes[0] != name else {},
+            "own": _addresses(dict(task_vars, __server_info=info)),
+        }
+        if tp_group and nodes and nodes[0] == name:
+            host["rank0"] = host["own"]
+        out = plan(settings, host)
+        # one random token per replica start: rank 0's is shared with its peers (server_settle), so a watcher obeys
+        # only its own replica
+        out["peer_token"] = secrets.token_hex(16)
+        result["plan"] = out
+        result["changed"] = False
+        if settings.get("api_key"):
+            # the plan carries the API key file's text
+            result["_ansible_no_log"] = True
+        if out["refusals"]:
+            result["failed"] = True
+            result["msg"] = "%s: %d setting(s) refused, nothing was changed:\n- %s" % (
+                name, len(out["refusals"]), "\n- ".join(out["refusals"]))
+            result.pop("_ansible_no_log", None)
+            result["plan"] = {"refusals": out["refusals"]}
+        return result

@@ -1,0 +1,59 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Filters for roles/server's steps that need the other nodes of a replica (module_utils/server_plan)."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.llmserve.sglang.plugins.module_utils.server_plan import failure_message, report, settle
+
+
+def _peers(plan, hostvars, play_hosts, var):
+    me = plan.get("_host")
+    out = {}
+    for node in plan.get("nodes") or []:
+        if node == me or node not in (play_hosts or []):
+            continue
+        hv = hostvars[node] if node in hostvars else {}
+        if var in hv:
+            out[node] = hv[var]
+    return out
+
+
+def server_settle(plan, hostvars, play_hosts, me):
+    """This node's plan, raised to restart when another node of its replica (re)starts; peers of the peer watch."""
+    if not isinstance(plan, dict):
+        raise AnsibleFilterError("server_settle: input must be the plan of llmserve.sglang.server_plan")
+    own = dict(plan, _host=me)
+    # the peers' own plans (registered by the plan task), not their settled ones: no recursion between nodes
+    peers = dict((n, r.get("plan") or {}) for n, r in _peers(own, hostvars, play_hosts, "__server_planned").items()
+                 if isinstance(r, dict))
+    return settle(plan, peers)
+
+
+def server_replica_failures(plan, hostvars, play_hosts, me):
+    """Nodes of this node's replica (itself included) whose wait failed."""
+    own = dict(plan, _host=me)
+    nodes = {me: (hostvars[me] if me in hostvars else {}).get("__server_ready") or {}}
+    nodes.update(_peers(own, hostvars, play_hosts, "__server_ready"))
+    return sorted(n for n, r in nodes.items() if isinstance(r, dict) and r.get("failed"))
+
+
+def server_failure(plan, ready, failed_step=None, rollback_ready=None, failed_nodes=None, rollback=False):
+    """The message a failed start ends with (module_utils/server_plan.failure_message)."""
+    return failure_message(plan, ready, failed_step, rollback_ready, failed_nodes, rollback)
+
+
+def server_report(plan, ready=None):
+    """The lines the role ends with (module_utils/server_plan.report)."""
+    return report(plan, ready if isinstance(ready, dict) else None)
+
+
+class FilterModule(object):
+    def filters(self):
+        return {"server_settle": server_settle, "server_replica_failures": server_replica_failures,
+                "server_failure": server_failure, "server_report": server_report}

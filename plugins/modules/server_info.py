@@ -1,0 +1,217 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: server_info
+short_description: Read an SGLang instance, its host's GPUs and the installed SGLang in one round trip
+version_added: "0.2.0"
+description:
+  - The first step of roles/server (info, plan, preflight, write, act, wait, report) and of its stop and status entry
+    points. Reads only.
+  - Returns the instance's state (systemd unit, or the pid-file supervisor's pid file and C(/proc)), the sha256 of
+    every file of the instance, the fingerprint recorded when the running server was started, whether the service
+    user and group exist, the service manager, the address of the default route, the SGLang version installed in
+    O(python) (when given) and the GPU facts (when O(gather_gpu)).
+author:
+  - llmserve maintainers (@llmserve)
+options:
+  instance:
+    description: Instance name (C(server_instance)).
+    type: str
+    required: true
+  config_dir:
+    description: Configuration root (C(server_config_dir)).
+    type: path
+    default: /etc/sglang
+  log_dir:
+    description: Log directory (C(server_log_dir)).
+    type: path
+    default: /var/log/sglang
+  home:
+    description: Home of the service user (C(server_home)); reported in RV(dirs).
+    type: path
+    default: /var/lib/sglang
+  manager:
+    description: C(server_service_manager); C(auto) reads the unit on systemd hosts and the pid file elsewhere.
+    type: str
+    choices: [auto, systemd, pidfile]
+    default: auto
+  python:
+    description: Python of the SGLang virtualenv; when given, the installed C(sglang) version is read with it.
+    type: path
+  gather_gpu:
+    description: Also gather C(ansible_facts.gpu) (as llmserve.sglang.gpu_facts does), for hosts that lack them.
+    type: bool
+    default: false
+  user:
+    description: Service user whose existence is reported.
+    type: str
+    default: sglang
+  group:
+    description: Service group whose existence is reported.
+    type: str
+    default: sglang
+extends_documentation_fragment:
+  - llmserve.sglang.server_instance.read_only
+attributes:
+  facts:
+    support: full
+    description: Sets C(ansible_facts.gpu) when O(gather_gpu) is true.
+seealso:
+  - module: llmserve.sglang.server_instance
+  - module: llmserve.sglang.gpu_facts
+"""
+
+EXAMPLES = r"""
+- name: Read the host and the instance
+  llmserve.sglang.server_info:
+    instance: kimi
+    python: /opt/sglang/venv/bin/python
+    gather_gpu: "{{ ansible_facts.gpu is not defined }}"
+  register: __server_info
+
+- name: Is it running?
+  ansible.builtin.debug:
+    msg: "{{ __server_info.state.active_state }} (pid {{ __server_info.state.pid }})"
+"""
+
+RETURN = r"""
+service_mgr:
+  description: C(systemd) when systemd is PID 1, else C(other).
+  returned: always
+  type: str
+  sample: systemd
+manager:
+  description: The manager the state was read from (O(manager), or the one C(auto) picked).
+  returned: always
+  type: str
+  sample: systemd
+state:
+  description:
+    - The instance now - C(active_state) (systemd's ActiveState; C(active) or C(inactive) for a pid file),
+      C(sub_state), C(pid), C(load_state), C(result), C(enabled), C(since), C(restarts).
+  returned: always
+  type: dict
+  sample: {"active_state": "active", "sub_state": "running", "pid": 4242, "load_state": "loaded", "enabled": true}
+files:
+  description: sha256 of each file of the instance (unit, instance directory, helpers), null when missing.
+  returned: always
+  type: dict
+dirs:
+  description: Whether each directory of the instance exists.
+  returned: always
+  type: dict
+fingerprint:
+  description: Fingerprint recorded when the running server was started ("" when none).
+  returned: always
+  type: str
+recorded:
+  description: The argv.json recorded at the last start (python, argv, version), or null.
+  returned: always
+  type: dict
+version:
+  description: SGLang version installed in O(python), or null (not asked, or not installed; see RV(version_error)).
+  returned: always
+  type: str
+  sample: 0.5.23
+version_error:
+  description: Why O(python) could not report an sglang version.
+  returned: when the version could not be read
+  type: str
+user_exists:
+  description: Whether O(user) exists.
+  returned: always
+  type: bool
+group_exists:
+  description: Whether O(group) exists.
+  returned: always
+  type: bool
+default_ipv4:
+  description: Source address of the default route (what other nodes of a replica reach), or null.
+  returned: always
+  type: str
+"""
+
+import json
+import os
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.llmserve.sglang.plugins.module_utils import server_instance as si
+from ansible_collections.llmserve.sglang.plugins.module_utils.nvidia_smi import collect
+from ansible_collections.llmserve.sglang.plugins.module_utils.server_plan import HELPERS, HELPER_DIR, INSTANCE_RE, paths
+
+VERSION_PROBE = "import importlib.metadata as m; print(m.version('sglang'))"
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            instance=dict(type="str", required=True),
+            config_dir=dict(type="path", default="/etc/sglang"),
+            log_dir=dict(type="path", default="/var/log/sglang"),
+            home=dict(type="path", default="/var/lib/sglang"),
+            manager=dict(type="str", default="auto", choices=["auto", "systemd", "pidfile"]),
+            python=dict(type="path"),
+            gather_gpu=dict(type="bool", default=False),
+            user=dict(type="str", default="sglang"),
+            group=dict(type="str", default="sglang"),
+        ),
+        supports_check_mode=True,
+    )
+    p = module.params
+
+    def run(argv):
+        return module.run_command(argv, environ_update={"LC_ALL": "C"})
+
+    mgr = si.service_mgr()
+    manager = p["manager"] if p["manager"] != "auto" else ("systemd" if mgr == "systemd" else "pidfile")
+    result = dict(changed=False, service_mgr=mgr, manager=manager, state={}, files={}, dirs={}, fingerprint="",
+                  recorded=None, version=None, user_exists=si.user_exists(p["user"]),
+                  group_exists=si.group_exists(p["group"]), default_ipv4=si.default_ipv4())
+    # An instance name that could escape its directory is refused by the plan; read nothing for it.
+    if INSTANCE_RE.match(p["instance"]):
+        pt = paths({"instance": p["instance"], "config_dir": p["config_dir"], "log_dir": p["log_dir"]})
+        result["paths"] = pt
+        if manager == "systemd" and mgr != "systemd":
+            result["state"] = {"active_state": "inactive", "sub_state": "no systemd", "pid": 0}
+        else:
+            result["state"] = si.read_state(manager, pt["unit_name"], pt["pid_file"], run)
+        result["files"] = si.hash_files([pt["unit"]] + ["%s/%s" % (HELPER_DIR, h) for h in HELPERS],
+                                        [pt["instance_dir"]])
+        dirs = [p["home"], p["config_dir"], pt["instance_dir"], pt["previous_dir"], p["log_dir"], pt["run_dir"], HELPER_DIR]
+        result["dirs"] = dict((d, os.path.isdir(d)) for d in dirs)
+        try:
+            with open(pt["fingerprint"]) as f:
+                result["fingerprint"] = f.read().strip()
+        except (IOError, OSError):
+            pass
+        try:
+            with open(pt["argv"]) as f:
+                result["recorded"] = json.load(f)
+        except (IOError, OSError, ValueError):
+            pass
+    if p["python"]:
+        if not os.access(p["python"], os.X_OK):
+            result["version_error"] = "no such executable"
+        else:
+            rc, out, err = run([p["python"], "-c", VERSION_PROBE])
+            if rc == 0 and out.strip():
+                result["version"] = out.strip().splitlines()[-1]
+            else:
+                result["version_error"] = (err.strip().splitlines() or ["rc %d" % rc])[-1]
+    if p["gather_gpu"]:
+        facts = collect(run, lambda name: module.get_bin_path(name, opt_dirs=["/usr/bin", "/usr/sbin", "/usr/local/bin"]))
+        result["ansible_facts"] = {"gpu": facts}
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()
