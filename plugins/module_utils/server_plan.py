@@ -286,7 +286,7 @@ def _validate_env(s, bad):
             if not ENV_NAME_RE.match(str(k)):
                 bad.add(name, {k: v}, "has a name that is not an environment variable name (systemd would ignore it)",
                         "use letters, digits and '_', not starting with a digit, e.g. NCCL_DEBUG")
-            elif not _scalar(v) or isinstance(v, bool) and False:
+            elif not _scalar(v):
                 bad.add(name, {k: v}, "has a value that is not a string or number", "give a plain value, e.g. \"1\"")
             elif v is not None and ("\n" in str(v) or "\x00" in str(v)):
                 bad.add(name, {k: "..."}, "has a value with a line break or NUL", "give a one-line value")
@@ -596,8 +596,8 @@ def plan(raw_settings, host):
     }
     own = host.get("own") or {}
     watch_port = s["peer_watch_port"] or s["dist_init_port"] + 9
-    out["peer_endpoint"] = "%s:%d" % (own.get("dist_init_host") or own.get("default_ipv4") or own.get("ansible_host")
-                                       or host.get("name"), watch_port)
+    addr = own.get("dist_init_host") or own.get("default_ipv4") or own.get("ansible_host") or host.get("name")
+    out["peer_endpoint"] = "%s:%d" % (addr, watch_port)
     out["watch"] = None
     if len(nodes) > 1 and s["peer_watch"]:
         out["watch"] = {"name": host.get("name"), "endpoint": out["peer_endpoint"], "port": watch_port,
