@@ -125,7 +125,7 @@ notes:
 attributes:
   check_mode:
     support: full
-    description: Read-only; waits and probes the same way in check mode.
+    description: Validates the options and returns at once (changed=false, elapsed 0) without waiting or probing; in check mode nothing was started to wait for.
   diff_mode:
     support: none
     description: Changes nothing on the host, so there is no diff.
