@@ -26,7 +26,6 @@ import os
 import signal
 import socket
 import subprocess
-import sys
 import time
 
 TICK = 0.2
