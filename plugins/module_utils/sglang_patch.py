@@ -27,6 +27,8 @@ import os
 import re
 import tempfile
 
+from ansible_collections.llmserve.sglang.plugins.module_utils import sglang_version
+
 __metaclass__ = type
 
 STATE_FORMAT = 1
@@ -40,46 +42,17 @@ class PatchError(Exception):
 # Versions and specifiers (a PEP 440 subset: release, aN/bN/rcN, .postN, .devN, local)
 # --------------------------------------------------------------------------------------
 
-_VERSION_RE = re.compile(
-    r"^\s*v?(?P<release>\d+(?:\.\d+)*)"
-    r"(?:[-_.]?(?P<pre_l>a|alpha|b|beta|rc|c)[-_.]?(?P<pre_n>\d*))?"
-    r"(?:(?:-(?P<post_n1>\d+))|(?:[-_.]?(?:post|rev|r)[-_.]?(?P<post_n2>\d*)))?"
-    r"(?:[-_.]?dev[-_.]?(?P<dev_n>\d*))?"
-    r"(?:\+(?P<local>[a-z0-9]+(?:[-_.][a-z0-9]+)*))?\s*$",
-    re.IGNORECASE,
-)
-_PRE_RANK = {"a": 0, "alpha": 0, "b": 1, "beta": 1, "rc": 2, "c": 2}
 _SPEC_RE = re.compile(r"^\s*(~=|===|==|!=|<=|>=|<|>)?\s*(\S+?)\s*$")
+# One version helper for the collection (module_utils/sglang_version.py): the same PEP 440 subset.
+_cmp = sglang_version.compare
 
 
 def parse_version(text):
-    """Return a comparable key for a PEP 440 version string; raise ValueError if invalid."""
-    m = _VERSION_RE.match(str(text))
-    if not m:
+    """A comparable key for a PEP 440 version string; ValueError if invalid."""
+    try:
+        return sglang_version.key(text)
+    except ValueError:
         raise ValueError("invalid version %r" % (text,))
-    release = tuple(int(x) for x in m.group("release").split("."))
-    while len(release) > 1 and release[-1] == 0:
-        release = release[:-1]
-    post = m.group("post_n1") or m.group("post_n2")
-    has_post = m.group("post_n1") is not None or m.group("post_n2") is not None
-    dev = m.group("dev_n")
-    has_dev = dev is not None
-    if m.group("pre_l"):
-        pre = (_PRE_RANK[m.group("pre_l").lower()], int(m.group("pre_n") or 0))
-    elif has_dev and not has_post:
-        pre = (-1, 0)
-    else:
-        pre = (3, 0)
-    post_key = int(post or 0) if has_post else -1
-    dev_key = int(dev or 0) if has_dev else float("inf")
-    return (release, pre, post_key, dev_key)
-
-
-def _release_of(text):
-    m = _VERSION_RE.match(str(text))
-    if not m:
-        raise ValueError("invalid version %r" % (text,))
-    return tuple(int(x) for x in m.group("release").split("."))
 
 
 def _pad(a, b):
@@ -87,11 +60,11 @@ def _pad(a, b):
     return a + (0,) * (n - len(a)), b + (0,) * (n - len(b))
 
 
-def _cmp(a, b):
-    ka, kb = parse_version(a), parse_version(b)
-    ra, rb = _pad(ka[0], kb[0])
-    ka, kb = (ra,) + ka[1:], (rb,) + kb[1:]
-    return (ka > kb) - (ka < kb)
+def _release_of(text):
+    m = sglang_version.VERSION_RE.match(str(text))
+    if not m:
+        raise ValueError("invalid version %r" % (text,))
+    return tuple(int(x) for x in m.group("release").split("."))
 
 
 def _match_one(version, op, target):
