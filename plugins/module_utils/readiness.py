@@ -212,6 +212,7 @@ class Waiter:
 
     def _pid_from_file(self):
         """The pid in pid_file; None (with _died_before set) when the server already ended."""
+        missing = None
         try:
             with open(self.p["pid_file"]) as f:
                 return int(f.read().split()[0])

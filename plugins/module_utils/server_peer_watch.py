@@ -27,8 +27,16 @@ import signal
 import socket
 import subprocess
 import time
+import sys
 
 TICK = 0.2
+
+
+def _say(text, stream=None):
+    """A line to the caller (these files also run as scripts on the host)."""
+    stream = stream or sys.stdout
+    stream.write("%s\n" % (text,))
+    stream.flush()
 
 
 def server_state(unit=None, pid_file=None):
@@ -127,7 +135,7 @@ def main(argv=None):
             what = "%s %s" % (args.unit or "server (pid file %s)" % args.pid_file, state)
             line = "FAILED %s %s %.3f %s\n" % (token, args.name, time.time(), what)
             left = notify(peers.values(), line, min(deadline, time.time() + 30))
-            print("own server gone (%s); told %d peer(s), %d unreachable" % (what, len(peers) - len(left), len(left)))
+            _say("own server gone (%s); told %d peer(s), %d unreachable" % (what, len(peers) - len(left), len(left)))
             return 0
         try:
             conn, addr = srv.accept()
@@ -141,7 +149,7 @@ def main(argv=None):
                 continue
         parts = data.strip().split(" ", 4)
         if addr[0] not in allowed or len(parts) < 5 or parts[0] != "FAILED" or parts[1] != token:
-            print("ignored a message from %s" % addr[0])
+            _say("ignored a message from %s" % addr[0])
             continue
         try:
             sent = float(parts[3])
@@ -153,7 +161,7 @@ def main(argv=None):
             json.dump(record, f)
         os.rename(tmp, args.marker)
         stop_server(args.unit, args.pid_file)
-        print("peer %s failed (%s): stopped this node's server" % (record["node"], record["detail"]))
+        _say("peer %s failed (%s): stopped this node's server" % (record["node"], record["detail"]))
         return 0
     return 0
 

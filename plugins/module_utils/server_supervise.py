@@ -35,6 +35,13 @@ import sys
 import time
 
 
+def _say(text, stream=None):
+    """A line to the caller (these files also run as scripts on the host)."""
+    stream = stream or sys.stdout
+    stream.write("%s\n" % (text,))
+    stream.flush()
+
+
 def read_env(path):
     env = {}
     if not path:
@@ -165,7 +172,7 @@ def supervise(opts, cmd):
 def start(opts, cmd):
     running = read_pid(opts["pid_file"])
     if running:
-        print("already running: pid %d" % running)
+        _say("already running: pid %d" % running)
         return 0
     status_file = opts["pid_file"] + ".status"
     try:
@@ -177,7 +184,7 @@ def start(opts, cmd):
         while time.time() < deadline:
             pid = read_pid(opts["pid_file"])
             if pid:
-                print("started: pid %d" % pid)
+                _say("started: pid %d" % pid)
                 return 0
             try:
                 with open(status_file) as f:
@@ -185,11 +192,11 @@ def start(opts, cmd):
             except (OSError, ValueError):
                 ended = {}
             if ended.get("returncode") is not None:
-                print("the server exited at once (status %s): see %s" % (ended["returncode"], opts["log"]),
-                      file=sys.stderr)
+                _say("the server exited at once (status %s): see %s" % (ended["returncode"], opts["log"]),
+                     sys.stderr)
                 return 1
             time.sleep(0.05)
-        print("the supervisor did not start the server within 30 s: see %s" % opts["log"], file=sys.stderr)
+        _say("the supervisor did not start the server within 30 s: see %s" % opts["log"], sys.stderr)
         return 1
     os.setsid()
     if os.fork():
@@ -226,7 +233,7 @@ def stop_server(pid_file, timeout=120):
 
 
 def stop(opts):
-    print(stop_server(opts["pid_file"], opts.get("timeout")))
+    _say(stop_server(opts["pid_file"], opts.get("timeout")))
     return 0
 
 
@@ -261,7 +268,7 @@ def state_of(pid_file):
 
 
 def show(opts):
-    print(json.dumps(state_of(opts["pid_file"]), sort_keys=True))
+    _say(json.dumps(state_of(opts["pid_file"]), sort_keys=True))
     return 0
 
 

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 # Copyright: (c) 2026, llmserve.sglang contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Start real SGLang on a real GPU, in the ways it serves and the ways it fails, and record what it does.
@@ -208,7 +207,7 @@ def finish(case, wait=90):
     case.result["killed_by_driver"] = lingered
     case.save()
     print("[%s] exit %s at %.1fs%s" % (case.name, case.result.get("exit_code"), case.result.get("exit_t", -1),
-                                        " (killed: still alive)" if lingered else ""), flush=True)
+                                       " (killed: still alive)" if lingered else ""), flush=True)
 
 
 def main():
@@ -219,7 +218,10 @@ def main():
     ap.add_argument("--only", default="")
     args = ap.parse_args()
     only = set(filter(None, args.only.split(",")))
-    want = (lambda n: not only or n in only)
+
+    def want(name):
+        return not only or name in only
+
     py, out, models = args.python, args.out, args.models
     draft = os.path.join(models, "eagle3-tiny")
     summary = {}
@@ -261,7 +263,7 @@ def main():
             except OSError as exc:
                 print("nvidia-smi: %s" % exc, flush=True)
             capture_endpoints(base, "before")
-            base.result["generate"] = [generate(base, "Hello, my name is", 32) for _ in range(3)]
+            base.result["generate"] = [generate(base, "Hello, my name is", 32) for _i in range(3)]
             bench(base)
             capture_endpoints(base, "after")
             if want("port_in_use"):
@@ -285,7 +287,7 @@ def main():
         print("[eagle3] ready=%s at %s s" % (ok, eagle.ready_at), flush=True)
         if ok:
             capture_endpoints(eagle, "before")
-            eagle.result["generate"] = [generate(eagle, "Hello, my name is", 32, timeout=30) for _ in range(2)]
+            eagle.result["generate"] = [generate(eagle, "Hello, my name is", 32, timeout=30) for _i in range(2)]
             eagle.result["generate_sampled"] = [generate(eagle, "Once upon a time", 32, 0.8, timeout=20)]
             bench(eagle, grid=(1, 8), requests_per=8, timeout=30.0)
             capture_endpoints(eagle, "after")

@@ -24,11 +24,11 @@ h="$CAP/health"
   nvidia-smi -q -d PCI > "$h/nvidia-smi-q-pci.txt" 2>&1
   cat /proc/driver/nvidia/version > "$h/proc-driver-version.txt" 2>&1
   cat /proc/driver/nvidia/gpus/*/information > "$h/proc-gpus-information.txt" 2>&1
-  for f in /sys/bus/pci/devices/*; do [ "$(cat $f/vendor 2>/dev/null)" = 0x10de ] && echo "$f $(cat $f/current_link_speed 2>&1) x$(cat $f/current_link_width 2>&1) max $(cat $f/max_link_speed 2>&1) x$(cat $f/max_link_width 2>&1)"; done > "$h/sysfs-pcie-link.txt" 2>&1
+  for f in /sys/bus/pci/devices/*; do [ "$(cat "$f/vendor" 2>/dev/null)" = 0x10de ] && echo "$f $(cat "$f/current_link_speed" 2>&1) x$(cat "$f/current_link_width" 2>&1) max $(cat "$f/max_link_speed" 2>&1) x$(cat "$f/max_link_width" 2>&1)"; done > "$h/sysfs-pcie-link.txt" 2>&1
   (dmesg 2>&1 | tail -200) > "$h/dmesg.txt"; (journalctl -k --no-pager 2>&1 | tail -50) > "$h/journalctl-k.txt"
   (command -v dcgmi; dcgmi --version; systemctl is-active nvidia-fabricmanager; ls /dev/nvidia*) > "$h/tools.txt" 2>&1; }
 [ -f tests/gpu/health_requests.sh ] && bash tests/gpu/health_requests.sh "$h" > "$h/requests.log" 2>&1
-echo "health captures: $(ls "$h" | wc -l) files, $(( $(date +%s) - start ))s"
+echo "health captures: $(find "$h" -type f | wc -l) files, $(( $(date +%s) - start ))s"
 
 "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .whl/*.whl > "$CAP/pip.log" 2>&1 || { echo "wheel install failed"; cat "$CAP/pip.log"; exit 1; }
 export PYTHONPATH=/tmp/site HF_HUB_OFFLINE=1 CUDA_HOME=/usr/local/cuda PYTHONUNBUFFERED=1

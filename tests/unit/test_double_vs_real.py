@@ -80,7 +80,7 @@ def started(tmp_path_factory):
                             env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     states, deadline = [], time.time() + 60
     while time.time() < deadline:
-        status, _ = _get(port, "/health", timeout=2)
+        status, _body = _get(port, "/health", timeout=2)
         if status != "error" and (not states or states[-1] != status):
             states.append(status)
         if status == 200:
