@@ -18,6 +18,8 @@ description:
     Used by C(playbooks/sglang_wheelhouse.yml) with C(--find-links) when resolving for a host that reuses its own
     torch; pip then checks every pin against the host's torch version and does not fetch torch's own
     dependencies. The placeholders are never installed and never copied to a host.
+  - Also writes C(constraints.txt) in O(dest) pinning each package to exactly that version, so that a requirement
+    such as C(torch>=1.5) resolves to the host's version and not to a newer one from an index.
 options:
   dest:
     description: Folder to write into (created when missing).
@@ -47,6 +49,10 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+constraints:
+  description: The constraints file (C(name==version) per package), for C(pip -c).
+  returned: always
+  type: str
 paths:
   description: The placeholder wheels.
   returned: always
@@ -81,7 +87,18 @@ def main():
         path, wrote = placeholder_wheel(dest, str(p["name"]), str(p["version"]))
         paths.append(path)
         changed = changed or wrote
-    module.exit_json(changed=changed, paths=paths)
+    constraints = os.path.join(dest, "constraints.txt")
+    if not module.check_mode:
+        text = "".join("%s==%s\n" % (p["name"], p["version"]) for p in module.params["packages"])
+        old = None
+        if os.path.exists(constraints):
+            with open(constraints) as fh:
+                old = fh.read()
+        if old != text:
+            with open(constraints, "w") as fh:
+                fh.write(text)
+            changed = True
+    module.exit_json(changed=changed, paths=paths, constraints=constraints)
 
 
 if __name__ == "__main__":

@@ -111,3 +111,38 @@ def test_placeholder_wheel_is_taken_by_real_pip(tmp_path):
     with open(report) as fh:
         got = {i["metadata"]["name"]: i["metadata"]["version"] for i in json.load(fh)["install"]}
     assert got == {"needs-torch": "1.0", "torch": "2.11.0+cu130"}
+
+
+def test_placeholder_beats_a_newer_torch_only_with_the_constraint(tmp_path):
+    """A requirement like torch>=1.5 would take the newest torch of an index; the playbook's constraint
+    (torch==<host version>) keeps it on the host's. A newer 'index' torch is simulated by a second folder."""
+    links, index, dep = (str(tmp_path / n) for n in ("links", "index", "dep"))
+    for d in (links, index, dep):
+        os.makedirs(d)
+    wh.placeholder_wheel(links, "torch", "2.11.0+cu130")
+    wh.placeholder_wheel(index, "torch", "2.14.1")
+    p = wh.placeholder_wheel(dep, "wants-torch", "1.0")[0]
+    with zipfile.ZipFile(p) as z:
+        files = {n: z.read(n).decode() for n in z.namelist()}
+    files["wants_torch-1.0.dist-info/METADATA"] += "Requires-Dist: torch>=1.5.0\n"
+    os.unlink(p)
+    with zipfile.ZipFile(p, "w") as z:
+        for n, c in files.items():
+            z.writestr(n, c)
+    cons = str(tmp_path / "constraints.txt")
+    with open(cons, "w") as fh:
+        fh.write("torch==2.11.0+cu130\n")
+
+    def resolve(extra):
+        report = str(tmp_path / "report.json")
+        proc = subprocess.run([sys.executable, "-m", "pip", "install", "--dry-run", "--ignore-installed", "--quiet",
+                               "--no-index", "--find-links", links, "--find-links", index, "--find-links", dep,
+                               "--report", report, "--target", str(tmp_path / "t"), "wants-torch==1.0"] + extra,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
+                              env=dict(os.environ, PIP_CONFIG_FILE=os.devnull), check=False)
+        assert proc.returncode == 0, proc.stdout
+        with open(report) as fh:
+            return {i["metadata"]["name"]: i["metadata"]["version"] for i in json.load(fh)["install"]}["torch"]
+
+    assert resolve([]) == "2.14.1"
+    assert resolve(["--constraint", cons]) == "2.11.0+cu130"
