@@ -17,6 +17,8 @@ import os
 import shutil
 import subprocess
 
+from ansible_collections.llmserve.sglang.plugins.module_utils import nvidia_smi
+
 CLK_TCK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
@@ -205,39 +207,32 @@ def journal_tail(unit, lines=40, journalctl="journalctl"):
 
 
 # -- GPUs ----------------------------------------------------------------------
-def _smi(args, nvidia_smi):
+# Memory and utilisation only: cheap enough to ask while a server loads, enough to tell a busy load from a stall.
+WATCH_FIELDS = ["index", "memory.used", "memory.total", "utilization.gpu"]
+WATCH_KEYS = ("index", "memory_used_mib", "memory_total_mib", "utilization_gpu")
+
+
+def _run(argv):
+    """``(rc, stdout, stderr)`` as nvidia_smi's parsers expect; a hung or missing tool is rc 127."""
     try:
-        out = subprocess.run([nvidia_smi] + args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                             timeout=20, check=False)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    if out.returncode != 0:
-        return None
-    return [[c.strip() for c in line.split(",")]
-            for line in out.stdout.decode("utf-8", "replace").splitlines() if line.strip()]
+        out = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=20, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return 127, "", str(exc)
+    return out.returncode, out.stdout.decode("utf-8", "replace"), out.stderr.decode("utf-8", "replace")
 
 
-def _num(v):
-    try:
-        return float(v) if "." in v else int(v)
-    except ValueError:
-        return None  # "[N/A]"
-
-
-def gpu_info(nvidia_smi="nvidia-smi"):
-    """Per-GPU memory/utilisation and GPU processes, or None without nvidia-smi."""
-    if not shutil.which(nvidia_smi):
+def gpu_info(smi="nvidia-smi", run=_run):
+    """Per-GPU memory/utilisation and GPU processes, or None without (a working) nvidia-smi."""
+    path = shutil.which(smi)
+    if not path:
         return None
-    rows = _smi(["--query-gpu=index,memory.used,memory.total,utilization.gpu",
-                 "--format=csv,noheader,nounits"], nvidia_smi)
-    if rows is None:
+    gpus = nvidia_smi.query_gpus(run, path, WATCH_FIELDS)[0]
+    if gpus is None:
         return None
-    gpus = [{"index": _num(r[0]), "memory_used_mib": _num(r[1]), "memory_total_mib": _num(r[2]),
-             "utilization_pct": _num(r[3])} for r in rows if len(r) >= 4]
-    apps = _smi(["--query-compute-apps=pid,process_name,used_memory",
-                 "--format=csv,noheader,nounits"], nvidia_smi) or []
-    procs = [{"pid": _num(r[0]), "name": r[1], "used_memory_mib": _num(r[2])} for r in apps if len(r) >= 3]
-    return {"gpus": gpus, "processes": procs}
+    rc, out, _err = run([path, "--query-compute-apps=" + ",".join(nvidia_smi.APP_FIELDS),
+                         "--format=csv,noheader,nounits"])
+    procs = nvidia_smi.parse_compute_apps(out, nvidia_smi.APP_FIELDS) if rc == 0 else []
+    return {"gpus": [dict((k, g[k]) for k in WATCH_KEYS) for g in gpus], "processes": procs}
 
 
 def gpu_memory_total_used(info):

@@ -27,19 +27,14 @@ description:
     least every O(progress_interval) seconds, without one SSH connection per poll.
 author:
   - llmserve maintainers (@llmserve)
+extends_documentation_fragment:
+  - llmserve.sglang.server_endpoint
 options:
-  url:
-    description: Base URL of the server (node rank 0).
-    type: str
-    default: http://127.0.0.1:30000
   health_path:
     description: Health endpoint. C(/health) runs a one-token generation on SGLang, so it is only called when the
       port is open or the log says the HTTP server is up.
     type: str
     default: /health
-  api_key:
-    description: Sent as C(Authorization Bearer) (the server's C(--api-key)).
-    type: str
   validate_certs:
     description: Verify TLS certificates for https URLs.
     type: bool

@@ -29,14 +29,9 @@ description:
   - A server whose C(/server_info) says C(speculative_algorithm) is empty gives C(off) (not a finding).
 author:
   - llmserve maintainers (@llmserve)
+extends_documentation_fragment:
+  - llmserve.sglang.server_endpoint
 options:
-  url:
-    description: Base URL of the server (node rank 0).
-    type: str
-    default: http://127.0.0.1:30000
-  api_key:
-    description: Sent as C(Authorization Bearer) (the server's C(--api-key)).
-    type: str
   min_accept_length:
     description: Floor for the average accept length (tokens per verify step; 1.0 means no draft token accepted).
     type: float
