@@ -5,7 +5,8 @@
 
 Target-side code: Python standard library only, Python >= 3.8. Both are off by default: they take the GPUs for
 seconds to a minute and need DCGM, or the SGLang venv's torch. Running this file prints the all-reduce probe, so
-it can be run by hand: ``python3 gpu_health_probes.py | /opt/sglang/venv/bin/python - 256``.
+it can be run by hand (from a file: its workers are spawned, and a spawned worker re-imports the script):
+``python3 gpu_health_probes.py > /tmp/probe.py && /opt/sglang/venv/bin/python /tmp/probe.py 256``.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -20,6 +21,8 @@ WARNING = "warning"
 
 # The probe runs in the SGLang venv's interpreter, one process per GPU, NCCL over whatever links exist.
 # It prints one JSON line. busbw = algbw * 2(n-1)/n, as nccl-tests reports it (the traffic per link of a ring).
+# GPU_HEALTH_PROBE_CPU_RANKS=N runs the same code on N CPU ranks over gloo: how CI proves the script with real
+# torch on machines without a GPU (only the transport differs).
 NCCL_PROBE = r'''
 import json, os, socket, sys, time
 
@@ -30,33 +33,36 @@ def free_port():
         return s.getsockname()[1]
 
 
-def worker(rank, world, port, size_mb, iters, out):
+def worker(rank, world, port, size_mb, iters, out, cpu):
     import torch
     import torch.distributed as dist
     os.environ["MASTER_ADDR"] = "127.0.0.1"
     os.environ["MASTER_PORT"] = str(port)
-    torch.cuda.set_device(rank)
-    dist.init_process_group("nccl", rank=rank, world_size=world)
+    if not cpu:
+        torch.cuda.set_device(rank)
+    sync = (lambda: None) if cpu else torch.cuda.synchronize
+    dist.init_process_group("gloo" if cpu else "nccl", rank=rank, world_size=world)
     n = size_mb * 1024 * 1024 // 4
-    x = torch.ones(n, dtype=torch.float32, device="cuda")
+    x = torch.ones(n, dtype=torch.float32, device="cpu" if cpu else "cuda")
     dist.all_reduce(x)
-    torch.cuda.synchronize()
+    sync()
     correct = bool(torch.all(x == float(world)).item())
     for _ in range(3):
         dist.all_reduce(x)
-    torch.cuda.synchronize()
+    sync()
     dist.barrier()
     start = time.perf_counter()
     for _ in range(iters):
         dist.all_reduce(x)
-    torch.cuda.synchronize()
+    sync()
     seconds = (time.perf_counter() - start) / iters
     if rank == 0:
         algbw = n * 4 / seconds / 1e9
         with open(out, "w") as handle:
             json.dump({"world_size": world, "size_mb": size_mb, "iters": iters, "seconds": seconds,
                        "algbw_gbps": algbw, "busbw_gbps": algbw * 2 * (world - 1) / world, "correct": correct,
-                       "torch": torch.__version__, "nccl": ".".join(map(str, torch.cuda.nccl.version()))},
+                       "backend": dist.get_backend(), "torch": torch.__version__,
+                       "nccl": None if cpu else ".".join(map(str, torch.cuda.nccl.version()))},
                       handle)
     dist.destroy_process_group()
 
@@ -67,13 +73,14 @@ if __name__ == "__main__":
     import torch.multiprocessing as mp
     size_mb = int(sys.argv[1]) if len(sys.argv) > 1 else 256
     iters = int(sys.argv[2]) if len(sys.argv) > 2 else 20
-    world = torch.cuda.device_count()
+    cpu = int(os.environ.get("GPU_HEALTH_PROBE_CPU_RANKS") or 0)
+    world = cpu or torch.cuda.device_count()
     if world < 1:
         print(json.dumps({"error": "torch sees no CUDA device"}))
         sys.exit(3)
     folder = tempfile.mkdtemp(prefix="gpu_health_nccl_")
     out = os.path.join(folder, "result.json")
-    mp.spawn(worker, args=(world, free_port(), size_mb, iters, out), nprocs=world, join=True)
+    mp.spawn(worker, args=(world, free_port(), size_mb, iters, out, bool(cpu)), nprocs=world, join=True)
     with open(out) as handle:
         print(json.dumps(json.load(handle)))
     os.unlink(out)
