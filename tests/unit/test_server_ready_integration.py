@@ -26,12 +26,16 @@ pytestmark = pytest.mark.skipif(
 
 
 class Double:
-    def __init__(self, tmp_path, scenario, pace="0.1", version="0.5.10.post1", extra=()):
+    def __init__(self, tmp_path, scenario, pace="0.1", version="0.5.10.post1", extra=(), durations=None):
         self.port = free_port()
         self.log = str(tmp_path / "server.log")
         self.events = str(tmp_path / "events.jsonl")
         env = dict(os.environ, PYTHONPATH=DOUBLE, SGLANG_DOUBLE_SCENARIO=scenario, SGLANG_DOUBLE_PACE=pace,
                    SGLANG_DOUBLE_VERSION=version, SGLANG_DOUBLE_EVENTS=self.events)
+        if durations:  # absolute seconds, e.g. {"linger": 600}
+            path = tmp_path / ("durations-%d.json" % self.port)
+            path.write_text(json.dumps({"durations": durations}))
+            env["SGLANG_DOUBLE_SCENARIO_FILE"] = str(path)
         self.fh = open(self.log, "wb")
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "sglang.launch_server", "--model-path", "/models/test-model",
@@ -102,7 +106,6 @@ def test_ready(double):
     ("crash_scheduler", "scheduler_exception"),
     # The double's warm-up response names the CUDA fault behind it: that is the cause to report.
     ("crash_warmup", "cuda_error"),
-    ("crash_port_in_use", "port_in_use"),
     ("crash_arch", "arch_unsupported"),
     ("crash_driver", "driver_mismatch"),
     ("crash_model_not_found", "model_not_found"),
@@ -114,6 +117,16 @@ def test_crash_classified(double, scenario, category):
     assert r["category"] == category, (r["msg"], r["log_tail"])
     assert r["key_line"] and "\n" not in r["msg"]
     assert r["process"]["alive"] is False
+
+
+def test_port_taken_verdict_does_not_wait_for_the_lingering_process(double):
+    # Real 0.5.15.post1 stays alive ~70 s after the bind error; here it would outlive the 60 s wait, so a verdict
+    # that waited for the exit would be a timeout.
+    d = double("crash_port_in_use", durations={"linger": 600})
+    r = wait(d)
+    assert r["failed"] and r["reason"] == "crashed", r["msg"]
+    assert r["category"] == "port_in_use" and "[Errno 98]" in r["key_line"]
+    assert r["process"]["alive"] is True and d.event("linger") is not None
 
 
 def test_sigquit_first_reports_the_cause(double):

@@ -274,8 +274,25 @@ def test_real_port_in_use(run):
         assert r2.proc.wait(20) == 1
         assert "address already in use" in r2.stderr()
         assert "Load weight end" in r2.stderr()  # only after the model has loaded
+        assert "fired up" not in r2.stderr()  # what holds the port is not a server: the warm-up reaches nothing
     finally:
         blocker.close()
+
+
+def test_port_held_by_another_server_as_real_sglang(run, tmp_path):
+    # As real 0.5.15.post1 on the H200 (tests/fixtures/sglang_logs/h200/e2e_port_taken.log): the bind error, then
+    # the fired-up line (its warm-up reached the other server), then the process stays alive.
+    first = run()
+    first.wait_event("ready")
+    linger = tmp_path / "linger.json"
+    linger.write_text(json.dumps({"durations": {"linger": 600}}))
+    second = run(args=["--port", str(first.port)], env={"SGLANG_DOUBLE_SCENARIO_FILE": str(linger)})
+    second.wait_event("linger")
+    err = second.stderr()
+    lines = [line for line in err.splitlines() if "Errno 98" in line or "fired up" in line
+             or "Application shutdown complete" in line]
+    assert ["Errno 98" in lines[0], "fired up" in lines[1], "shutdown complete" in lines[2]] == [True] * 3, lines
+    assert second.proc.poll() is None  # lingering: the waiter must not wait for the exit
 
 
 # ---------------------------------------------------------------- hang, busy, child death

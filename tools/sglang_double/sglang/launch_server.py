@@ -145,8 +145,15 @@ def main():
         uvicorn("ERROR", "[Errno %d] error while attempting to bind on address ('%s', %d): %s"
                 % (e.errno or 0, host, port, "address already in use" if e.errno == errno.EADDRINUSE else e.strerror))
         uvicorn("INFO", "Waiting for application shutdown.")
+        # Real SGLang (0.5.15.post1 on the H200): the warm-up thread is already running and reaches whatever answers
+        # on the port; when another server does, it prints the fired-up line after the bind error. The schedulers
+        # are killed, but the process itself stays alive (~70 s there) before it exits.
+        if _warmup_reaches(host, port, a):
+            log("The server is fired up and ready to roll!")
         uvicorn("INFO", "Application shutdown complete.")
         kill_tree(False)
+        events.emit("linger", stage="http")
+        time.sleep(settings.duration("linger"))
         exit_now(1)
     events.emit("port_open", stage="http", port=port)
     uvicorn("INFO", "Uvicorn running on http://%s:%d (Press CTRL+C to quit)" % (host, port))
@@ -194,6 +201,24 @@ def main():
         hung.set()
     while True:
         time.sleep(3600)
+
+
+def _warmup_reaches(host, port, a):
+    """One warm-up round against whatever holds the port: True when it answers /model_info and /generate."""
+    import urllib.request
+    h = host if host not in ("0.0.0.0", "::") else "127.0.0.1"
+    headers = {"Content-Type": "application/json"}
+    if a.get("api_key"):
+        headers["Authorization"] = "Bearer " + a["api_key"]
+    base = "http://%s:%d" % (h, port)
+    body = json.dumps({"text": "The capital city of France is",
+                       "sampling_params": {"temperature": 0, "max_new_tokens": 8}}).encode()
+    try:
+        urllib.request.urlopen(urllib.request.Request(base + "/model_info", headers=headers), timeout=2).read()
+        urllib.request.urlopen(urllib.request.Request(base + "/generate", data=body, headers=headers), timeout=5).read()
+    except Exception:  # a socket that is not an SGLang server (or refuses us): no fired-up line
+        return False
+    return True
 
 
 def _warmup(host, port, a, settings, state):

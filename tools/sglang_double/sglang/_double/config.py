@@ -8,7 +8,9 @@ import re
 STAGES = ("init", "dist_init", "load_weights", "kv_cache", "cuda_graph", "http", "warmup", "ready")
 # Seconds per stage at PACE 1.0: about 6 s from launch to ready.
 BASE_DURATIONS = {"init": 0.3, "dist_init": 0.5, "load_weights": 2.0, "kv_cache": 0.4,
-                  "cuda_graph": 1.4, "http": 0.4, "warmup": 0.8, "ready": 0.0}
+                  "cuda_graph": 1.4, "http": 0.4, "warmup": 0.8, "ready": 0.0,
+                  # alive after a bind error before exiting (real 0.5.15.post1: ~70 s after a ~80 s start)
+                  "linger": 30.0}
 SCENARIOS = ("ready", "crash_oom_cuda_graph", "crash_oom_kv", "crash_oom_weights", "crash_nccl",
              "crash_import", "crash_scheduler", "crash_scheduler_sigquit_first", "crash_warmup",
              "crash_port_in_use", "crash_arch", "crash_driver", "crash_model_not_found",
