@@ -11,7 +11,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -136,38 +135,34 @@ def test_sigquit_first_reports_the_cause(double):
     assert "sigquit" not in r["key_line"].lower()
 
 
-def test_crash_verdict_is_fast(double):
+def test_crash_verdict_comes_before_the_timeout(double):
     d = double("crash_oom_kv")
-    r = wait(d)
-    while d.proc.poll() is None:
-        time.sleep(0.05)
-    assert r["failed"] and r["elapsed"] < 20
+    r = wait(d, timeout=30)
+    assert r["failed"] and r["reason"] == "crashed" and r["category"] == "oom_kv", r["msg"]
 
 
 def test_lingering_parent_after_child_died(double):
     d = double("child_dies")
-    t = time.monotonic()
     r = wait(d)
     assert r["failed"] and r["reason"] == "crashed", r["msg"]
-    assert r["process"]["alive"] is True  # the parent is still there
-    assert time.monotonic() - t < 20
+    assert r["process"]["alive"] is True  # the parent is still there: the verdict did not wait for its exit
 
 
 def test_hang_is_stalled_by_stage_budget(double):
     d = double("hang:dist_init")
     # Like real SGLang on a PCIe box with ACS trouble: "Init torch distributed begin." and then nothing.
-    r = wait(d, stage_timeouts={"dist_init": 2})
+    # stall_timeout 30 > timeout 20: only the stage budget can make it "stalled" rather than "timeout".
+    r = wait(d, stage_timeouts={"dist_init": 2}, stall_timeout=30, timeout=20)
     assert r["failed"] and r["reason"] == "stalled", r["msg"]
     assert r["stage"] == "dist_init"
     assert r["category"] == "nccl"
-    assert r["elapsed"] < 2 + 3
 
 
 def test_silent_hang_is_stalled(double):
     d = double("hang:load_weights")
-    r = wait(d, stall_timeout=3)
+    r = wait(d, stall_timeout=3, timeout=30)
     assert r["failed"] and r["reason"] == "stalled", r["msg"]
-    assert r["elapsed"] < 3 + 5 + 3
+    assert r["elapsed"] >= 3  # never before stall_timeout of silence
 
 
 def test_busy_silent_phase_is_not_a_stall(double):
