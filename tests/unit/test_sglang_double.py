@@ -339,6 +339,15 @@ def test_generate_fails_while_health_ok(run):
     assert r.get("/v1/chat/completions", data={"messages": [{"role": "user", "content": "x"}]})[0] == 400
 
 
+def test_generate_fails_after_it_was_ready(run):
+    r = run(scenario="generate_fails_after:1.0")
+    r.wait_event("ready")
+    ready, bad = r.wait_event("ready"), r.wait_event("generate_fails")
+    assert bad["t"] > ready["t"]
+    assert r.get("/generate", data={"text": "x", "sampling_params": {"max_new_tokens": 2}})[0] == 500
+    assert r.get("/health")[0] == 200
+
+
 # ---------------------------------------------------------------- endpoints
 
 def test_worker_node_stub_always_200(run):

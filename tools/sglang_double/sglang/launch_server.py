@@ -196,6 +196,11 @@ def main():
     events.emit("stage", stage="ready")
     if settings.scenario == "generate_fails":
         state.fail_generate = True
+    if settings.fail_after is not None:
+        def go_bad():
+            state.fail_generate = True
+            events.emit("generate_fails", stage="ready")
+        threading.Timer(settings.fail_after, go_bad).start()
     if settings.hang_stage == "ready":
         events.emit("hang_start", stage="ready")
         hung.set()

@@ -38,6 +38,7 @@ class Settings(object):
         self.perf = json.loads(perf) if perf else (data.get("perf") or DEFAULT_PERF)
         self.hang_stage = None
         self.busy_seconds = 0.0
+        self.fail_after = None  # generate_fails_after:<s>: ready, then generation fails <s> later (a GPU gone bad)
         name = self.scenario
         if name.startswith("hang:"):
             self.hang_stage = name.split(":", 1)[1]
@@ -45,6 +46,8 @@ class Settings(object):
                 raise SystemExit("sglang double: unknown hang stage %r (stages: %s)" % (self.hang_stage, ", ".join(STAGES)))
         elif name.startswith("busy:"):
             self.busy_seconds = float(name.split(":", 1)[1])
+        elif name.startswith("generate_fails_after:"):
+            self.fail_after = float(name.split(":", 1)[1])
         elif name not in SCENARIOS:
             raise SystemExit("sglang double: unknown scenario %r" % name)
 
