@@ -272,3 +272,38 @@ def test_points_the_client_could_not_fill_are_flagged(tmp_path):
     summary = bench_report.build(tmp_path, with_plots=False)
     assert [(p["mode"], p["concurrency"]) for p in summary["client_limited"]] == [("baseline", 16), ("eagle3", 16)]
     assert "**Client-limited points**" in (tmp_path / "report.md").read_text()
+
+
+def test_an_unfit_draft_is_reported_and_nothing_is_recommended_from_it(tmp_path):
+    # As on the H200 with the random draft: accept length 1.00, EAGLE-3 loses everywhere. "Turn it off" would be
+    # the wrong lesson: the curve measures the draft.
+    perf = {"baseline": SEED["baseline"], "eagle3": {"per_request_tps": 30, "saturation_tps": 200, "accept_length": 1.0}}
+    raw = {"results": synthetic(perf), "meta": {"sglang_version": "0.5.15.post1", "adaptive_flag": True,
+                                                "speculative": {"algorithm": "EAGLE3"}}}
+    (tmp_path / "raw.json").write_text(json.dumps(raw))
+    summary = bench_report.build(tmp_path, with_plots=False)
+    entry, rec = summary["analysis"]["eagle3"], summary["recommendation"]
+    assert entry["draft_unfit"] is True and entry["accept_length"] == pytest.approx(1.0)
+    assert rec["action"] == "refuse" and rec["measured_action"] == "off" and "server_speculative" not in rec
+    assert "the draft does not fit its target (accept length 1.00, below 1.30)" in rec["reason"]
+    report = (tmp_path / "report.md").read_text()
+    assert "**accept length 1.00, below 1.30: the draft does not fit its target**" in report
+    assert "server_speculative:" not in report
+
+
+@pytest.mark.parametrize("meta_floor,accept,unfit", [(None, 3.2, False), (None, 1.29, True), (2.0, 1.8, True),
+                                                     (1.1, 1.2, False)])
+def test_the_floor_follows_the_deployment(meta_floor, accept, unfit):
+    perf = {"baseline": SEED["baseline"], "eagle3": dict(SEED["eagle3"], accept_length=accept)}
+    meta = {} if meta_floor is None else {"min_accept_length": meta_floor}
+    entry = bench_report.analyse({"results": synthetic(perf), "meta": meta})["eagle3"]
+    assert entry["draft_unfit"] is unfit
+    if not unfit:
+        assert bench_report.recommendation({"meta": {"sglang_version": "0.5.23", "adaptive_flag": True}},
+                                           {"eagle3": entry})["action"] == "adaptive"
+
+
+def test_no_accept_length_measured_is_not_a_finding():
+    perf = {"baseline": SEED["baseline"], "eagle3": {"per_request_tps": 96, "saturation_tps": 354}}
+    entry = bench_report.analyse({"results": synthetic(perf)})["eagle3"]
+    assert entry["accept_length"] is None and entry["draft_unfit"] is False

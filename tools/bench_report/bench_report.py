@@ -58,6 +58,9 @@ TABLE_COLUMNS = [
 ]
 DEFAULT_TOLERANCE = 0.15  # relative, on the crossover concurrency
 CONFIRM_TOLERANCE = 0.10  # relative, confirming run against the better curve at each point
+# Below this accept length (roles/server's server_spec_min_accept_length) the draft does not fit its target: the
+# speculative curve then measures a broken draft, not speculation, and says nothing about where EAGLE-3 pays.
+MIN_ACCEPT_LENGTH = 1.3
 
 
 def label(mode: str) -> str:
@@ -312,6 +315,11 @@ def analyse(raw: dict, tolerance: float = DEFAULT_TOLERANCE) -> dict:
                         {c: st["mean"] for c, st in curve(rows, "output_throughput").items()})
         entry["e2e"] = {"crossover": e2e["crossover"], "threshold": e2e["threshold"],
                         "stops_paying_at": e2e["stops_paying_at"]}
+        accept = stats([r.get("accept_length") for reps in rows.values() for r in reps])["mean"]
+        floor = float(meta.get("min_accept_length") or MIN_ACCEPT_LENGTH)
+        entry["accept_length"] = accept
+        entry["draft_unfit"] = accept is not None and accept < floor
+        entry["min_accept_length"] = floor
         if perf_model and perf_model.get(BASELINE) and perf_model.get("eagle3") and mode == "eagle3":
             model_c = model_crossover(perf_model, mode)
             entry["model_crossover"] = model_c
@@ -333,9 +341,18 @@ def recommendation(raw: dict, analysis: dict) -> dict | None:
     entry = analysis.get("eagle3")
     if not entry or not entry["points"]:
         return None
-    return spec_setting.recommend(entry["threshold"], str(meta.get("sglang_version") or ""),
-                                  meta.get("adaptive_flag"), meta.get("speculative") or {},
-                                  meta.get("cuda_graph_max_bs") or 48, not meta.get("disable_cuda_graph", False))
+    rec = spec_setting.recommend(entry["threshold"], str(meta.get("sglang_version") or ""),
+                                 meta.get("adaptive_flag"), meta.get("speculative") or {},
+                                 meta.get("cuda_graph_max_bs") or 48, not meta.get("disable_cuda_graph", False))
+    if entry.get("draft_unfit"):
+        # Never turn speculation off (or tune it) on the strength of a draft that does not fit: fix the draft first.
+        rec = dict(rec, action="refuse", measured_action=rec["action"], reason=(
+            "the draft does not fit its target (accept length %.2f, below %.2f): this run measured a broken draft, "
+            "not EAGLE-3, so it cannot say where speculation pays. Fix the draft - one trained for this target model, "
+            "the same tokenizer and vocabulary, the num_steps/eagle_topk it was trained with (llmserve.sglang."
+            "spec_check) - and measure again" % (entry["accept_length"], entry["min_accept_length"])))
+        rec.pop("server_speculative", None)
+    return rec
 
 
 def confirmation(raw: dict) -> dict | None:
@@ -407,6 +424,10 @@ def markdown(raw: dict, analysis: dict, rec: dict | None, conf: dict | None, plo
                          f"per repeat {', '.join(fmt(c, '{:.2f}') for c in unc['per_repeat'])}; "
                          f"{unc['repeats']} repeat(s)). Threshold: speculate while at most **{entry['threshold']}** "
                          f"requests run (band {fmt(unc['threshold_low'], '{}')} - {fmt(unc['threshold_high'], '{}')}).")
+        if entry.get("draft_unfit"):
+            lines.append(f"  - **accept length {entry['accept_length']:.2f}, below {entry['min_accept_length']:.2f}: the "
+                         "draft does not fit its target** (almost no draft token accepted); this curve measures that "
+                         "draft, not speculation.")
         lines.append(f"  - end-to-end throughput (TTFT included, which biases it with short outputs) would say "
                      f"{fmt(entry['e2e']['crossover'], '{:.2f}')} (threshold {fmt(entry['e2e']['threshold'], '{}')}).")
         check = entry.get("model_check")
