@@ -53,6 +53,8 @@ SETTINGS = {
     # read by tasks/spec_check.yml (module spec_check) after READY; checked here with the rest
     "spec_check": "str", "spec_min_accept_length": "float", "spec_check_requests": "int",
     "spec_check_max_new_tokens": "int", "spec_check_request_timeout": "float",
+    # read by defaults/main.yml (which install record the SGLang settings above came from); checked here
+    "sglang_record": "str",
 }
 OPTIONAL = ("dist_init_host", "peer_watch_port", "sglang_version")
 
@@ -200,6 +202,9 @@ def validate(raw):
     if not INSTANCE_RE.match(s["instance"]):
         bad.add("instance", s["instance"], "cannot name a systemd unit or a directory",
                 "use letters, digits, '.', '_' or '-' (at most 64), e.g. server_instance: kimi-tp8")
+    if s["sglang_record"] and not ENV_NAME_RE.match(s["sglang_record"]):
+        bad.add("sglang_record", s["sglang_record"], "is not the name of a local facts record",
+                "give roles/sglang's sglang_local_fact (letters, digits, '_'), e.g. llmserve_sglang, or '' for none")
     for name in ("user", "group"):
         if not USER_RE.match(s[name]):
             bad.add(name, s[name], "is not a valid user or group name",

@@ -130,6 +130,7 @@ def test_crash_looping_unit_counts_as_not_running():
     ("unit_extra", {"lower": "x"}, "is not a systemd setting name"),
     ("unit_extra", {"Nice": "1\nExecStartPre=/bin/evil"}, "is not one line"),
     ("sglang_version", "latest", "is not a version"),
+    ("sglang_record", "/etc/ansible/facts.d/x.fact", "is not the name of a local facts record"),
     ("stage_timeouts", {"load_weights": -1}, "not a positive number"),
     ("speculative", {"algorithm": "NEXTN", "draft_model_path": "/d"}, "names an algorithm this role does not render"),
     ("speculative", {"algorithm": "EAGLE3", "draft_model_path": ""}, "has no draft model"),
