@@ -38,6 +38,16 @@ def proc_stat(pid):
     return rest[0], int(rest[1]), int(rest[11]) + int(rest[12]), int(rest[19])
 
 
+def age(pid):
+    """Seconds since ``pid`` started (its starttime against /proc/uptime), or None."""
+    st = proc_stat(pid)
+    try:
+        uptime = float(_read("/proc/uptime").split()[0])
+    except (OSError, IOError, ValueError, IndexError):
+        return None
+    return None if st is None else max(0.0, uptime - st[3] / float(CLK_TCK))
+
+
 def alive(pid, starttime=None):
     st = proc_stat(pid)
     if st is None or st[0] in ("Z", "X"):
@@ -112,9 +122,9 @@ def exit_status_of_child(pid):
 
 
 # -- who answers on the port -----------------------------------------------------
-def listening_inodes(port):
-    """Inodes of the sockets listening on TCP ``port`` (IPv4 and IPv6); None if /proc/net is unreadable."""
-    found, readable = set(), False
+def listening_sockets(port):
+    """``{inode: uid}`` of the sockets listening on TCP ``port`` (IPv4 and IPv6); None if /proc/net is unreadable."""
+    found, readable = {}, False
     for path in ("/proc/net/tcp", "/proc/net/tcp6"):
         try:
             lines = _read(path).splitlines()[1:]
@@ -124,8 +134,25 @@ def listening_inodes(port):
         for line in lines:
             f = line.split()
             if len(f) > 9 and f[3] == "0A" and int(f[1].rsplit(":", 1)[1], 16) == port:
-                found.add(f[9])
+                found[f[9]] = int(f[7])
     return found if readable else None
+
+
+def listening_inodes(port):
+    """Inodes of the sockets listening on TCP ``port``; None if /proc/net is unreadable."""
+    found = listening_sockets(port)
+    return None if found is None else set(found)
+
+
+def uid_of(pid):
+    """Real uid of ``pid`` from /proc/PID/status (readable without ptrace rights), or None."""
+    try:
+        for line in _read("/proc/%d/status" % pid).splitlines():
+            if line.startswith("Uid:"):
+                return int(line.split()[1])
+    except (OSError, IOError, ValueError, IndexError):
+        return None
+    return None
 
 
 def socket_inodes(pids):
@@ -151,13 +178,19 @@ def port_owner(port, pid):
     """'ours' when ``pid``'s process tree listens on ``port``, 'other' when a process outside it is SEEN holding
     the listening socket, None when that cannot be told (our pid gone or restarted, fds unreadable, owner not
     found). Only 'other' may hold a readiness verdict back, so every doubt must land on None."""
-    listeners = listening_inodes(port)
-    if not listeners or not alive(pid):
+    sockets = listening_sockets(port)
+    if not sockets or not alive(pid):
         return None
+    listeners = set(sockets)
     ours = tree(pid)
     held, _complete = socket_inodes(ours)
     if listeners & held:
         return "ours"
+    # Without ptrace rights (a container without CAP_SYS_PTRACE) root cannot read another user's fd table, but
+    # /proc/net/tcp names each socket's owner: a listener no uid of our tree owns is not ours.
+    uids = set(uid_of(p) for p in ours) - set([None])
+    if uids and not uids & set(sockets.values()):
+        return "other"
     mine = set(ours)
     for name in os.listdir("/proc"):
         if name.isdigit() and int(name) not in mine and socket_inodes([int(name)])[0] & listeners:

@@ -46,6 +46,7 @@ VERIFY_TRIES = 3
 TREE_RESCAN = 5.0      # re-list the process tree's members (a scan of all /proc)
 TREE_EXIT_GRACE = 10.0  # after the main process died, wait this long for its children (log writers)
 STATUS_GRACE = 3.0     # and this long for the supervisor's exit-status file
+FRESH_PROCESS_S = 3.0  # a server process younger than this, with an empty log, cannot be answering HTTP yet
 DRAIN_MAX = 256 * 1024 * 1024  # read at most this much more log before a verdict
 
 STATE_VERSION = 1
@@ -564,7 +565,7 @@ class Waiter:
                 if v["category"] == "unknown":
                     v["remedy"] = ("still %s at the deadline and not idle: raise timeout, or per-stage "
                                    "stage_timeouts to catch slow stages sooner" % self.stages.label())
-                if self.h.get("foreign"):
+                if self.h.get("foreign") or (self.h.get("answered_early") and v["category"] == "unknown"):
                     v = dict(v, category="port_in_use", remedy="another process answers on %s (ss -ltnp): stop it "
                              "or change --port" % self.net["base"])
                 return self._result(now, True, "timeout", "not ready within timeout %ss" % self.p["timeout"], v)
@@ -610,7 +611,7 @@ class Waiter:
             # "fired up" after the bind error.
             if self.cls.first_strong_at is not None:
                 return None
-            if self._foreign_port():
+            if self._foreign_port() or self._answer_before_our_http():
                 return None
         if st == 200:
             self.stages.set("ready", now)
@@ -638,6 +639,23 @@ class Waiter:
                                 {"category": "unknown", "line": "The server is fired up and ready to roll!",
                                  "remedy": "check url/port/api_key point at this server, and the firewall"})
         return None
+
+    def _answer_before_our_http(self):
+        """True for a 200 that cannot come from our server yet: our log is past 'starting' but uvicorn has not started
+        (SGLang's rank 0 binds its HTTP port only after weights, KV cache and CUDA graphs), or our log is empty and the
+        process was started moments ago. Whoever answers is another server (one on the same port, or a URL pointing
+        elsewhere). A log that never shows stage lines (--log-level warning) only holds the first seconds back."""
+        idx = STAGES.index(self.stages.stage)
+        # 'http' begins with the scheduler's last lines; the port is bound only at uvicorn's startup lines ('warmup').
+        early = STAGES.index("init") <= idx <= STAGES.index("http")
+        if not early and self.stages.stage == "starting" and self.reader is not None and self.proc.get("pid"):
+            # Nothing in its log yet: a process this young is still importing (real SGLang prints its
+            # server_args about 5 s after launch), not serving HTTP.
+            started = proc_watch.age(self.proc["pid"])
+            early = started is not None and started < FRESH_PROCESS_S
+        if early and not self.h.get("answered_early"):
+            self.h["answered_early"] = True
+        return early
 
     def _foreign_port(self):
         """True when a process outside the watched tree listens on the URL's port (checked on loopback only)."""

@@ -38,3 +38,28 @@ def test_nobody_listening_is_unknown():
     port = s.getsockname()[1]
     s.close()
     assert proc_watch.port_owner(port, 1) is None
+
+
+def test_without_ptrace_rights_the_socket_owner_decides(monkeypatch):
+    # A container without CAP_SYS_PTRACE: root cannot read the fd tables of another user's processes. The
+    # listener's uid in /proc/net/tcp still says it is not ours.
+    import os
+    import pytest
+    if os.geteuid() != 0 or not os.path.exists("/usr/bin/python3"):
+        pytest.skip("needs root and /usr/bin/python3 to start a listener as another user")
+    p = subprocess.Popen(["/usr/bin/python3", "-c", LISTEN], stdout=subprocess.PIPE, user=65534, group=65534,
+                         extra_groups=[], cwd="/")
+    port = int(p.stdout.readline())
+    idle = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        assert proc_watch.listening_sockets(port) and set(proc_watch.listening_sockets(port).values()) == {65534}
+        assert proc_watch.uid_of(idle.pid) == 0
+        monkeypatch.setattr(proc_watch, "socket_inodes", lambda pids: (set(), False))  # every fd table unreadable
+        assert proc_watch.port_owner(port, idle.pid) == "other"
+        # the same uid on both sides and no fd table: nothing can be told
+        assert proc_watch.port_owner(port, p.pid) is None
+    finally:
+        p.kill()
+        idle.kill()
+        p.wait()
+        idle.wait()

@@ -27,8 +27,8 @@ pytestmark = pytest.mark.skipif(
 class Double:
     def __init__(self, tmp_path, scenario, pace="0.1", version="0.5.10.post1", extra=(), durations=None):
         self.port = free_port()
-        self.log = str(tmp_path / "server.log")
-        self.events = str(tmp_path / "events.jsonl")
+        self.log = str(tmp_path / ("server-%d.log" % self.port))  # a test may run two doubles
+        self.events = str(tmp_path / ("events-%d.jsonl" % self.port))
         env = dict(os.environ, PYTHONPATH=DOUBLE, SGLANG_DOUBLE_SCENARIO=scenario, SGLANG_DOUBLE_PACE=pace,
                    SGLANG_DOUBLE_VERSION=version, SGLANG_DOUBLE_EVENTS=self.events)
         if durations:  # absolute seconds, e.g. {"linger": 600}
@@ -126,6 +126,22 @@ def test_port_taken_verdict_does_not_wait_for_the_lingering_process(double):
     assert r["failed"] and r["reason"] == "crashed", r["msg"]
     assert r["category"] == "port_in_use" and "[Errno 98]" in r["key_line"]
     assert r["process"]["alive"] is True and d.event("linger") is not None
+
+
+@pytest.mark.parametrize("owner_known", [True, False])
+def test_another_server_on_our_port_is_never_our_ready(double, monkeypatch, owner_known):
+    # The molecule `server` case: a second instance on a port a READY server holds. Its /health answers 200 from
+    # the first server seconds before the second has loaded anything. owner_known=False is a container without
+    # ptrace rights, where the socket's holder cannot be seen: the log's stage must still refuse that 200.
+    from ansible_collections.llmserve.sglang.plugins.module_utils import proc_watch
+    first = double("ready")
+    assert not wait(first)["failed"]
+    if not owner_known:
+        monkeypatch.setattr(proc_watch, "port_owner", lambda port, pid: None)
+    second = double("ready", pace="0.3", durations={"linger": 600}, extra=["--port", str(first.port)])
+    r = wait(second, url="http://127.0.0.1:%d" % first.port)
+    assert r["failed"] and r["reason"] == "crashed", r["msg"]
+    assert r["category"] == "port_in_use" and "[Errno 98]" in r["key_line"]
 
 
 def test_sigquit_first_reports_the_cause(double):
