@@ -476,6 +476,7 @@ def plan(raw_settings, host):
     out["pid"] = state.get("pid") or 0
 
     if s["state"] == "stopped":
+        out["watch"] = None  # the act task reads it whatever the action
         if not bad.items:
             out["action"] = "stop" if running or state.get("enabled") else "none"
             out["why"] = "server_state is stopped"

@@ -217,6 +217,7 @@ def test_stopped_state():
     s.update(state="stopped", model_path="")
     pl = sp.plan(s, running(first))
     assert (pl["action"], pl["refusals"]) == ("stop", [])
+    assert pl["watch"] is None  # tasks/main.yml's act step reads it (the molecule server scenario stops mol2 so)
     assert sp.plan(s, host())["action"] == "none"
 
 
