@@ -126,8 +126,9 @@ BUILTIN = [
     ("oom_kv", r"\w+ runs out of memory\.|Out of memory\. Please set a smaller number", R_REQ, 86, True),
     # A negative profiled token count is logged as a notice, but nothing fits: the failure follows.
     ("oom_kv", r"profiled value -\d+", R_KV, 70, False),
+    # "<device> out of memory. Tried to allocate" is torch's allocator wording on every backend.
     ("oom", r"(?:torch\.(?:cuda\.)?OutOfMemoryError|CUDA out of memory|CUDA error: out of memory|"
-            r"CUBLAS_STATUS_ALLOC_FAILED|cudaErrorMemoryAllocation)", None, 80, True),
+            r"CUBLAS_STATUS_ALLOC_FAILED|cudaErrorMemoryAllocation|out of memory\. Tried to allocate)", None, 80, True),
     ("host_oom", r"scheduler died during initialization \(exit code: -9\)|\b[Ee]xit code: -9\b|"
                  r"\[Errno 12\] Cannot allocate memory|std::bad_alloc|insufficient shared memory \(shm\)",
      R_HOSTOOM, 75, True),
@@ -142,7 +143,9 @@ BUILTIN = [
      r"illegal memory access was encountered|illegal instruction was encountered|misaligned address|"
      r"device-side assert triggered|unspecified launch failure|cudaErrorIllegalAddress|"
      r"CUDA_ERROR_ILLEGAL_ADDRESS|CUBLAS_STATUS_EXECUTION_FAILED|"
-     r"block: \[\d+,\d+,\d+\], thread: \[\d+,\d+,\d+\] Assertion .* failed", R_CUDA, 86, True),
+     r"block: \[?\d+, ?\d+, ?\d+\]?, thread: \[\d+, ?\d+, ?\d+\] Assertion\b", R_CUDA, 86, True),
+    # A kernel's own bounds check (a device printf; the kernel goes on, the failure follows).
+    ("cuda_error", r"Out Of Bound Tensor access detected", R_CUDA, 50, False),
     ("arch_unsupported",
      r"no kernel image is available for execution on the device|ptxas fatal\s*:.*sm_\d+a?|"
      r"Unsupported architecture|is not compatible with the current PyTorch installation|(?:CUDA|"
@@ -162,6 +165,7 @@ BUILTIN = [
      r"[Ee]rror)|monitoredBarrier|gloo/transport/tcp|DistNetworkError|DistStoreError|DistBackendError|"
      r"NCCL communicator was aborted|Watchdog caught collective operation timeout|connectFullMesh failed|"
      r"client socket has timed out after \d+m?s while trying to connect|Timeout waiting for worker ports", R_NCCL, 85, True),
+    ("nccl", r"\[c10d\].*\btimed out after \d+m?s", R_NCCL, 70, False),
     ("port_in_use", r"EADDRINUSE", R_PORT, 88, True),
     ("port_in_use", r"failed to listen on any local network address", R_PORT, 86, True),
     ("port_in_use", r"\[Errno 98\]|[Aa]ddress already in use|ZMQError: Address in use|Port is already in use|"
@@ -191,6 +195,9 @@ BUILTIN = [
     ("model_unsupported",
      r"Model architectures? \[[^\]]*\] (?:is|are) not supported|Unsupported architectures?: |"
      r"but Transformers does not recognize this architecture", R_UNSUP, 85, True),
+    # Driver API symbols are cu + CamelCase (cuGreenCtxDestroy, cuModuleGetFunction); runtime (cuda*),
+    # cuBLAS/cuDNN (cublas*, cudnn*) and C++ symbols (_Z...) are import problems, not the driver's.
+    ("driver_mismatch", r"undefined symbol: cu[A-Z]\w+", R_DRV, 80, True),
     ("import_error",
      r"Could not load any common_ops library|is less than the minimum required version|"
      r"with minimum required version \S+ is not installed", R_IMPORT, 85, True),
@@ -201,7 +208,8 @@ BUILTIN = [
     ("warmup_failure", r"Initialization failed\. warmup error|warmup error:|Server warmup failed|"
                        r"[Ww]arm-?up (?:request )?failed", R_WARM, 40, True),
     ("scheduler_exception", r"Scheduler watchdog timeout|watchdog timeout \(", R_WATCHDOG, 35, True),
-    ("scheduler_exception", r"^\s*(?:[\w.]+\.)?\w*(?:Error|Exception): |[\]|)]\s*(?:[\w.]+\.)?\w*(?:Error|Exception): ",
+    ("scheduler_exception", r"^\s*(?:[\w.]+\.)?\w*(?:Error|Exception): |[\]|)]\s*(?:[\w.]+\.)?\w*(?:Error|Exception): |"
+                            r"^\s*(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception)\s*$",
      R_SCHED, 30, False, True),
     # The failing child's own banner is more telling than the parent's reaction to it.
     ("scheduler_exception", r"\b\w+ hit an exception|"
@@ -248,6 +256,13 @@ _OOM_BY_STAGE = {
     "http": "oom_runtime", "warmup": "oom_runtime", "ready": "oom_runtime",
 }
 _REMEDY = {"oom_weights": R_W, "oom_kv": R_KV, "oom_cuda_graph": R_CG, "oom_runtime": R_RUN}
+# The frame that ran out of memory says what it was allocating more exactly than the stage (a log cut
+# above the stage banners, or a pool allocated before its banner is printed). Innermost frame first.
+_OOM_FRAMES = [
+    ("oom_cuda_graph", re.compile(r"graph_runner\.py")),
+    ("oom_kv", re.compile(r"sglang/srt/mem_cache/")),
+    ("oom_weights", re.compile(r"sglang/srt/model_loader/")),
+]
 _FRAME_COMPILED = [(c, re.compile(rx), r) for c, rx, r in FRAME_RULES]
 
 
@@ -331,10 +346,19 @@ def match_line(table, line, stage="starting", frames=None):
             # The message tells the user to change a launch flag: an argument problem.
             category, remedy, priority = "bad_args", R_ARGS, FLAG_PRIORITY
     if category == "oom":
-        category = _OOM_BY_STAGE.get(stage, "oom_weights")
+        category = _oom_by_frame(frames) or _OOM_BY_STAGE.get(stage, "oom_weights")
         remedy = _REMEDY[category]
     return {"category": category, "remedy": remedy, "priority": priority,
             "strong": strong, "line": _excerpt(line, found), "stage": stage}
+
+
+def _oom_by_frame(frames):
+    """oom_* category from the traceback frames above an out-of-memory line, or None."""
+    for frame in reversed(frames or []):
+        for cat, rx in _OOM_FRAMES:
+            if rx.search(frame):
+                return cat
+    return None
 
 
 def _place(frames):

@@ -80,3 +80,44 @@ def test_first_specific_cause_wins_among_equals():
             "[2026-01-12 10:33:36 TP3] Exception: Capture cuda graph failed: CUDA out of memory. Tried to allocate 1.17 GiB.\n"
             "[2026-01-12 10:33:37 TP0] RuntimeError: NCCL error: unhandled system error (run with NCCL_DEBUG=INFO for details)\n")
     assert classify_text(text)["category"] == "oom_cuda_graph"
+
+
+# Rules generalised after the batch-3 held-out logs: each case pairs the wording the rule must
+# accept with a near miss it must leave alone.
+@pytest.mark.parametrize("text, category", [
+    # torch's allocator says "<device> out of memory. Tried to allocate" on every backend.
+    ("RuntimeError: XPU out of memory. Tried to allocate 2.00 GiB", "oom_weights"),
+    # A missing CUDA driver API symbol (cu + CamelCase) is the driver's; cuda*/cublas*/C++ symbols are not.
+    ("ImportError: /x/common_ops.abi3.so: undefined symbol: cuTensorMapEncodeTiled", "driver_mismatch"),
+    ("ImportError: /x/common_ops.abi3.so: undefined symbol: cudaGetDriverEntryPoint", "import_error"),
+    ("ImportError: /x/libfoo.so: undefined symbol: cublasLtMatmul", "import_error"),
+    # A kernel assert whose expression wrapped onto the next line.
+    ("/x/IndexKernel.cu:92: operator(): block: [3,0,0], thread: [64,0,0] Assertion `-sizes[i] <= index &&",
+     "cuda_error"),
+    # torch c10d store socket timing out on a multi-node rendezvous; a bare poll notice is not enough.
+    ("[W1 socket.cpp:485] [c10d] waitForInput: socket SocketImpl(fd=9) timed out after 600000ms", "nccl"),
+    ("[W1 socket.cpp:460] [c10d] waitForInput: poll for socket returned 0, likely a timeout", "unknown"),
+])
+def test_generalised_rules(text, category):
+    assert classify_text(text)["category"] == category
+
+
+@pytest.mark.parametrize("frame, category", [
+    ('  File "/p/sglang/srt/mem_cache/memory_pool.py", line 1, in _create_buffers', "oom_kv"),
+    ('  File "/p/sglang/srt/model_executor/cuda_graph_runner.py", line 1, in capture', "oom_cuda_graph"),
+    ('  File "/p/sglang/srt/model_loader/loader.py", line 1, in load_model', "oom_weights"),
+])
+def test_oom_placed_by_raising_frame_when_no_stage_line(frame, category):
+    """A log cut above the stage banners: the frame that ran out of memory decides."""
+    text = "Traceback (most recent call last):\n%s\n    x = torch.zeros(n)\n" \
+           "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.00 GiB\n" % frame
+    assert classify_text(text)["category"] == category
+
+
+def test_bare_exception_line_without_message_is_the_key_line():
+    text = ("[2025-01-01 00:00:00 TP0] Scheduler hit an exception: Traceback (most recent call last):\n"
+            '  File "/p/sglang/srt/mem_cache/radix_cache.py", line 3, in __init__\n'
+            "    assert isinstance(a, B)\n"
+            "AssertionError\n")
+    v = classify_text(text)
+    assert (v["category"], v["line"]) == ("scheduler_exception", "AssertionError")
