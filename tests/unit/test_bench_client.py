@@ -1,6 +1,7 @@
 # Copyright: (c) 2026, llmserve.sglang contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """bench_client: statistics, SSE parsing, and a real run against the SGLang double on localhost."""
+import contextlib
 import json
 import os
 import socket
@@ -61,6 +62,27 @@ def _free_port():
         return s.getsockname()[1]
 
 
+@contextlib.contextmanager
+def _double(args=(), **env_extra):
+    """The SGLang double on a free port, healthy; yields its URL and stops it afterwards."""
+    port = _free_port()
+    argv = [sys.executable, "-m", "sglang.launch_server", "--model-path", "/m", "--port", str(port)] + list(args)
+    env = dict(os.environ, PYTHONPATH=DOUBLE, SGLANG_DOUBLE_PACE="0.05", **env_extra)
+    proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        url = "http://127.0.0.1:%d" % port
+        for _attempt in range(100):
+            try:
+                if urllib.request.urlopen(url + "/health", timeout=2).status == 200:
+                    break
+            except Exception:  # pylint: disable=broad-except
+                time.sleep(0.2)
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
 @pytest.mark.skipif(not os.path.isfile(os.path.join(DOUBLE, "sglang", "launch_server.py")), reason="no double")
 @pytest.mark.parametrize("speculative", [False, True])
 def test_real_double_counts_every_token_and_times_consistently(speculative):
@@ -71,20 +93,8 @@ def test_real_double_counts_every_token_and_times_consistently(speculative):
     """
     perf = {"baseline": {"per_request_tps": 400, "saturation_tps": 4000},
             "eagle3": {"per_request_tps": 800, "saturation_tps": 4000, "accept_length": 3.2}}
-    port = _free_port()
-    argv = [sys.executable, "-m", "sglang.launch_server", "--model-path", "/m", "--port", str(port)]
-    if speculative:
-        argv += ["--speculative-algorithm", "EAGLE3", "--speculative-draft-model-path", "/d"]
-    env = dict(os.environ, PYTHONPATH=DOUBLE, SGLANG_DOUBLE_PACE="0.05", SGLANG_DOUBLE_PERF=json.dumps(perf))
-    proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        url = "http://127.0.0.1:%d" % port
-        for _attempt in range(100):
-            try:
-                if urllib.request.urlopen(url + "/health", timeout=2).status == 200:
-                    break
-            except Exception:  # pylint: disable=broad-except
-                time.sleep(0.2)
+    spec = ["--speculative-algorithm", "EAGLE3", "--speculative-draft-model-path", "/d"] if speculative else []
+    with _double(spec, SGLANG_DOUBLE_PERF=json.dumps(perf)) as url:
         one, one_recs = bc.run_load(url, 1, 3, max_new_tokens=30)
         four, four_recs = bc.run_load(url, 4, 8, max_new_tokens=30, endpoint="generate")
         for res, recs, num in ((one, one_recs, 3), (four, four_recs, 8)):
@@ -101,30 +111,13 @@ def test_real_double_counts_every_token_and_times_consistently(speculative):
         assert 2 <= _peak_in_flight(four_recs) <= 4
         # 8 x 30 + 3 x 30 tokens at 3.2 per step = 103 verify steps: past the 40-step interval, /server_info has it
         assert bc.server_accept_length(url) == (3.2 if speculative else None)
-    finally:
-        proc.terminate()
-        proc.wait(10)
 
 
 @pytest.mark.skipif(not os.path.isfile(os.path.join(DOUBLE, "sglang", "launch_server.py")), reason="no double")
 def test_http_errors_are_counted_with_their_body():
-    port = _free_port()
-    env = dict(os.environ, PYTHONPATH=DOUBLE, SGLANG_DOUBLE_PACE="0.05", SGLANG_DOUBLE_SCENARIO="generate_fails")
-    proc = subprocess.Popen([sys.executable, "-m", "sglang.launch_server", "--model-path", "/m", "--port", str(port)],
-                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        url = "http://127.0.0.1:%d" % port
-        for _attempt in range(100):
-            try:
-                if urllib.request.urlopen(url + "/health", timeout=2).status == 200:
-                    break
-            except Exception:  # pylint: disable=broad-except
-                time.sleep(0.2)
+    with _double(SGLANG_DOUBLE_SCENARIO="generate_fails") as url:
         res, _recs = bc.run_load(url, 2, 3, max_new_tokens=8, endpoint="generate")
         assert (res["completed"], res["failed"]) == (0, 3)
         assert res["errors"][0].startswith("RuntimeError: HTTP 500") and "illegal memory access" in res["errors"][0]
         res, _recs = bc.run_load("http://127.0.0.1:%d" % _free_port(), 1, 1, max_new_tokens=8)
         assert res["failed"] == 1 and "Connection refused" in res["errors"][0]
-    finally:
-        proc.terminate()
-        proc.wait(10)
