@@ -5,7 +5,7 @@
 
 Runs the SGLang double (tools/sglang_double) in ready, crash and hang scenarios
 and, in the same run and against the same server, both
-  * the waiter (module_utils/readiness.py) in its own process, and
+  * the waiter (module_utils/ready/waiter.py) in its own process, and
   * a faithful copy of the seed loop (curl /health, sleep 10, tail -3 every 20 rounds, TIMEOUT after 90 rounds),
 then compares each verdict's wall-clock instant with the instant the double
 recorded (SGLANG_DOUBLE_EVENTS: ready / exit / hang_start).
@@ -53,7 +53,7 @@ echo "TIMEOUT"
 WAITER = r"""
 import json, resource, sys, time
 sys.path.insert(0, sys.argv[1])
-from ansible_collections.llmserve.sglang.plugins.module_utils.readiness import Waiter
+from ansible_collections.llmserve.sglang.plugins.module_utils.ready.waiter import Waiter
 p = json.loads(sys.argv[2])
 w0 = time.time()
 ru0 = resource.getrusage(resource.RUSAGE_SELF)
@@ -135,7 +135,7 @@ def pct(vals, q):
 
 
 def poll_cost(tmp, size, n=2000):
-    from ansible_collections.llmserve.sglang.plugins.module_utils.readiness import Waiter
+    from ansible_collections.llmserve.sglang.plugins.module_utils.ready.waiter import Waiter
     path = os.path.join(tmp, "big-%d.log" % size)
     with open(path, "wb") as f:
         f.truncate(size)  # sparse

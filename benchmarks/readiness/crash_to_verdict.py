@@ -5,7 +5,7 @@
 
 A real process replays a real SGLang crash log (tests/fixtures/sglang_logs/h200, SGLang 0.5.15.post1 on an H200)
 and records the instant it exits (or, for the lingering port case, the instant it wrote the fatal line); the waiter
-(module_utils/readiness.Waiter, default tick and interval) runs in its own process watching that pid and the log.
+(module_utils/ready/waiter.Waiter, default tick and interval) runs in its own process watching that pid and the log.
 Each case runs --runs times idle (the baseline, same run) and again with (cores + 1) spinning processes.
 Prints median and max latency per case and the loaded/idle ratio, and whether every verdict had the right category.
 
@@ -47,7 +47,7 @@ sys.exit(1)
 WAITER = r"""
 import json, sys, time
 sys.path.insert(0, sys.argv[1])
-from ansible_collections.llmserve.sglang.plugins.module_utils.readiness import Waiter
+from ansible_collections.llmserve.sglang.plugins.module_utils.ready.waiter import Waiter
 p = json.loads(sys.argv[2])
 r = Waiter(p).run()
 print(json.dumps({"t": time.time(), "reason": r.get("reason"), "category": r.get("category")}))

@@ -28,6 +28,6 @@ c uname-os.txt sh -c 'uname -a; uname -m; cat /etc/os-release; ls /lib/modules 2
 c cuda-layout.txt sh -c 'ls -l /usr/local | grep -i cuda; command -v nvcc; nvcc --version; ls /etc/profile.d; cat /etc/ld.so.conf.d/*cuda* 2>&1'
 c dpkg-nvidia.txt sh -c 'dpkg -l | grep -i -E "nvidia|cuda-toolkit|cuda-keyring|linux-headers"; apt-mark showhold'
 c modprobe-d.txt sh -c 'ls /etc/modprobe.d; cat /etc/modprobe.d/*nouveau* 2>&1'
-c pytest-unit.txt python3 -m pytest -q -p no:cacheprovider tests/unit/test_nvidia_smi.py tests/unit/test_gpu_facts.py
+c pytest-unit.txt python3 -m pytest -q -p no:cacheprovider tests/unit/plugins/module_utils/nvidia/test_nvidia_smi.py tests/unit/plugins/module_utils/nvidia/test_gpu_facts.py
 tail -2 "$OUT/cap/pytest-unit.txt"
 tar -C "$OUT" -czf "$OUT/captures.tgz" cap && rm -rf "$OUT/cap"

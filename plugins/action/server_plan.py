@@ -3,8 +3,8 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Action plugin: roles/server's plan, on the controller (no round trip to the host).
 
-Reads the role's settings (every ``server_<name>`` of module_utils/server_plan.SETTINGS) and what
-llmserve.sglang.server_info returned (``info``), and returns module_utils/server_plan.plan() - see the module's
+Reads the role's settings (every ``server_<name>`` of module_utils/server/plan.SETTINGS) and what
+llmserve.sglang.server_info returned (``info``), and returns module_utils/server/plan.plan() - see the module's
 documentation in plugins/modules/server_plan.py. Fails, listing every refusal with its fix, when a setting is bad.
 """
 
@@ -17,8 +17,9 @@ import secrets
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.llmserve.sglang.plugins.module_utils import server_peer_watch, server_supervise
-from ansible_collections.llmserve.sglang.plugins.module_utils.server_plan import SETTINGS, plan
+from ansible_collections.llmserve.sglang.plugins.module_utils.server import peer_watch as server_peer_watch
+from ansible_collections.llmserve.sglang.plugins.module_utils.server import supervise as server_supervise
+from ansible_collections.llmserve.sglang.plugins.module_utils.server.plan import SETTINGS, plan
 
 # The helper scripts the instance controller installs: one source, module_utils, also run as scripts.
 HELPER_SOURCES = {"sglang_supervise.py": server_supervise, "sglang_peer_watch.py": server_peer_watch}

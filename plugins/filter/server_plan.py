@@ -9,7 +9,7 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.llmserve.sglang.plugins.module_utils.server_plan import failure_message, report, settle
+from ansible_collections.llmserve.sglang.plugins.module_utils.server.plan import failure_message, report, settle
 
 
 def _peers(plan, hostvars, play_hosts, var):
@@ -44,12 +44,12 @@ def server_replica_failures(plan, hostvars, play_hosts, me):
 
 
 def server_failure(plan, ready, failed_step=None, rollback_ready=None, failed_nodes=None, rollback=False):
-    """The message a failed start ends with (module_utils/server_plan.failure_message)."""
+    """The message a failed start ends with (module_utils/server/plan.failure_message)."""
     return failure_message(plan, ready, failed_step, rollback_ready, failed_nodes, rollback)
 
 
 def server_report(plan, ready=None):
-    """The lines the role ends with (module_utils/server_plan.report)."""
+    """The lines the role ends with (module_utils/server/plan.report)."""
     return report(plan, ready if isinstance(ready, dict) else None)
 
 

@@ -10,7 +10,7 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.llmserve.sglang.plugins.module_utils.server_argv import flags_argv, render, shell_join
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.argv import flags_argv, render, shell_join
 
 
 def sglang_argv(settings, version=None, gpu=None, patches=None, strict=True, env=None,

@@ -1,12 +1,12 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, llmserve.sglang contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filters for playbooks/sglang_wheelhouse.yml (the logic is in module_utils/wheelhouse.py)."""
+"""Filters for playbooks/sglang_wheelhouse.yml (the logic is in module_utils/install/wheelhouse.py)."""
 from __future__ import absolute_import, division, print_function
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.llmserve.sglang.plugins.module_utils.wheelhouse import download_pins, pip_target_args
+from ansible_collections.llmserve.sglang.plugins.module_utils.install.wheelhouse import download_pins, pip_target_args
 
 __metaclass__ = type
 

@@ -150,7 +150,7 @@ try:
 except ImportError:  # pragma: no cover
     from urlparse import urlparse
 
-from ansible_collections.llmserve.sglang.plugins.module_utils.bench_client import (
+from ansible_collections.llmserve.sglang.plugins.module_utils.bench.client import (
     SGLANG_BENCH_MODULES, from_sglang_result, run_load, server_accept_length, sglang_bench_argv)
 
 

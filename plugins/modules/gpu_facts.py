@@ -157,7 +157,7 @@ ansible_facts:
 """
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.llmserve.sglang.plugins.module_utils.nvidia_smi import collect
+from ansible_collections.llmserve.sglang.plugins.module_utils.nvidia.smi import collect
 
 
 def main():

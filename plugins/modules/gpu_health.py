@@ -209,8 +209,8 @@ import os
 import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.llmserve.sglang.plugins.module_utils import gpu_health as gh
-from ansible_collections.llmserve.sglang.plugins.module_utils import gpu_health_probes as probes
+from ansible_collections.llmserve.sglang.plugins.module_utils.nvidia import health as gh
+from ansible_collections.llmserve.sglang.plugins.module_utils.nvidia import probes
 
 
 def main():

@@ -144,9 +144,9 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.llmserve.sglang.plugins.module_utils import server_instance as si
-from ansible_collections.llmserve.sglang.plugins.module_utils.nvidia_smi import collect
-from ansible_collections.llmserve.sglang.plugins.module_utils.server_plan import HELPERS, HELPER_DIR, INSTANCE_RE, paths
+from ansible_collections.llmserve.sglang.plugins.module_utils.server import instance as si
+from ansible_collections.llmserve.sglang.plugins.module_utils.nvidia.smi import collect
+from ansible_collections.llmserve.sglang.plugins.module_utils.server.plan import HELPERS, HELPER_DIR, INSTANCE_RE, paths
 
 VERSION_PROBE = "import importlib.metadata as m; print(m.version('sglang'))"
 

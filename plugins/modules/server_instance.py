@@ -168,7 +168,7 @@ import sys
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.llmserve.sglang.plugins.module_utils.server_instance import Instance, act
+from ansible_collections.llmserve.sglang.plugins.module_utils.server.instance import Instance, act
 
 
 def main():

@@ -106,7 +106,7 @@ failures:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.llmserve.sglang.plugins.module_utils.server_preflight import run_all
+from ansible_collections.llmserve.sglang.plugins.module_utils.server.preflight import run_all
 
 
 def main():

@@ -195,7 +195,7 @@ reason:
   type: str
 category:
   description:
-    - Classified cause, one of the list below (module_utils/sglang_signatures.py C(CATEGORY_DOCS); a unit test keeps
+    - Classified cause, one of the list below (module_utils/sglang/signatures.py C(CATEGORY_DOCS); a unit test keeps
       the two equal).
     - C(oom_weights) - GPU out of memory before or while loading the weights.
     - C(oom_kv) - no GPU memory left for the KV cache / request pools.
@@ -248,7 +248,7 @@ journal_tail:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.llmserve.sglang.plugins.module_utils.readiness import BadInput, Waiter
+from ansible_collections.llmserve.sglang.plugins.module_utils.ready.waiter import BadInput, Waiter
 
 PRIVATE = ("done", "state")
 

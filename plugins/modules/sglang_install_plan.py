@@ -137,7 +137,7 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.llmserve.sglang.plugins.module_utils.sglang_install import (
+from ansible_collections.llmserve.sglang.plugins.module_utils.install.plan import (
     READ_SCRIPT, plan, read_json_output)
 
 

@@ -154,7 +154,7 @@ previous_state:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.llmserve.sglang.plugins.module_utils.sglang_patch import PatchError, run
+from ansible_collections.llmserve.sglang.plugins.module_utils.install.patch import PatchError, run
 
 
 def main():

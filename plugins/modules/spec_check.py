@@ -132,7 +132,7 @@ msg:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.llmserve.sglang.plugins.module_utils.spec_accept import check
+from ansible_collections.llmserve.sglang.plugins.module_utils.ready.spec_accept import check
 
 
 def main():

@@ -64,7 +64,7 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.llmserve.sglang.plugins.module_utils.wheelhouse import placeholder_wheel
+from ansible_collections.llmserve.sglang.plugins.module_utils.install.wheelhouse import placeholder_wheel
 
 
 def main():

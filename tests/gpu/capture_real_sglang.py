@@ -178,7 +178,7 @@ def generate(case, text, max_new_tokens=32, temperature=0.0, timeout=30):
 
 
 def bench(case, grid=(1, 8, 32), requests_per=None, max_new_tokens=64, timeout=60.0):
-    from ansible_collections.llmserve.sglang.plugins.module_utils import bench_client
+    from ansible_collections.llmserve.sglang.plugins.module_utils.bench import client as bench_client
     base = "http://127.0.0.1:%d" % case.port
     results = []
     for c in grid:

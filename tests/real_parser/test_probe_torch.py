@@ -17,7 +17,7 @@ COLLECTIONS = os.path.join(REPO, "collections")
 if COLLECTIONS not in sys.path:
     sys.path.insert(0, COLLECTIONS)
 
-from ansible_collections.llmserve.sglang.plugins.module_utils import gpu_health_probes as probes  # noqa: E402
+from ansible_collections.llmserve.sglang.plugins.module_utils.nvidia import probes  # noqa: E402
 
 PYTHON = os.path.join(os.environ.get("LLMSERVE_CACHE", "/var/cache/llmserve"), "parser-venvs", "0.5.23", "bin",
                       "python")

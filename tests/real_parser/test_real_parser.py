@@ -17,8 +17,8 @@ COLLECTIONS = os.path.join(REPO, "collections")
 if COLLECTIONS not in sys.path:
     sys.path.insert(0, COLLECTIONS)
 
-from ansible_collections.llmserve.sglang.plugins.module_utils.server_argv import render  # noqa: E402
-from ansible_collections.llmserve.sglang.plugins.module_utils.server_preflight import check_parse  # noqa: E402
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.argv import render  # noqa: E402
+from ansible_collections.llmserve.sglang.plugins.module_utils.server.preflight import check_parse  # noqa: E402
 
 CACHE = os.path.join(os.environ.get("LLMSERVE_CACHE", "/var/cache/llmserve"), "parser-venvs")
 VERSIONS = ("0.5.9", "0.5.10.post1", "0.5.15.post1", "0.5.23")

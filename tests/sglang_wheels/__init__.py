@@ -83,7 +83,7 @@ def shipped_patches(version, set_name="sm120"):
     """The role's shipped patch set (roles/sglang/vars/main.yml) selected for ``version``, module-ready."""
     import yaml  # ships with ansible-core on the controller
 
-    from ansible_collections.llmserve.sglang.plugins.module_utils.sglang_patch import version_matches
+    from ansible_collections.llmserve.sglang.plugins.module_utils.install.patch import version_matches
 
     with open(os.path.join(REPO, "roles", "sglang", "vars", "main.yml")) as fh:
         data = yaml.safe_load(fh)
@@ -97,7 +97,7 @@ def shipped_patches(version, set_name="sm120"):
 
 def patch_targets(patches):
     """Wheel members the patches touch."""
-    from ansible_collections.llmserve.sglang.plugins.module_utils.sglang_patch import parse_unified_diff
+    from ansible_collections.llmserve.sglang.plugins.module_utils.install.patch import parse_unified_diff
 
     out = set()
     for p in patches:

@@ -1,10 +1,12 @@
 # Copyright: (c) 2026, llmserve.sglang contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Make the checkout importable as ``ansible_collections.llmserve.sglang``."""
+"""Make the checkout importable as ``ansible_collections.llmserve.sglang``, and this folder's helpers
+(``testpaths``, ``netutil``) importable from tests at any depth."""
 import os
 import sys
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-COLLECTIONS = os.path.join(REPO, "collections")
-if COLLECTIONS not in sys.path:
-    sys.path.insert(0, COLLECTIONS)
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+for path in (os.path.join(REPO, "collections"), HERE):
+    if path not in sys.path:
+        sys.path.insert(0, path)

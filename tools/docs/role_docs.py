@@ -5,7 +5,7 @@
 
 The argument specs are the one source (ansible-doc -t role reads them too); the generated part of the page sits
 between two markers and is replaced as a whole. ``--check`` changes nothing and exits 1 when a page is stale
-(tests/unit/test_role_docs.py runs it).
+(tests/unit/tools/test_role_docs.py runs it).
 
   python3 tools/docs/role_docs.py [--check] [ROLE ...]
 """

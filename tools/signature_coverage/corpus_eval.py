@@ -7,7 +7,7 @@
   corpus_eval.py [--subset batch-2] [--verbose]
 
 Reads tests/fixtures/sglang_logs/public/expected.json and classifies each log with
-plugins/module_utils/sglang_signatures.classify_text, as the waiter would after the
+plugins/module_utils/sglang/signatures.classify_text, as the waiter would after the
 process is gone.  A log counts as right when the category matches and, unless the
 expected category is ``unknown``, the expected key substring is in the key line.
 ``--subset`` scores only the entries tagged ``"heldout": NAME`` (a batch scored
@@ -23,7 +23,7 @@ import sys
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(REPO, "collections"))
 
-from ansible_collections.llmserve.sglang.plugins.module_utils.sglang_signatures import classify_text  # noqa: E402
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.signatures import classify_text  # noqa: E402
 
 PUB = os.path.join(REPO, "tests", "fixtures", "sglang_logs", "public")
 

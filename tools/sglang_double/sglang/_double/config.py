@@ -63,7 +63,7 @@ class Settings(object):
 
 # ---- `--config FILE.yaml`, read as SGLang reads it (yaml.safe_load: YAML 1.1 scalars, PyYAML's resolvers) ----------
 # The double's venv has no PyYAML; this reads the flat mappings deployments write (`key: scalar` or `key: [a, b]`)
-# with PyYAML's semantics, and tests/unit/test_sglang_double.py holds it against yaml.safe_load.
+# with PyYAML's semantics, and tests/unit/tools/test_sglang_double.py holds it against yaml.safe_load.
 _YAML_ESCAPES = {"0": "\0", "a": "\a", "b": "\b", "t": "\t", "\t": "\t", "n": "\n", "v": "\v", "f": "\f",
                  "r": "\r", "e": "\x1b", " ": " ", '"': '"', "/": "/", "\\": "\\", "N": "\x85", "_": "\xa0",
                  "L": "\u2028", "P": "\u2029"}

@@ -6,7 +6,7 @@ Real SGLang (prometheus_client in multiprocess mode) writes text format 0.0.4: c
 ``_total`` on their TYPE line, histograms expose ``_bucket{le=...}``, ``_sum`` and ``_count``. Scheduler
 families carry ``model_name, engine_type, tp_rank, pp_rank, moe_ep_rank``; tokenizer families
 ``model_name, engine_type``; HTTP families (the FastAPI middleware) ``endpoint, method[, status_code]``.
-tests/unit/test_monitoring_metrics.py holds the double to the real names and types (source and capture).
+tests/unit/roles/test_monitoring_metrics.py holds the double to the real names and types (source and capture).
 """
 import os
 import threading

@@ -1,0 +1,274 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Is the server process alive, and is it doing anything?
+
+Reads /proc directly (cheap enough to run every 0.1-0.25 s) and asks
+``systemctl show`` about units (a fork, so only at the slow cadence).  Activity
+is CPU ticks and I/O bytes summed over the process tree plus GPU memory from
+nvidia-smi: a silent but busy phase (JIT compiles, NCCL set-up) is not a stall.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import os
+import shutil
+import subprocess
+
+from ansible_collections.llmserve.sglang.plugins.module_utils.nvidia import smi as nvidia_smi
+
+CLK_TCK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def _read(path):
+    with open(path, "rb") as f:
+        return f.read().decode("utf-8", "replace")
+
+
+def proc_stat(pid):
+    """(state, ppid, utime+stime ticks, starttime) or None if gone."""
+    try:
+        raw = _read("/proc/%d/stat" % pid)
+    except (OSError, IOError):
+        return None
+    # comm may hold spaces and parentheses: split after the last ')'.
+    rest = raw[raw.rfind(")") + 2:].split()
+    return rest[0], int(rest[1]), int(rest[11]) + int(rest[12]), int(rest[19])
+
+
+def age(pid):
+    """Seconds since ``pid`` started (its starttime against /proc/uptime), or None."""
+    st = proc_stat(pid)
+    try:
+        uptime = float(_read("/proc/uptime").split()[0])
+    except (OSError, IOError, ValueError, IndexError):
+        return None
+    return None if st is None else max(0.0, uptime - st[3] / float(CLK_TCK))
+
+
+def alive(pid, starttime=None):
+    st = proc_stat(pid)
+    if st is None or st[0] in ("Z", "X"):
+        return False
+    # Same pid but another start time: the pid was reused by a new process.
+    return starttime is None or st[3] == starttime
+
+
+def children_map():
+    kids = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        st = proc_stat(int(name))
+        if st is not None:
+            kids.setdefault(st[1], []).append(int(name))
+    return kids
+
+
+def tree(pid):
+    kids = children_map()
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        todo.extend(kids.get(p, []))
+    return out
+
+
+def io_bytes(pid):
+    """rchar + wchar (page-cache reads of safetensors count), or None."""
+    try:
+        total = 0
+        for line in _read("/proc/%d/io" % pid).splitlines():
+            k, _sep, v = line.partition(":")
+            if k in ("rchar", "wchar"):
+                total += int(v)
+        return total
+    except (OSError, IOError, ValueError):
+        return None
+
+
+def tree_usage(pid, pids=None):
+    """CPU seconds and I/O bytes of a process tree (dead members drop out).
+
+    ``pids`` is a cached member list: finding children means reading every
+    /proc/*/stat, the costliest thing the waiter does, so callers rescan rarely.
+    """
+    cpu, io, n = 0, 0, 0
+    for p in pids or tree(pid):
+        st = proc_stat(p)
+        if st is None:
+            continue
+        n += 1
+        cpu += st[2]
+        b = io_bytes(p)
+        io += b or 0
+    return {"cpu_s": round(cpu / float(CLK_TCK), 2), "io_bytes": io, "procs": n}
+
+
+def exit_status_of_child(pid):
+    """Reap our own child (tests, benchmarks); None when not our child."""
+    try:
+        wpid, status = os.waitpid(pid, os.WNOHANG)
+    except (OSError, ChildProcessError):
+        return None
+    if wpid == 0:
+        return None
+    if os.WIFSIGNALED(status):
+        return -os.WTERMSIG(status)
+    return os.WEXITSTATUS(status)
+
+
+# -- who answers on the port -----------------------------------------------------
+def listening_sockets(port):
+    """``{inode: uid}`` of the sockets listening on TCP ``port`` (IPv4 and IPv6); None if /proc/net is unreadable."""
+    found, readable = {}, False
+    for path in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = _read(path).splitlines()[1:]
+        except (OSError, IOError):
+            continue
+        readable = True
+        for line in lines:
+            f = line.split()
+            if len(f) > 9 and f[3] == "0A" and int(f[1].rsplit(":", 1)[1], 16) == port:
+                found[f[9]] = int(f[7])
+    return found if readable else None
+
+
+def listening_inodes(port):
+    """Inodes of the sockets listening on TCP ``port``; None if /proc/net is unreadable."""
+    found = listening_sockets(port)
+    return None if found is None else set(found)
+
+
+def uid_of(pid):
+    """Real uid of ``pid`` from /proc/PID/status (readable without ptrace rights), or None."""
+    try:
+        for line in _read("/proc/%d/status" % pid).splitlines():
+            if line.startswith("Uid:"):
+                return int(line.split()[1])
+    except (OSError, IOError, ValueError, IndexError):
+        return None
+    return None
+
+
+def socket_inodes(pids):
+    """(socket inodes held by ``pids``, whether every fd table could be read)."""
+    out, complete = set(), True
+    for pid in pids:
+        try:
+            fds = os.listdir("/proc/%d/fd" % pid)
+        except (OSError, IOError) as e:
+            complete = complete and getattr(e, "errno", None) == 2  # gone is fine, EACCES is not
+            continue
+        for fd in fds:
+            try:
+                target = os.readlink("/proc/%d/fd/%s" % (pid, fd))
+            except (OSError, IOError):
+                continue
+            if target.startswith("socket:["):
+                out.add(target[8:-1])
+    return out, complete
+
+
+def port_owner(port, pid):
+    """'ours' when ``pid``'s process tree listens on ``port``, 'other' when a process outside it is SEEN holding
+    the listening socket, None when that cannot be told (our pid gone or restarted, fds unreadable, owner not
+    found). Only 'other' may hold a readiness verdict back, so every doubt must land on None."""
+    sockets = listening_sockets(port)
+    if not sockets or not alive(pid):
+        return None
+    listeners = set(sockets)
+    ours = tree(pid)
+    held, _complete = socket_inodes(ours)
+    if listeners & held:
+        return "ours"
+    # Without ptrace rights (a container without CAP_SYS_PTRACE) root cannot read another user's fd table, but
+    # /proc/net/tcp names each socket's owner: a listener no uid of our tree owns is not ours.
+    uids = set(uid_of(p) for p in ours) - set([None])
+    if uids and not uids & set(sockets.values()):
+        return "other"
+    mine = set(ours)
+    for name in os.listdir("/proc"):
+        if name.isdigit() and int(name) not in mine and socket_inodes([int(name)])[0] & listeners:
+            return "other"
+    return None
+
+
+# -- systemd -----------------------------------------------------------------
+UNIT_PROPS = ("LoadState", "ActiveState", "SubState", "MainPID", "ExecMainStatus",
+              "ExecMainCode", "Result", "NRestarts")
+
+
+def unit_show(unit, systemctl="systemctl"):
+    try:
+        out = subprocess.run([systemctl, "show", unit, "--no-pager",
+                              "-p", ",".join(UNIT_PROPS)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             timeout=10, check=False)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return {"error": str(e)}
+    if out.returncode != 0:
+        return {"error": out.stderr.decode("utf-8", "replace").strip()}
+    props = {}
+    for line in out.stdout.decode("utf-8", "replace").splitlines():
+        k, _sep, v = line.partition("=")
+        props[k] = v
+    return props
+
+
+def unit_running(props):
+    """True while the unit's main process should be there."""
+    if props.get("ActiveState") in ("active", "activating", "reloading"):
+        # Restart=on-failure shows 'activating/auto-restart': it already died.
+        return props.get("SubState") != "auto-restart"
+    return False
+
+
+def journal_tail(unit, lines=40, journalctl="journalctl"):
+    if not shutil.which(journalctl):
+        return []
+    try:
+        out = subprocess.run([journalctl, "-u", unit, "-n", str(lines), "--no-pager", "-o", "cat"],
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, timeout=15, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    return out.stdout.decode("utf-8", "replace").splitlines()[-lines:]
+
+
+# -- GPUs ----------------------------------------------------------------------
+# Memory and utilisation only: cheap enough to ask while a server loads, enough to tell a busy load from a stall.
+WATCH_FIELDS = ["index", "memory.used", "memory.total", "utilization.gpu"]
+WATCH_KEYS = ("index", "memory_used_mib", "memory_total_mib", "utilization_gpu")
+
+
+def _run(argv):
+    """``(rc, stdout, stderr)`` as nvidia_smi's parsers expect; a hung or missing tool is rc 127."""
+    try:
+        out = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=20, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return 127, "", str(exc)
+    return out.returncode, out.stdout.decode("utf-8", "replace"), out.stderr.decode("utf-8", "replace")
+
+
+def gpu_info(smi="nvidia-smi", run=_run):
+    """Per-GPU memory/utilisation and GPU processes, or None without (a working) nvidia-smi."""
+    path = shutil.which(smi)
+    if not path:
+        return None
+    gpus = nvidia_smi.query_gpus(run, path, WATCH_FIELDS)[0]
+    if gpus is None:
+        return None
+    rc, out, _err = run([path, "--query-compute-apps=" + ",".join(nvidia_smi.APP_FIELDS),
+                         "--format=csv,noheader,nounits"])
+    procs = nvidia_smi.parse_compute_apps(out, nvidia_smi.APP_FIELDS) if rc == 0 else []
+    return {"gpus": [dict((k, g[k]) for k in WATCH_KEYS) for g in gpus], "processes": procs}
+
+
+def gpu_memory_total_used(info):
+    if not info:
+        return None
+    return sum(g["memory_used_mib"] or 0 for g in info["gpus"])

@@ -1,0 +1,394 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""One controller for an SGLang instance under systemd or under the pid-file supervisor (target side, stdlib only).
+
+Reading (llmserve.sglang.server_info): ``read_state``, ``hash_files``. Acting (llmserve.sglang.server_instance):
+``Instance`` writes the files, keeps and restores the previous configuration, rotates the log, starts, stops and
+restarts, clears start limits, and starts and ends the multi-node peer watch - the same steps for both managers, so
+systemd and pid-file hosts behave alike. Commands run through an injected ``run(argv) -> (rc, out, err)``.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import glob
+import grp
+import hashlib
+import json
+import os
+import pwd
+import shutil
+import subprocess
+import tempfile
+import time
+
+from ansible_collections.llmserve.sglang.plugins.module_utils.server import supervise as server_supervise
+
+UNIT_PROPS = ("ActiveState", "SubState", "MainPID", "LoadState", "Result", "UnitFileState", "ActiveEnterTimestamp",
+              "NRestarts")
+# What "previous/" keeps (and restores): every file that decides what the server runs.
+KEPT = ("unit", "env", "api_key", "argv", "fingerprint", "launch_spec", "adaptive")
+
+
+def service_mgr(root="/"):
+    """'systemd' when systemd is PID 1 (as ansible's service_mgr fact decides it), else 'other'."""
+    if os.path.isdir(os.path.join(root, "run/systemd/system")):
+        return "systemd"
+    try:
+        with open(os.path.join(root, "proc/1/comm")) as f:
+            if f.read().strip() == "systemd":
+                return "systemd"
+    except (IOError, OSError):
+        pass
+    return "other"
+
+
+def sha256_file(path):
+    try:
+        h = hashlib.sha256()
+        with open(path, "rb") as f:
+            for chunk in iter(lambda: f.read(65536), b""):
+                h.update(chunk)
+        return h.hexdigest()
+    except (IOError, OSError):
+        return None
+
+
+def hash_files(paths, dirs=()):
+    """sha256 of each path (None when missing), and of every regular file directly in each of dirs."""
+    out = dict((p, sha256_file(p)) for p in paths)
+    for d in dirs:
+        for p in sorted(glob.glob(os.path.join(d, "*"))):
+            if os.path.isfile(p):
+                out[p] = sha256_file(p)
+    return out
+
+
+def _parse_show(text):
+    return dict(line.split("=", 1) for line in (text or "").splitlines() if "=" in line)
+
+
+def read_state(manager, unit_name, pid_file, run):
+    """The instance now: active_state, sub_state, pid, load_state, enabled, since, restarts, result."""
+    if manager == "systemd":
+        rc, out, _err = run(["systemctl", "show", "--property=" + ",".join(UNIT_PROPS), unit_name])
+        props = _parse_show(out) if rc == 0 else {}
+        pid = int(props.get("MainPID") or 0)
+        return {
+            "manager": "systemd", "active_state": props.get("ActiveState", "inactive"),
+            "sub_state": props.get("SubState", ""), "pid": pid, "load_state": props.get("LoadState", ""),
+            "result": props.get("Result", ""), "enabled": props.get("UnitFileState") == "enabled",
+            "since": props.get("ActiveEnterTimestamp", ""), "restarts": props.get("NRestarts", "0"),
+        }
+    st = server_supervise.state_of(pid_file)
+    running = bool(st.get("running"))
+    if running:
+        sub = "running"
+    elif st.get("returncode") is not None:
+        sub = "exited %s" % st["returncode"]
+    else:
+        sub = "never started" if not st.get("started") else "dead"
+    since = ""
+    if st.get("since"):
+        since = "%s (up %d s)" % (time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(st["since"])), int(st.get("uptime") or 0))
+    return {
+        "manager": "pidfile", "active_state": "active" if running else "inactive", "sub_state": sub,
+        "pid": int(st.get("pid") or 0) if running else 0, "load_state": "loaded", "result": str(st.get("returncode", "")),
+        "enabled": running, "since": since, "restarts": "n/a (no automatic restart without systemd)",
+        "returncode": st.get("returncode"),
+    }
+
+
+def user_exists(name):
+    try:
+        pwd.getpwnam(name)
+        return True
+    except KeyError:
+        return False
+
+
+def group_exists(name):
+    try:
+        grp.getgrnam(name)
+        return True
+    except KeyError:
+        return False
+
+
+def default_ipv4():
+    """The address of the default route (no packet is sent), or None."""
+    import socket  # pylint: disable=import-outside-toplevel
+
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        s.connect(("192.0.2.1", 9))
+        return s.getsockname()[0]
+    except OSError:
+        return None
+    finally:
+        s.close()
+
+
+def _ids(owner, group):
+    uid = pwd.getpwnam(owner).pw_uid if owner and user_exists(owner) else -1
+    gid = grp.getgrnam(group).gr_gid if group and group_exists(group) else -1
+    return uid, gid
+
+
+class Instance(object):
+    """The acting half. ``check_mode``: report what would change, change nothing."""
+
+    def __init__(self, params, run, check_mode=False, python=None):
+        self.p = params
+        self.paths = params["paths"]
+        self.run = run
+        self.check = check_mode
+        self.python = python
+        self.changes = []
+        self.diff = []
+
+    # ---- files
+    def ensure_dirs(self):
+        for d in self.p.get("dirs") or []:
+            exists = os.path.isdir(d["path"])
+            if not exists:
+                self.changes.append("created %s" % d["path"])
+                if self.check:
+                    continue
+                os.makedirs(d["path"])
+            uid, gid = _ids(d["owner"], d["group"])
+            if self.check:
+                continue
+            st = os.stat(d["path"])
+            mode = int(d["mode"], 8)
+            if (st.st_mode & 0o7777) != mode:
+                os.chmod(d["path"], mode)
+                if exists:
+                    self.changes.append("mode %s %s" % (d["mode"], d["path"]))
+            if (uid != -1 and st.st_uid != uid) or (gid != -1 and st.st_gid != gid):
+                os.chown(d["path"], uid, gid)
+                if exists:
+                    self.changes.append("owner %s:%s %s" % (d["owner"], d["group"], d["path"]))
+
+    def backup(self):
+        """Keep the configuration that runs now in previous/ (server_rollback puts it back)."""
+        prev = self.paths["previous_dir"]
+        kept = []
+        for key in KEPT:
+            src = self.paths[key]
+            if os.path.isfile(src):
+                kept.append(key)
+                if not self.check:
+                    shutil.copy2(src, os.path.join(prev, os.path.basename(src)))
+        if kept:
+            self.changes.append("kept the running configuration in %s" % prev)
+        return kept
+
+    def write(self, files, remove=()):
+        written = []
+        for f in files:
+            before = None
+            if os.path.isfile(f["path"]):
+                with open(f["path"], "rb") as h:
+                    before = h.read().decode("utf-8", "replace")
+            if before == f["content"]:
+                continue
+            written.append(f["path"])
+            if not f.get("secret"):
+                self.diff.append({"before_header": f["path"], "after_header": f["path"],
+                                  "before": before or "", "after": f["content"]})
+            if self.check:
+                continue
+            d = os.path.dirname(f["path"])
+            fd, tmp = tempfile.mkstemp(dir=d, prefix="." + os.path.basename(f["path"]) + ".")
+            try:
+                os.write(fd, f["content"].encode("utf-8"))
+                os.close(fd)
+                os.chmod(tmp, int(f["mode"], 8))
+                uid, gid = _ids(f.get("owner"), f.get("group"))
+                os.chown(tmp, uid, gid)
+                os.rename(tmp, f["path"])
+            except Exception:
+                if os.path.exists(tmp):
+                    os.unlink(tmp)
+                raise
+        for path in remove:
+            if os.path.lexists(path):
+                written.append(path)
+                if not self.check:
+                    os.unlink(path)
+        if written:
+            self.changes.append("wrote %s" % ", ".join(written))
+        return written
+
+    def restore(self):
+        """Put previous/ back in place; returns False when nothing was kept."""
+        prev = self.paths["previous_dir"]
+        main = self.paths["unit"] if self.p["manager"] == "systemd" else self.paths["launch_spec"]
+        if not os.path.isfile(os.path.join(prev, os.path.basename(main))):
+            return False
+        for key in KEPT:
+            src = os.path.join(prev, os.path.basename(self.paths[key]))
+            if os.path.isfile(src):
+                if not self.check:
+                    shutil.copy2(src, self.paths[key])
+            elif key == "api_key" and os.path.isfile(self.paths[key]) and not self.check:
+                os.unlink(self.paths[key])  # the previous configuration ran without a key
+        self.changes.append("restored the previous configuration from %s" % prev)
+        return True
+
+    def rotate_log(self):
+        log, keep = self.paths["log"], int(self.p.get("log_keep", 5))
+        if os.path.isfile(log) and os.path.getsize(log) > 0:
+            self.changes.append("rotated %s" % log)
+            if not self.check:
+                os.rename(log, "%s.%s" % (log, time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())))
+        old = sorted(glob.glob(log + ".*"), key=os.path.getmtime, reverse=True)
+        for path in old[keep:]:
+            if not self.check:
+                os.unlink(path)
+
+    # ---- the process
+    def _systemctl(self, *args):
+        rc, out, err = self.run(["systemctl"] + list(args))
+        if rc != 0:
+            raise RuntimeError("systemctl %s failed: %s" % (" ".join(args), (err or out).strip()))
+        return out
+
+    def state(self):
+        return read_state(self.p["manager"], self.paths["unit_name"], self.paths["pid_file"], self.run)
+
+    def stop(self, disable=False):
+        if self.p["manager"] == "systemd":
+            st = self.state()
+            if st["load_state"] in ("not-found", ""):
+                return False
+            was = st["active_state"] not in ("inactive", "failed")
+            if not self.check:
+                if was:
+                    self._systemctl("stop", self.paths["unit_name"])
+                if disable and st["enabled"]:
+                    self._systemctl("disable", self.paths["unit_name"])
+            if was:
+                self.changes.append("stopped %s" % self.paths["unit_name"])
+            return was
+        if self.check:
+            was = bool(server_supervise.state_of(self.paths["pid_file"]).get("running"))
+        else:
+            was = server_supervise.stop_server(self.paths["pid_file"], self.p.get("stop_timeout")) != "not running"
+        if was:
+            self.changes.append("stopped the supervised server (%s)" % self.paths["pid_file"])
+        return was
+
+    def start(self, daemon_reload=False):
+        """Start from a clean slate: start limits reset, a unit waiting for its auto-restart restarted now."""
+        if self.p["manager"] == "systemd":
+            unit = self.paths["unit_name"]
+            self.changes.append("started %s" % unit)
+            if self.check:
+                return None
+            if daemon_reload:
+                self._systemctl("daemon-reload")
+            st = self.state()
+            if st["active_state"] == "failed" or st["result"] == "start-limit-hit":
+                self.run(["systemctl", "reset-failed", unit])
+            self._systemctl("enable", unit)
+            self._systemctl("restart" if st["active_state"] == "activating" else "start", unit)
+            return None
+        self.changes.append("started the supervised server (%s)" % self.paths["pid_file"])
+        if self.check:
+            return None
+        rc, out, err = self.run([self.python, self.paths["supervisor"], "start", "--spec", self.paths["launch_spec"]])
+        # A server that exits at once is diagnosed by the wait that follows, from its log.
+        return None if rc == 0 else (err or out).strip()
+
+    def record(self, fingerprint):
+        if self.check:
+            return
+        with open(self.paths["fingerprint"], "w") as f:
+            f.write(fingerprint + "\n")
+
+    # ---- multi-node peer watch (both managers)
+    def peer_watch_start(self, watch):
+        for path in (self.paths["peer_marker"], self.paths["peer_done"]):
+            if os.path.exists(path) and not self.check:
+                os.unlink(path)
+        if self.check:
+            return
+        bind = watch["endpoint"].rpartition(":")[0].strip("[]")
+        argv = [self.python, self.paths["peer_watch"], "--name", watch["name"], "--bind", bind,
+                "--port", str(watch["port"]), "--marker", self.paths["peer_marker"], "--done", self.paths["peer_done"],
+                "--timeout", str(watch["timeout"])]
+        if self.p["manager"] == "systemd":
+            argv += ["--unit", self.paths["unit_name"]]
+        else:
+            argv += ["--pid-file", self.paths["pid_file"]]
+        argv += ["--peer=%s" % peer for peer in watch.get("peers") or []]
+        env = dict(os.environ, LLMSERVE_PEER_TOKEN=watch.get("token") or "")
+        log = open(os.path.join(self.paths["run_dir"], "peer-watch.log"), "ab")
+        try:
+            # its own session: it outlives this module and the SSH connection that ran it
+            subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env, close_fds=True,
+                             start_new_session=True)
+        finally:
+            log.close()
+
+    def peer_watch_end(self):
+        """End the watch; returns the peer's failure record, or None."""
+        if not self.check:
+            with open(self.paths["peer_done"], "a"):
+                pass
+        try:
+            with open(self.paths["peer_marker"]) as f:
+                return json.load(f)
+        except (IOError, OSError, ValueError):
+            return None
+
+
+def act(inst, params):
+    """Carry out one step of the plan. Returns the module result (without 'changed')."""
+    step = params["step"]
+    res = {"step": step}
+    if step == "write":
+        inst.ensure_dirs()
+        if params.get("backup"):
+            res["kept"] = inst.backup()
+        res["written"] = inst.write(params.get("files") or [], params.get("remove") or [])
+    elif step == "act":
+        action = params["action"]
+        if action in ("restart", "stop"):
+            inst.stop(disable=action == "stop")
+        if action in ("start", "restart"):
+            inst.rotate_log()
+            err = inst.start(daemon_reload=params.get("daemon_reload", False))
+            if err:
+                res["start_error"] = err
+            inst.record(params["fingerprint"])
+            if params.get("peer_watch"):
+                inst.peer_watch_start(params["peer_watch"])
+        elif action == "none" and params.get("daemon_reload") and not inst.check:
+            inst._systemctl("daemon-reload")  # pylint: disable=protected-access
+            inst.changes.append("reloaded systemd: the new unit waits for the next restart")
+    elif step == "failed":
+        # the start failed: end the peer watch, stop what failed (no crash loop holding the GPUs), maybe roll back
+        if params.get("peer_watch"):
+            res["peer_failure"] = inst.peer_watch_end()
+        if params.get("stop_on_failure", True):
+            inst.stop()
+        if params.get("rollback"):
+            res["rolled_back"] = inst.restore()
+            if res["rolled_back"]:
+                inst.rotate_log()
+                err = inst.start(daemon_reload=inst.p["manager"] == "systemd")
+                if err:
+                    res["start_error"] = err
+    elif step == "ready":
+        if params.get("peer_watch"):
+            res["peer_failure"] = inst.peer_watch_end()
+    elif step == "stop":
+        res["was_running"] = inst.stop(disable=True)
+    res["state"] = inst.state() if not inst.check or step != "write" else None
+    res["changes"] = list(inst.changes)
+    return res

@@ -1,0 +1,694 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""roles/server's decisions, in one pure function: settings + host facts -> what to write and what to do.
+
+``plan(settings, host)`` is deterministic (no I/O, no clock, no randomness): the action plugin
+``llmserve.sglang.server_plan`` feeds it the role's variables and what ``llmserve.sglang.server_info`` read on the
+host (GPU facts, the installed SGLang version, the instance's state, the hashes of the files on disk), and the
+role's tasks only carry out what it returns:
+
+  refusals   every bad setting, each with its fix (nothing else is computed to be acted upon when there is one)
+  argv, env  the SGLang command line (module_utils/sglang/argv.render) and the server's environment
+  files      every file of the instance with its text, mode and owner; ``write`` the ones that differ on disk
+  fingerprint  hash of what the server runs with; compared with the one recorded when it was started
+  action     none | start | restart | stop, and why
+  preflight, ready, peer_watch   the arguments of the steps that follow
+
+The checks are layered once: argument_specs check the types, ``validate()`` here checks meaning and ranges
+(before anything running is touched), server_preflight checks the host (SGLang's own parser, paths, GPUs, port).
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import hashlib
+import json
+import re
+
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.argv import render, shell_join
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.version import is_version
+
+MANAGED = "Managed by llmserve.sglang.server: changes here are overwritten."
+HELPERS = ("sglang_peer_watch.py", "sglang_supervise.py")
+HELPER_DIR = "/usr/local/lib/llmserve-sglang"
+RUN_ROOT = "/run/llmserve-sglang"
+API_KEY_ENV = "SGLANG_SERVER_API_KEY"
+ACTIONS = ("none", "start", "restart", "stop")
+
+# Every setting of roles/server (server_<name>) with its kind; tests check this against meta/argument_specs.yml.
+SETTINGS = {
+    "instance": "str", "state": "str", "model_path": "str", "tp": "int", "host": "str", "port": "int",
+    "served_model_name": "str", "speculative": "dict", "args": "dict", "env": "dict", "api_key": "str",
+    "cuda_visible_devices": "list", "python": "str", "sglang_version": "str", "patches": "list",
+    "patch_state": "str", "base_env": "dict", "service_manager": "str", "user": "str", "group": "str",
+    "create_user": "bool", "home": "str", "config_dir": "str", "log_dir": "str", "log_keep": "int",
+    "restart_policy": "str", "restart_sec": "int", "start_limit_burst": "int", "start_limit_interval": "int",
+    "stop_timeout": "int", "unit_hardening": "dict", "unit_limits": "dict", "unit_extra": "dict",
+    "restart": "str", "preflight": "bool", "rollback": "bool", "stop_on_failure": "bool", "wait": "bool",
+    "ready_timeout": "int", "stall_timeout": "int", "ready_interval": "float", "stage_timeouts": "dict",
+    "tail_lines": "int", "progress_interval": "float", "tp_group": "str", "dist_init_host": "str",
+    "dist_init_port": "int", "peer_watch": "bool", "peer_watch_port": "int",
+    # read by tasks/spec_check.yml (module spec_check) after READY; checked here with the rest
+    "spec_check": "str", "spec_min_accept_length": "float", "spec_check_requests": "int",
+    "spec_check_max_new_tokens": "int", "spec_check_request_timeout": "float",
+    # read by defaults/main.yml (which install record the SGLang settings above came from); checked here
+    "sglang_record": "str",
+}
+OPTIONAL = ("dist_init_host", "peer_watch_port", "sglang_version")
+
+CHOICES = {
+    "state": ("started", "stopped"),
+    "service_manager": ("auto", "systemd", "pidfile"),
+    "restart_policy": ("no", "on-failure", "on-abnormal", "always"),
+    "restart": ("always", "changed", "never"),
+    "spec_check": ("off", "warn", "fail"),
+}
+# (minimum, maximum or None) of the numbers.
+RANGES = {
+    "tp": (1, None), "port": (1, 65535), "log_keep": (0, None), "restart_sec": (0, None),
+    "start_limit_burst": (1, None), "start_limit_interval": (0, None), "stop_timeout": (1, None),
+    "ready_timeout": (1, None), "stall_timeout": (1, None), "ready_interval": (0.1, None), "tail_lines": (0, None),
+    "progress_interval": (1, None), "dist_init_port": (1, 65530), "peer_watch_port": (1, 65535),
+    "spec_min_accept_length": (1.0, None), "spec_check_requests": (0, None), "spec_check_max_new_tokens": (1, None),
+    "spec_check_request_timeout": (1, None),
+}
+SPEC_ALGORITHMS = ("EAGLE3", "EAGLE")
+
+INSTANCE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+USER_RE = re.compile(r"^[a-z_][a-z0-9_-]{0,31}$")
+UNIT_KEY_RE = re.compile(r"^[A-Z][A-Za-z0-9]*$")
+FLAG_RE = re.compile(r"^(--)?[A-Za-z0-9][A-Za-z0-9_-]*$")
+HOST_RE = re.compile(r"^[A-Za-z0-9_.:%-]+$")
+
+
+class Refusals(object):
+    """Collects 'server_X=VALUE: problem: fix' lines."""
+
+    def __init__(self):
+        self.items = []
+
+    def add(self, name, value, problem, fix, secret=False):
+        shown = "(hidden)" if secret else json.dumps(value, sort_keys=True, default=str)
+        if len(shown) > 80:
+            shown = shown[:77] + "..."
+        self.items.append("server_%s=%s %s: %s" % (name, shown, problem, fix))
+
+
+def _is_int(v):
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _to_int(v):
+    """Inventory values arrive as strings ('8'); accept whole numbers, nothing else."""
+    if _is_int(v):
+        return v
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    if isinstance(v, str) and re.match(r"^\s*-?\d+\s*$", v):
+        return int(v)
+    return None
+
+
+def _to_float(v):
+    if isinstance(v, bool):
+        return None
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return None
+
+
+_TRUE = ("1", "true", "yes", "on", "y", "t")
+_FALSE = ("0", "false", "no", "off", "n", "f", "")
+
+
+def _to_bool(v):
+    if isinstance(v, bool):
+        return v
+    if _is_int(v) and v in (0, 1):
+        return bool(v)
+    if isinstance(v, str) and v.strip().lower() in _TRUE + _FALSE:
+        return v.strip().lower() in _TRUE
+    return None
+
+
+def _abs_path(v):
+    return isinstance(v, str) and v.startswith("/") and not re.search(r"\s", v) and "/../" not in v + "/"
+
+
+def _scalar(v):
+    return v is None or isinstance(v, (str, int, float, bool))
+
+
+def validate(raw):
+    """Check and normalise every setting. Returns (settings, refusals)."""
+    bad = Refusals()
+    s = {}
+    for name, kind in SETTINGS.items():
+        v = raw.get(name)
+        if v is None and name in OPTIONAL:
+            s[name] = None
+            continue
+        if kind == "int":
+            n = _to_int(v)
+            if n is None:
+                bad.add(name, v, "is not a whole number", "give an integer, e.g. server_%s: %s" % (name, _example(name)))
+            s[name] = n
+        elif kind == "float":
+            n = _to_float(v)
+            if n is None:
+                bad.add(name, v, "is not a number", "give a number of seconds, e.g. server_%s: %s" % (name, _example(name)))
+            s[name] = n
+        elif kind == "bool":
+            b = _to_bool(v)
+            if b is None:
+                bad.add(name, v, "is not a boolean", "give true or false")
+            s[name] = b
+        elif kind == "str":
+            if v is None:
+                v = ""
+            if not isinstance(v, (str, int, float)) or isinstance(v, bool):
+                bad.add(name, v, "is not a string", "give a plain string", secret=name == "api_key")
+                v = ""
+            s[name] = str(v)
+        elif kind == "dict":
+            if v is None:
+                v = {}
+            if not isinstance(v, dict):
+                bad.add(name, v, "is not a mapping", "give a YAML mapping ({key: value})")
+                v = {}
+            s[name] = dict(v)
+        elif kind == "list":
+            if v is None:
+                v = []
+            if not isinstance(v, (list, tuple)):
+                bad.add(name, v, "is not a list", "give a YAML list ([a, b])")
+                v = []
+            s[name] = list(v)
+
+    for name, choices in CHOICES.items():
+        if s.get(name) not in choices:
+            bad.add(name, raw.get(name), "is not one of %s" % ", ".join(choices), "pick one of them")
+    for name, (lo, hi) in RANGES.items():
+        n = s.get(name)
+        if n is None:
+            continue
+        if n < lo or (hi is not None and n > hi):
+            bad.add(name, n, "is out of range", "give a value %s" % ("from %s to %s" % (lo, hi) if hi is not None else ">= %s" % lo))
+
+    if not INSTANCE_RE.match(s["instance"]):
+        bad.add("instance", s["instance"], "cannot name a systemd unit or a directory",
+                "use letters, digits, '.', '_' or '-' (at most 64), e.g. server_instance: kimi-tp8")
+    if s["sglang_record"] and not ENV_NAME_RE.match(s["sglang_record"]):
+        bad.add("sglang_record", s["sglang_record"], "is not the name of a local facts record",
+                "give roles/sglang's sglang_local_fact (letters, digits, '_'), e.g. llmserve_sglang, or '' for none")
+    for name in ("user", "group"):
+        if not USER_RE.match(s[name]):
+            bad.add(name, s[name], "is not a valid user or group name",
+                    "use lower-case letters, digits, '_' or '-' (at most 32), e.g. sglang")
+    for name in ("home", "config_dir", "log_dir", "python"):
+        if not _abs_path(s[name]):
+            bad.add(name, s[name], "is not an absolute path without spaces", "give a path like /opt/sglang/venv/bin/python"
+                    if name == "python" else "give an absolute path, e.g. /var/lib/sglang")
+    if s["config_dir"] in ("/", "/etc") or s["log_dir"] in ("/", "/var/log") or s["home"] == "/":
+        bad.add("config_dir", s["config_dir"], "would make the role manage a system directory",
+                "give a directory of its own, e.g. /etc/sglang and /var/log/sglang")
+    if not s["host"] or not HOST_RE.match(s["host"]):
+        bad.add("host", s["host"], "is not an address to listen on", "give an IP address or host name, e.g. 127.0.0.1 or 0.0.0.0")
+    if s["dist_init_host"] is not None and (not s["dist_init_host"] or not HOST_RE.match(str(s["dist_init_host"]))):
+        bad.add("dist_init_host", s["dist_init_host"], "is not an address", "give the IP address other nodes reach this host on")
+
+    started = s["state"] == "started"
+    if started:
+        mp = s["model_path"]
+        if not mp:
+            bad.add("model_path", mp, "is empty", "set it to the model directory on the host, e.g. /models/Kimi-K2.5-int4")
+        elif re.search(r"\s", mp) or not (mp.startswith("/") or re.match(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$", mp)):
+            bad.add("model_path", mp, "is neither an absolute path nor a hub id (org/name)",
+                    "give the checkpoint directory, e.g. /models/Kimi-K2.5-int4")
+    _validate_spec(s, raw, bad, started)
+    _validate_env(s, bad)
+    _validate_args(s, bad)
+    for name in ("unit_hardening", "unit_limits", "unit_extra"):
+        for k, v in sorted(s[name].items(), key=lambda kv: str(kv[0])):
+            if not UNIT_KEY_RE.match(str(k)):
+                bad.add(name, {k: v}, "has a key that is not a systemd setting name", "use names like LimitNOFILE")
+            elif not _scalar(v) or "\n" in str(v):
+                bad.add(name, {k: v}, "has a value that is not one line", "give a single-line value")
+    cvd = s["cuda_visible_devices"]
+    if any(_to_int(d) is None or _to_int(d) < 0 for d in cvd) or len(set(str(d) for d in cvd)) != len(cvd):
+        bad.add("cuda_visible_devices", cvd, "must list distinct GPU indexes >= 0", "e.g. server_cuda_visible_devices: [0, 1, 2, 3]")
+    else:
+        s["cuda_visible_devices"] = [_to_int(d) for d in cvd]
+    if not all(isinstance(p, str) for p in s["patches"]):
+        bad.add("patches", s["patches"], "must be a list of patch ids", "leave it to roles/sglang (sglang_patches_applied)")
+    if s["sglang_version"] and not is_version(s["sglang_version"]):
+        bad.add("sglang_version", s["sglang_version"], "is not a version", "give it as X.Y.Z (e.g. 0.5.23), or leave it empty to ask the venv")
+    for k, v in sorted(s["stage_timeouts"].items(), key=lambda kv: str(kv[0])):
+        n = _to_float(v)
+        if n is None or n <= 0:
+            bad.add("stage_timeouts", {k: v}, "has a timeout that is not a positive number", "give seconds, e.g. {load_weights: 900}")
+    return s, bad
+
+
+def _example(name):
+    return {"tp": 8, "port": 30000, "ready_interval": 2, "progress_interval": 15}.get(name, 1)
+
+
+def _validate_spec(s, raw, bad, started):
+    spec = s["speculative"]
+    algo = str(spec.get("algorithm") or "").strip().upper()
+    s["spec_on"] = bool(algo)
+    if not algo or not started:
+        return
+    if algo not in SPEC_ALGORITHMS:
+        bad.add("speculative", {"algorithm": spec.get("algorithm")}, "names an algorithm this role does not render",
+                "use EAGLE3 (or EAGLE), or '' to serve without speculation")
+    if not str(spec.get("draft_model_path") or ""):
+        bad.add("speculative", {"draft_model_path": spec.get("draft_model_path")},
+                "has no draft model while algorithm is %s" % algo,
+                "set server_speculative.draft_model_path to the EAGLE-3 draft directory, or algorithm: '' to serve without it")
+    for key in ("num_steps", "eagle_topk", "num_draft_tokens"):
+        v = spec.get(key)
+        if v is None:
+            continue
+        n = _to_int(v)
+        if n is None or n < (0 if key == "num_steps" else 1):
+            bad.add("speculative", {key: v}, "is not a valid count", "give a whole number >= %d, or null" % (0 if key == "num_steps" else 1))
+        else:
+            spec[key] = n
+    for key in ("adaptive",):
+        if key in spec and spec[key] is not None and _to_bool(spec[key]) is None:
+            bad.add("speculative", {key: spec[key]}, "is not a boolean", "give true or false")
+
+
+def _validate_env(s, bad):
+    for name in ("env", "base_env"):
+        for k, v in sorted(s[name].items(), key=lambda kv: str(kv[0])):
+            if not ENV_NAME_RE.match(str(k)):
+                bad.add(name, {k: v}, "has a name that is not an environment variable name (systemd would ignore it)",
+                        "use letters, digits and '_', not starting with a digit, e.g. NCCL_DEBUG")
+            elif not _scalar(v):
+                bad.add(name, {k: v}, "has a value that is not a string or number", "give a plain value, e.g. \"1\"")
+            elif v is not None and ("\n" in str(v) or "\x00" in str(v)):
+                bad.add(name, {k: "..."}, "has a value with a line break or NUL", "give a one-line value")
+
+
+def _validate_args(s, bad):
+    for k, v in sorted(s["args"].items(), key=lambda kv: str(kv[0])):
+        if not FLAG_RE.match(str(k)):
+            bad.add("args", {k: v}, "has a key that is not an SGLang option name", "give option names like mem-fraction-static")
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# What the plan writes
+# --------------------------------------------------------------------------------------------------------------------
+
+def paths(s):
+    inst = s["instance"]
+    d = "%s/%s" % (s["config_dir"].rstrip("/"), inst)
+    run = "%s/%s" % (RUN_ROOT, inst)
+    return {
+        "unit_name": "sglang-%s.service" % inst,
+        "unit": "/etc/systemd/system/sglang-%s.service" % inst,
+        "instance_dir": d,
+        "env": d + "/server.env",
+        "api_key": d + "/api-key.yaml",
+        "argv": d + "/argv.json",
+        "fingerprint": d + "/fingerprint",
+        "launch_spec": d + "/launch.json",
+        "adaptive": d + "/adaptive.json",
+        "previous_dir": d + "/previous",
+        "log": "%s/%s.log" % (s["log_dir"].rstrip("/"), inst),
+        "run_dir": run,
+        "pid_file": run + "/server.pid",
+        "peer_marker": run + "/peer-failed.json",
+        "peer_done": run + "/wait-done",
+        "helper_dir": HELPER_DIR,
+        "supervisor": HELPER_DIR + "/sglang_supervise.py",
+        "peer_watch": HELPER_DIR + "/sglang_peer_watch.py",
+    }
+
+
+def env_text(s, env):
+    lines = ["# " + MANAGED,
+             "# Environment of SGLang instance '%s' (the API key, if any, is in api-key.yaml, read by SGLang via --config)."
+             % s["instance"]]
+    lines += ["%s=%s" % (k, json.dumps(str(env[k]))) for k in sorted(env)]
+    return "\n".join(lines) + "\n"
+
+
+def api_key_text(s):
+    # JSON strings are YAML double-quoted scalars: SGLang's yaml.safe_load reads back exactly the key.
+    return ("# SGLang --config file of instance '%s': SGLang merges it inside the process (prepare_server_args),\n"
+            "# so the API key stays out of the server's argv (ps, /proc/PID/cmdline). %s\n"
+            "api-key: %s\n" % (s["instance"], MANAGED, json.dumps(s["api_key"])))
+
+
+def unit_text(s, p, argv, node_rank, nnodes):
+    cmd = [s["python"], "-m", "sglang.launch_server"]
+    exec_lines = shell_join(cmd)
+    for a in (str(x) for x in argv):
+        exec_lines += (" \\\n   " if a.startswith("--") else " ") + shell_join([a])
+    out = [
+        "# " + MANAGED,
+        "# SGLang server instance '%s' (node %d of %d)." % (s["instance"], node_rank, nnodes),
+        "# Log: %s (previous runs rotated beside it)." % p["log"],
+        "[Unit]",
+        "Description=SGLang server %s" % s["instance"],
+        "Documentation=https://github.com/llmserve/sglang/tree/main/docs/roles/server.md",
+        "After=network-online.target",
+        "Wants=network-online.target",
+        "StartLimitIntervalSec=%d" % s["start_limit_interval"],
+        "StartLimitBurst=%d" % s["start_limit_burst"],
+        "",
+        "[Service]",
+        "Type=simple",
+        "User=%s" % s["user"],
+        "Group=%s" % s["group"],
+        "WorkingDirectory=%s" % s["home"],
+        "Environment=HOME=%s" % s["home"],
+        "EnvironmentFile=%s" % p["env"],
+        "ExecStart=" + exec_lines,
+        "StandardOutput=append:%s" % p["log"],
+        "StandardError=append:%s" % p["log"],
+        "Restart=%s" % s["restart_policy"],
+        "RestartSec=%d" % s["restart_sec"],
+        "TimeoutStopSec=%d" % s["stop_timeout"],
+        "KillMode=control-group",
+    ]
+    for table in ("unit_limits", "unit_hardening"):
+        out += ["%s=%s" % (k, _unit_value(v)) for k, v in s[table].items()]
+    out.append("ReadWritePaths=%s" % s["home"])
+    out += ["%s=%s" % (k, _unit_value(v)) for k, v in s["unit_extra"].items()]
+    out += ["", "[Install]", "WantedBy=multi-user.target"]
+    return "\n".join(out) + "\n"
+
+
+def _unit_value(v):
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    return str(v)
+
+
+def launch_spec_text(s, p, argv):
+    spec = {
+        "_comment": "SGLang instance %s on a host without systemd: read by %s (start --spec). %s"
+                    % (s["instance"], p["supervisor"], MANAGED),
+        "pid_file": p["pid_file"], "log": p["log"], "env_file": p["env"], "user": s["user"], "cwd": s["home"],
+        "timeout": s["stop_timeout"],
+        "command": [s["python"], "-m", "sglang.launch_server"] + [str(a) for a in argv],
+    }
+    return json.dumps(spec, indent=4, sort_keys=True) + "\n"
+
+
+def sha256(text):
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# The plan
+# --------------------------------------------------------------------------------------------------------------------
+
+def _manager(s, host):
+    detected = host.get("service_mgr") or "systemd"
+    if s["service_manager"] == "auto":
+        return "systemd" if detected == "systemd" else "pidfile", None
+    if s["service_manager"] == "systemd" and detected != "systemd":
+        return "systemd", ("server_service_manager=systemd but %s runs %s, not systemd: set server_service_manager to "
+                           "auto or pidfile (a supervised launcher with a pid file)" % (host.get("name", "the host"), detected))
+    return s["service_manager"], None
+
+
+def _topology(s, host, bad):
+    """Nodes of the replica, this host's rank, and the rendezvous address (rank 0's)."""
+    name = host.get("name") or "localhost"
+    if not s["tp_group"]:
+        return [name], 0, None
+    groups = host.get("groups") or {}
+    nodes = list(groups.get(s["tp_group"]) or [])
+    if s["tp_group"] not in groups:
+        bad.add("tp_group", s["tp_group"], "is not an inventory group", "set it to the group whose hosts form one TP replica")
+        return [name], 0, None
+    if name not in nodes:
+        bad.add("tp_group", s["tp_group"], "does not contain %s" % name, "add the host to the group or unset server_tp_group for it")
+        return [name], 0, None
+    if s["tp"] and s["tp"] % len(nodes):
+        bad.add("tp", s["tp"], "(total across nodes) does not divide over the %d hosts of %s" % (len(nodes), s["tp_group"]),
+                "set server_tp to a multiple of the node count (e.g. %d)" % (8 * len(nodes)))
+    rank0 = host.get("rank0") or {}
+    addr = rank0.get("dist_init_host") or rank0.get("default_ipv4") or rank0.get("ansible_host") or nodes[0]
+    return nodes, nodes.index(name), "%s:%d" % (addr, s["dist_init_port"])
+
+
+def _running(state):
+    """A unit waiting to be restarted after a crash (activating/auto-restart) does not count as running."""
+    active = state.get("active_state") or "inactive"
+    return active in ("active", "reloading") or (active == "activating" and state.get("sub_state") != "auto-restart")
+
+
+def plan(raw_settings, host):
+    """The whole decision. ``host`` holds what server_info read and a few inventory facts:
+
+    name, groups, service_mgr, check_mode, helper_python, helpers {name: text}, rank0 {dist_init_host, default_ipv4,
+    ansible_host}, own {dist_init_host, default_ipv4, ansible_host}, gpu (ansible_facts.gpu), version (installed SGLang
+    or None), version_error, state {active_state, sub_state, pid, load_state, ...}, files {path: sha256 or None},
+    dirs {path: exists}, fingerprint (recorded), user_exists, group_exists.
+    """
+    s, bad = validate(raw_settings or {})
+    p = paths(s) if INSTANCE_RE.match(s["instance"]) and _abs_path(s["config_dir"]) and _abs_path(s["log_dir"]) else None
+    manager, manager_error = _manager(s, host)
+    if manager_error:
+        bad.items.append(manager_error)
+    nodes, rank, dist_addr = _topology(s, host, bad)
+    out = {"refusals": bad.items, "warnings": [], "manager": manager, "nodes": nodes, "node_rank": rank,
+           "nnodes": len(nodes), "action": "none", "why": "", "write": [], "remove": [], "dirs": [], "files": []}
+    if p is None:
+        return out
+    out["paths"] = p
+    out["label"] = p["unit_name"] if manager == "systemd" else "sglang-%s (pid file %s)" % (s["instance"], p["pid_file"])
+    state = host.get("state") or {}
+    running = _running(state)
+    out["running"] = running
+    out["pid"] = state.get("pid") or 0
+
+    if s["state"] == "stopped":
+        out["watch"] = None  # the act task reads it whatever the action
+        if not bad.items:
+            out["action"] = "stop" if running or state.get("enabled") else "none"
+            out["why"] = "server_state is stopped"
+        return out
+
+    version = s["sglang_version"] or host.get("version")
+    if not version:
+        bad.items.append("%s cannot report an installed sglang (%s): run roles/sglang first, or set server_python to the "
+                         "python of the venv that holds sglang" % (s["python"], host.get("version_error") or "no answer"))
+    if bad.items:
+        return out
+    out["version"] = version
+
+    # ---- the command line and the environment
+    base_env = dict((k, v) for k, v in s["base_env"].items() if v is not None)
+    user_env = dict((k, v) for k, v in s["env"].items() if v is not None)
+    settings = {
+        "model_path": s["model_path"], "tp": s["tp"], "host": s["host"], "port": s["port"],
+        "served_model_name": s["served_model_name"] or None,
+        "speculative": s["speculative"] if s["spec_on"] else {},
+        "args": s["args"], "api_key_env": API_KEY_ENV if s["api_key"] else None,
+    }
+    if len(nodes) > 1:
+        settings.update(nnodes=len(nodes), node_rank=rank, dist_init_addr=dist_addr)
+    gpu = host.get("gpu") or {}
+    env_for_render = dict(base_env)
+    env_for_render.update(user_env)
+    launch = render(settings, str(version), gpu=gpu, patches=s["patches"], env=env_for_render,
+                    adaptive_config_path=p["adaptive"], api_key_config_path=p["api_key"])
+    if launch["errors"]:
+        out["refusals"] = ["server settings rejected for SGLang %s: %s" % (version, e) for e in launch["errors"]]
+        return out
+    env = dict(base_env)
+    env.update(launch["env"])
+    env.update(user_env)
+    if s["cuda_visible_devices"]:
+        env["CUDA_VISIBLE_DEVICES"] = ",".join(str(d) for d in s["cuda_visible_devices"])
+    out.update(argv=launch["argv"], env=dict((k, str(v)) for k, v in env.items()), warnings=launch["warnings"])
+
+    # ---- the files
+    group = s["group"]
+    user_pending = bool(host.get("check_mode")) and not host.get("user_exists", True)
+    files = [
+        _file(p["env"], env_text(s, out["env"]), "0644", "root", "root"),
+        _file(p["argv"], json.dumps({"python": s["python"], "argv": launch["argv"], "version": str(version)},
+                                    indent=4) + "\n", "0644", "root", "root"),
+    ]
+    if manager == "systemd":
+        files.append(_file(p["unit"], unit_text(s, p, launch["argv"], rank, len(nodes)), "0644", "root", "root"))
+    else:
+        files.append(_file(p["launch_spec"], launch_spec_text(s, p, launch["argv"]), "0644", "root", "root"))
+    if s["api_key"]:
+        files.append(_file(p["api_key"], api_key_text(s), "0640", "root", group, secret=True))
+    for path, text in sorted(launch["files"].items()):
+        files.append(_file(path, text, "0640", "root", group))
+    for name in HELPERS:
+        text = (host.get("helpers") or {}).get(name)
+        if text is not None:
+            files.append(_file("%s/%s" % (HELPER_DIR, name), text, "0755", "root", "root"))
+    on_disk = host.get("files") or {}
+    out["files"] = files
+    out["write"] = [f["path"] for f in files if on_disk.get(f["path"]) != f["sha256"]]
+    wanted = set(f["path"] for f in files)
+    stale = [p["api_key"], p["instance_dir"] + "/secret.env", p["unit"] if manager == "pidfile" else p["launch_spec"]]
+    out["remove"] = [x for x in stale if x not in wanted and on_disk.get(x)]
+    dirs = [
+        (s["home"], s["user"], group, "0750"), (s["config_dir"], "root", "root", "0755"),
+        (p["instance_dir"], "root", group, "0750"), (p["previous_dir"], "root", "root", "0750"),
+        (s["log_dir"], "root", group, "0750"), (p["run_dir"], "root", "root", "0755"),
+        (HELPER_DIR, "root", "root", "0755"),
+    ]
+    known = host.get("dirs") or {}
+    out["dirs"] = [{"path": d, "owner": o, "group": g, "mode": m} for d, o, g, m in dirs]
+    out["dirs_missing"] = [d for d, _o, _g, _m in dirs if not known.get(d)]
+    out["create_user"] = s["create_user"] and not (host.get("user_exists") and host.get("group_exists"))
+    out["user_pending"] = user_pending
+
+    # ---- what runs, and what to do about it
+    fp_input = {
+        "unit": next(f["content"] for f in files if f["path"] in (p["unit"], p["launch_spec"])),
+        "env": next(f["content"] for f in files if f["path"] == p["env"]),
+        "secret": api_key_text(s) if s["api_key"] else "",
+        "files": launch["files"], "version": str(version), "patches": s["patches"], "patch_state": s["patch_state"],
+    }
+    fingerprint = sha256(json.dumps(fp_input, sort_keys=True))
+    changed = (host.get("fingerprint") or "").strip() != fingerprint
+    out["fingerprint"] = fingerprint
+    out["changed"] = changed
+    if not running:
+        out["action"], out["why"] = "start", "not running (%s)" % (state.get("active_state") or "never started")
+    elif s["restart"] == "always":
+        out["action"], out["why"] = "restart", "server_restart is always"
+    elif changed and s["restart"] == "changed":
+        out["action"], out["why"] = "restart", "what it runs changed"
+    else:
+        out["action"] = "none"
+        out["why"] = "running, unchanged" if not changed else "running an older configuration; server_restart is never"
+        if changed:
+            out["warnings"].append(
+                "%s runs an older configuration and server_restart is 'never': the new one is written and takes effect "
+                "at the next restart (playbooks/restart.yml)" % out["label"])
+    out["daemon_reload"] = manager == "systemd" and p["unit"] in out["write"]
+    out["needs_write"] = bool(out["write"] or out["remove"] or out["dirs_missing"] or out["action"] in ("start", "restart"))
+
+    # ---- the steps after this one
+    gpu_count = len(s["cuda_visible_devices"]) if s["cuda_visible_devices"] else (gpu.get("count") if gpu.get("present") else None)
+    out["preflight"] = {
+        "python": s["python"], "argv": launch["argv"], "model_path": s["model_path"],
+        "draft_model_path": str(s["speculative"].get("draft_model_path") or "") or None if s["spec_on"] else None,
+        "tp": s["tp"], "nnodes": len(nodes), "gpu_count": gpu_count, "host": s["host"], "port": s["port"],
+        "owner_unit": p["unit_name"] if manager == "systemd" else None,
+        "owner_pid": (out["pid"] or None) if manager == "pidfile" else None,
+        "env": out["env"], "become_user": "root" if user_pending else s["user"],
+    }
+    local = "127.0.0.1" if s["host"] in ("0.0.0.0", "::", "") else s["host"]
+    out["ready"] = {
+        "url": "http://%s:%d" % ("[%s]" % local if ":" in local else local, s["port"]),
+        "log_path": p["log"], "unit": p["unit_name"] if manager == "systemd" else None,
+        "pid_file": p["pid_file"] if manager == "pidfile" else None, "node_rank": rank,
+        "timeout": s["ready_timeout"], "stall_timeout": s["stall_timeout"],
+        "stage_timeouts": s["stage_timeouts"] or None, "interval": s["ready_interval"], "tail_lines": s["tail_lines"],
+        "progress_interval": s["progress_interval"],
+    }
+    own = host.get("own") or {}
+    watch_port = s["peer_watch_port"] or s["dist_init_port"] + 9
+    addr = own.get("dist_init_host") or own.get("default_ipv4") or own.get("ansible_host") or host.get("name")
+    out["peer_endpoint"] = "%s:%d" % (addr, watch_port)
+    out["watch"] = None
+    if len(nodes) > 1 and s["peer_watch"]:
+        out["watch"] = {"name": host.get("name"), "endpoint": out["peer_endpoint"], "port": watch_port,
+                        "timeout": s["ready_timeout"] + 60, "peers": [], "token": None}
+    out["instance"] = s["instance"]
+    out["restart"] = s["restart"]
+    out["service"] = {"user": s["user"], "group": group, "stop_timeout": s["stop_timeout"], "log_keep": s["log_keep"]}
+    return out
+
+
+def _file(path, content, mode, owner, group, secret=False):
+    return {"path": path, "content": content, "mode": mode, "owner": owner, "group": group, "secret": secret,
+            "sha256": sha256(content)}
+
+
+def settle(own, peers):
+    """A multi-node replica restarts as a whole: one node relaunching alone could never rejoin the others.
+
+    ``own`` is this node's plan, ``peers`` maps the other nodes of the replica that take part in the play to their
+    plans. Returns this node's plan with the action raised to restart when a peer (re)starts, and the peer watch's
+    peers (``name=host:port``) and shared token (rank 0's).
+    """
+    out = dict(own)
+    if own.get("refusals") or own.get("nnodes", 1) < 2:
+        return out
+    moving = sorted(n for n, pl in peers.items() if pl.get("action") in ("start", "restart"))
+    if moving and own.get("action") == "none" and own.get("restart") != "never":
+        out["action"] = "restart"
+        out["why"] = "node %s of the replica (re)starts" % ", ".join(moving)
+    if out.get("watch"):
+        rank0 = own["nodes"][0]
+        token_src = own if own.get("node_rank") == 0 else peers.get(rank0, {})
+        out["watch"] = dict(out["watch"], token=token_src.get("peer_token") or own.get("peer_token"),
+                            peers=["%s=%s" % (n, pl["peer_endpoint"]) for n, pl in sorted(peers.items())
+                                   if pl.get("peer_endpoint")])
+    return out
+
+
+def failure_message(own, ready, failed_step, rollback_ready, failed_nodes, rollback_enabled):
+    """The one message a failed start ends with: the waiter's own diagnosis, the replica's, what became of the old one.
+
+    ``ready`` is server_ready's result (its ``msg`` is the full diagnosis), ``failed_step`` the instance controller's
+    result for step=failed (peer_failure, rolled_back), ``rollback_ready`` server_ready's result for the previous
+    configuration, ``failed_nodes`` the nodes of the replica whose wait failed.
+    """
+    label = own.get("label") or "the server"
+    peer = (failed_step or {}).get("peer_failure")
+    if peer:
+        delay = float(peer.get("time") or 0) - float(peer.get("sent") or peer.get("time") or 0)
+        why = ("%s is not ready: node %s of the replica failed (%s), so this node (rank %s) was stopped %.1f s later "
+               "instead of waiting for a timeout." % (label, peer.get("node"), peer.get("detail"), own.get("node_rank"), delay))
+    elif (ready or {}).get("failed"):
+        why = "%s is not ready: %s" % (label, (ready.get("msg") or "no diagnosis").rstrip("."))
+        why += "."
+    else:
+        why = "%s is not ready: node(s) %s of the replica failed (see their messages)." % (label, ", ".join(failed_nodes or []))
+    log = " Log kept: %s." % own.get("paths", {}).get("log", "?")
+    if rollback_enabled:
+        if not (failed_step or {}).get("rolled_back"):
+            nxt = " No previous configuration to roll back to in %s." % own["paths"]["previous_dir"]
+        elif (rollback_ready or {}).get("failed", True):
+            nxt = " Rolled back to the previous configuration, but it is not ready either: %s" % (
+                (rollback_ready or {}).get("msg") or "not waited on")
+        else:
+            nxt = " Rolled back: the previous configuration runs and is ready again."
+    else:
+        nxt = (" The previous configuration is kept in %s: rerun with -e server_rollback=true to put it back."
+               % own.get("paths", {}).get("previous_dir", "?"))
+    return why + log + nxt
+
+
+def report(own, ready=None):
+    """What the role says at the end: the decision, the command line, the warnings, and how the start went."""
+    lines = ["%s: %s (%s); sglang %s, node %d of %d" % (
+        own.get("label"), own.get("action"), own.get("why"), own.get("version"), own.get("node_rank", 0),
+        own.get("nnodes", 1))]
+    if own.get("argv") is not None:
+        lines.append("%s -m sglang.launch_server %s" % (own["preflight"]["python"], " ".join(own["argv"])))
+    lines += ["WARNING: %s" % w for w in own.get("warnings") or []]
+    if ready and not ready.get("failed") and ready.get("elapsed") is not None:
+        srv = ready.get("server") or {}
+        stages = " > ".join(st.get("stage", "?") for st in ready.get("stages") or [])
+        lines.append("READY in %.1f s (sglang %s; model %s; %s; stages %s)" % (
+            float(ready["elapsed"]), srv.get("version") or own.get("version"), srv.get("served_model") or "?",
+            own["ready"]["url"] if own.get("node_rank", 0) == 0 else "worker of %s" % own["nodes"][0], stages))
+    elif own.get("action") == "none" and own.get("running"):
+        lines.append("running, pid %s" % (own.get("pid") or "?"))
+    return lines

@@ -1,0 +1,253 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Target-side checks run before a running SGLang server is stopped (stdlib only, Python >= 3.8)."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import errno
+import glob
+import json
+import os
+import re
+import socket
+import subprocess
+
+from ansible_collections.llmserve.sglang.plugins.module_utils.nvidia.smi import APP_FIELDS, parse_compute_apps, parse_query_gpu
+
+# Run by the venv's python: the INSTALLED SGLang's own parser decides, its argparse error verbatim.
+PARSE_SCRIPT = r"""
+import argparse, io, json, sys
+from contextlib import redirect_stderr
+argv = json.loads(sys.stdin.read())
+try:
+    from importlib.metadata import version
+    ver = version("sglang")
+except Exception:
+    import sglang
+    ver = getattr(sglang, "__version__", None)
+from sglang.srt.server_args import ServerArgs
+p = argparse.ArgumentParser(prog="sglang.launch_server")
+ServerArgs.add_cli_args(p)
+err = io.StringIO()
+try:
+    with redirect_stderr(err):
+        ns = p.parse_args(argv)
+    print(json.dumps({"version": ver, "ok": True}))
+except SystemExit:
+    lines = [l for l in err.getvalue().splitlines() if " error: " in l]
+    print(json.dumps({"version": ver, "ok": False, "error": lines[-1] if lines else err.getvalue().strip()}))
+"""
+
+_HF_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+_TRUE = ("1", "true", "yes", "on")
+
+
+def _check(name, ok, msg):
+    return {"name": name, "ok": bool(ok), "msg": msg}
+
+
+def check_parse(python, argv, env=None, timeout=300):
+    """Parse argv with the installed SGLang. Returns (check, version)."""
+    if not python or not os.access(python, os.X_OK):
+        return _check("argv", False, "python %r is not executable: point python at the server venv's bin/python" % (python,)), None
+    run_env = dict(os.environ)
+    run_env.update({k: str(v) for k, v in (env or {}).items()})
+    try:
+        proc = subprocess.run(
+            [python, "-c", PARSE_SCRIPT], input=json.dumps(list(argv)), stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, universal_newlines=True, env=run_env, timeout=timeout, check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return _check("argv", False, "could not run %s to parse the argv (%s): check the venv" % (python, exc)), None
+    data = None
+    for line in reversed(proc.stdout.splitlines()):
+        try:
+            data = json.loads(line)
+            break
+        except ValueError:
+            continue
+    if not isinstance(data, dict):
+        tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        return _check("argv", False, "SGLang's parser could not be loaded from %s: %s; reinstall sglang in the venv" % (python, tail)), None
+    if data.get("ok"):
+        return _check("argv", True, "SGLang %s accepts the argv" % data.get("version")), data.get("version")
+    return _check("argv", False, "SGLang %s rejects the argv: %s" % (data.get("version"), data.get("error"))), data.get("version")
+
+
+def check_checkpoint(name, path, env=None, warnings=None):
+    """A local checkpoint directory, or an HF repo id when the host may download."""
+    env = env if env is not None else os.environ
+    if not path:
+        return _check(name, False, "%s is empty: set the checkpoint path" % name)
+    if os.path.isdir(path):
+        files = os.listdir(path)
+        has_cfg = "config.json" in files
+        has_w = any(f.endswith((".safetensors", ".bin", ".safetensors.index.json", ".bin.index.json", ".gguf")) for f in files)
+        missing = [w for w, ok in (("config.json", has_cfg), ("*.safetensors/*.bin/index", has_w)) if not ok]
+        if missing:
+            return _check(name, False, "%s %s does not look like a checkpoint (missing %s): finish the download or fix the path"
+                          % (name, path, ", ".join(missing)))
+        return _check(name, True, "%s %s looks like a checkpoint" % (name, path))
+    if os.path.exists(path):
+        return _check(name, False, "%s %s is not a directory: point it at the checkpoint directory" % (name, path))
+    offline = any(str(env.get(k, "")).lower() in _TRUE for k in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
+    if _HF_ID.match(path) and not path.startswith((".", "/")):
+        if offline:
+            return _check(name, False, "%s %s is a hub id but HF_HUB_OFFLINE is set: download it and give the local path" % (name, path))
+        if warnings is not None:
+            warnings.append("%s %s is not a local path; SGLang will download it from the hub at start" % (name, path))
+        return _check(name, True, "%s %s is a hub id (downloaded at start)" % (name, path))
+    return _check(name, False, "%s %s does not exist: download the checkpoint there or fix the path" % (name, path))
+
+
+def visible_gpus(gpu_count=None, env=None, runner=None):
+    """GPUs the server can use: explicit count, else CUDA_VISIBLE_DEVICES, else nvidia-smi -L."""
+    if gpu_count is not None:
+        return int(gpu_count)
+    env = env or {}
+    cvd = env.get("CUDA_VISIBLE_DEVICES", os.environ.get("CUDA_VISIBLE_DEVICES"))
+    if cvd is not None:
+        return len([d for d in str(cvd).split(",") if d.strip() and d.strip() != "-1"])
+    out = (runner or _run)(["nvidia-smi", "--query-gpu=index", "--format=csv,noheader,nounits"])
+    if out is None:
+        return None
+    return len(parse_query_gpu(out, ["index"]))
+
+
+def check_tp(tp, nnodes, gpus):
+    tp, nnodes = int(tp or 1), int(nnodes or 1)
+    if tp % nnodes:
+        return _check("tp", False, "tp=%d is not a multiple of nnodes=%d: tp is the total across nodes" % (tp, nnodes))
+    if gpus is None:
+        return _check("tp", False, "cannot count GPUs (no gpu_count, CUDA_VISIBLE_DEVICES or nvidia-smi): pass gpu_count")
+    if tp // nnodes > gpus:
+        return _check("tp", False, "tp=%d needs %d GPUs per node on %d node(s) but %d are visible: lower tp or add GPUs"
+                      % (tp, tp // nnodes, nnodes, gpus))
+    return _check("tp", True, "tp=%d fits %d visible GPU(s) x %d node(s)" % (tp, gpus, nnodes))
+
+
+def _run(cmd):
+    try:
+        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, timeout=30, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return proc.stdout if proc.returncode == 0 else None
+
+
+def _listen_inodes(port, proc_root="/proc"):
+    inodes = set()
+    for table in ("net/tcp", "net/tcp6"):
+        try:
+            with open(os.path.join(proc_root, table)) as f:
+                next(f)
+                for line in f:
+                    parts = line.split()
+                    if len(parts) > 9 and parts[3] == "0A" and int(parts[1].rsplit(":", 1)[1], 16) == port:
+                        inodes.add(parts[9])
+        except (OSError, StopIteration):
+            continue
+    return inodes
+
+
+def _pids_for_inodes(inodes, proc_root="/proc"):
+    pids = set()
+    for fd in glob.glob(os.path.join(proc_root, "[0-9]*", "fd", "*")):
+        try:
+            link = os.readlink(fd)
+        except OSError:
+            continue
+        if link.startswith("socket:[") and link[8:-1] in inodes:
+            pids.add(int(fd.split(os.sep)[-3]))
+    return pids
+
+
+def _comm(pid, proc_root="/proc"):
+    try:
+        with open(os.path.join(proc_root, str(pid), "comm")) as f:
+            return f.read().strip()
+    except OSError:
+        return "?"
+
+
+def owned_by(pid, owner_unit=None, owner_pid=None, proc_root="/proc"):
+    """True when pid is the owner, a descendant of it, or in the owner's systemd unit cgroup."""
+    if owner_unit:
+        unit = owner_unit if "." in owner_unit else owner_unit + ".service"
+        try:
+            with open(os.path.join(proc_root, str(pid), "cgroup")) as f:
+                if any(line.rstrip().endswith("/" + unit) or ("/" + unit + "/") in line for line in f):
+                    return True
+        except OSError:
+            pass
+    if owner_pid:
+        cur, seen = int(pid), set()
+        while cur > 1 and cur not in seen:
+            if cur == int(owner_pid):
+                return True
+            seen.add(cur)
+            try:
+                with open(os.path.join(proc_root, str(cur), "stat")) as f:
+                    cur = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                break
+    return False
+
+
+def check_port(host, port, owner_unit=None, owner_pid=None):
+    host = host or "127.0.0.1"
+    port = int(port or 30000)
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    s = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind((host, port))
+        return _check("port", True, "port %s:%d is free" % (host, port))
+    except OSError as exc:
+        if exc.errno != errno.EADDRINUSE:
+            return _check("port", False, "cannot bind %s:%d (%s): use an address of this host" % (host, port, exc.strerror))
+    finally:
+        s.close()
+    pids = sorted(_pids_for_inodes(_listen_inodes(port)))
+    foreign = [p for p in pids if not owned_by(p, owner_unit, owner_pid)]
+    if pids and not foreign:
+        return _check("port", True, "port %d is held by this server (pid %s)" % (port, ",".join(map(str, pids))))
+    who = ", ".join("%d (%s)" % (p, _comm(p)) for p in foreign) or "an unknown process"
+    return _check("port", False, "port %d is in use by %s: stop it or choose another port" % (port, who))
+
+
+def check_gpu_procs(owner_unit=None, owner_pid=None, runner=None):
+    out = (runner or _run)(["nvidia-smi", "--query-compute-apps=" + ",".join(APP_FIELDS), "--format=csv,noheader,nounits"])
+    if out is None:
+        return _check("gpu_processes", True, "nvidia-smi not available; GPU processes not checked")
+    apps = [a for a in parse_compute_apps(out, APP_FIELDS) if a["pid"] is not None]
+    foreign = [a for a in apps if not owned_by(a["pid"], owner_unit, owner_pid)]
+    if foreign:
+        who = ", ".join("%d %s (%s MiB)" % (a["pid"], a["name"], a["used_memory_mib"]) for a in foreign)
+        return _check("gpu_processes", False, "other processes hold GPU memory: %s; stop them before starting the server" % who)
+    return _check("gpu_processes", True, "no foreign processes on the GPUs")
+
+
+def run_all(params, runner=None):
+    """Run every check; returns (checks, version, warnings)."""
+    env = dict(params.get("env") or {})
+    warnings = []
+    checks = []
+    if params.get("argv") is not None:
+        c, version = check_parse(params.get("python"), params["argv"], env)
+        checks.append(c)
+    else:
+        version = None
+    merged = dict(os.environ)
+    merged.update(env)
+    checks.append(check_checkpoint("model_path", params.get("model_path"), merged, warnings))
+    if params.get("draft_model_path"):
+        checks.append(check_checkpoint("draft_model_path", params["draft_model_path"], merged, warnings))
+    gpus = visible_gpus(params.get("gpu_count"), env, runner)
+    checks.append(check_tp(params.get("tp"), params.get("nnodes"), gpus))
+    if params.get("port") is not None:
+        checks.append(check_port(params.get("host"), params["port"], params.get("owner_unit"), params.get("owner_pid")))
+    checks.append(check_gpu_procs(params.get("owner_unit"), params.get("owner_pid"), runner))
+    return checks, version, warnings

@@ -1,0 +1,433 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Why an SGLang server failed: a table of log signatures.
+
+Each signature is (category, regex, remedy, priority, strong).  The most
+specific cause wins wherever it stands in the log: since 0.5.10 the generic
+banners (``Received sigquit ...``, ``Scheduler hit an exception``) are printed
+*before* the traceback that holds the cause, so order cannot decide.  Higher
+priority wins; between equals the earliest line wins (later lines are mostly
+other ranks reacting to the first failure).
+
+``strong`` marks lines that mean the start-up is over even while the parent
+process lingers (a child died); weak ones (an ImportError that may be a logged
+fallback) only explain a failure, they never end a wait on their own.
+
+Three general rules sit on top of the table:
+
+* Notices are never causes: a line that is a warning or a logged fallback
+  (``Ignore import error when loading ...``, ``Proceeding without ...``,
+  ``UserWarning``, ``To silence this warning``) is skipped by the built-ins.
+* A bare exception line (``ValueError: ...``) takes its category from where it
+  was raised: the innermost traceback frame above it that FRAME_RULES knows
+  (``server_args.py`` / ``arg_groups`` -> bad_args, ``huggingface_hub`` ->
+  model_not_found, ``torch/distributed`` -> nccl, a JIT builder -> jit_build,
+  the warm-up thread -> warmup_failure); failing that, a message that names a
+  ``--flag`` is an argument problem.
+* The generic ``oom`` category is resolved from the stage the line was seen in:
+  out of memory while loading weights, allocating the KV cache, capturing CUDA
+  graphs or serving the first requests needs different fixes.
+
+The categories live in ``CATEGORY_DOCS`` here and nowhere else; the module's
+documentation is checked against it by a unit test.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import re
+
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.stages import StageTracker
+
+# The one list of categories (name, what it means; no ": " in it, the module docs quote it).  Order: memory, hardware and
+# drivers, build and install, arguments and model, runtime, unknown.
+CATEGORY_DOCS = (
+    ("oom_weights", "GPU out of memory before or while loading the weights"),
+    ("oom_kv", "no GPU memory left for the KV cache / request pools"),
+    ("oom_cuda_graph", "GPU out of memory while capturing CUDA graphs"),
+    ("oom_runtime", "GPU out of memory in the warm-up or first requests (activations)"),
+    ("host_oom", "host RAM exhausted, a process SIGKILLed by the OOM killer or malloc failed"),
+    ("driver_mismatch", "NVIDIA driver older than the CUDA runtime, or no driver"),
+    ("gpu_hardware", "GPU hardware fault or GPU unavailable (ECC, Xid, fell off the bus, busy)"),
+    ("cuda_error", "a CUDA kernel faulted (illegal memory access, device-side assert)"),
+    ("arch_unsupported", "kernels not built for this GPU architecture"),
+    ("jit_build", "a kernel JIT build failed (ninja, nvcc, gcc, missing headers)"),
+    ("import_error", "a Python package or shared library is missing or mismatched"),
+    ("nccl", "NCCL / gloo / torch.distributed set-up or collective failed"),
+    ("port_in_use", "a port the server binds (HTTP, dist-init, internal) is taken"),
+    ("bad_args", "launch arguments rejected (argparse or ServerArgs checks)"),
+    ("model_not_found", "model path or Hub repo id does not exist or lacks files"),
+    ("model_access", "Hub refused access (gated, 401, no token, offline, no network)"),
+    ("model_unsupported", "architecture not supported by this SGLang / transformers"),
+    ("warmup_failure", "the server's own warm-up request failed after the model loaded"),
+    ("scheduler_exception", "a scheduler process raised, the cause is in the traceback"),
+    ("unknown", "nothing recognised, key_line quotes the most telling line"),
+)
+CATEGORIES = tuple(name for name, _desc in CATEGORY_DOCS)
+
+R_CG = ("CUDA graph capture ran out of GPU memory: lower --mem-fraction-static "
+        "(e.g. 0.8), lower --cuda-graph-max-bs (0.5.23: --cuda-graph-max-bs-decode), "
+        "or --disable-cuda-graph as a last resort")
+R_KV = ("not enough GPU memory left for the KV cache: raise --mem-fraction-static, "
+        "shorten --context-length, use --kv-cache-dtype fp8_e4m3, or add GPUs (--tp)")
+R_REQ = ("the request pool is exhausted: lower --max-running-requests, or give the "
+         "KV cache more memory (--mem-fraction-static)")
+R_W = ("the weights do not fit: use more GPUs (--tp), a quantized checkpoint, or "
+       "free the GPUs (nvidia-smi shows other processes)")
+R_RUN = ("out of GPU memory for activations after start-up: lower --mem-fraction-static "
+         "(leaves more room outside the KV cache), --chunked-prefill-size and --max-running-requests")
+R_HOSTOOM = ("host memory ran out (a process was SIGKILLed or malloc failed): check "
+             "dmesg -T | grep -i oom; add host RAM/swap, use fewer ranks per host, or a larger /dev/shm")
+R_NCCL = ("NCCL failed between ranks: rerun with NCCL_DEBUG=INFO; on PCIe boxes try "
+          "NCCL_P2P_DISABLE=1 and --disable-custom-all-reduce; check that every node "
+          "reaches --dist-init-addr")
+R_ARCH = ("the kernels were not built for this GPU (e.g. sm_120): install an SGLang / "
+          "sglang-kernel / torch build for this architecture, pick another "
+          "--attention-backend (triton), or set TRITON_PTXAS_PATH=/usr/local/cuda/bin/ptxas")
+R_JIT = ("a kernel JIT build failed: install the CUDA toolkit that matches torch (nvcc and its "
+         "headers), set CUDA_HOME, install ninja and python3-dev, clear ~/.cache/flashinfer")
+R_IMPORT = ("a Python package or CUDA library is missing or mismatched: reinstall "
+            "sglang-kernel / flashinfer / torch for this CUDA version and check LD_LIBRARY_PATH")
+R_DRV = ("the NVIDIA driver is older than the CUDA runtime in the venv: upgrade the "
+         "driver or install torch/sglang built for the driver's CUDA version")
+R_CUDA = ("a CUDA kernel faulted: rerun with CUDA_LAUNCH_BLOCKING=1 to find it; try another "
+          "--attention-backend, --disable-cuda-graph, or another SGLang version")
+R_HW = ("the GPU reported a hardware fault or is unavailable: check nvidia-smi -q and "
+        "dmesg for Xid/ECC, drain the node, reset or replace the GPU")
+R_ARGS = "fix the launch arguments: run sglang.launch_server --help for this version"
+R_TRUST = "the model ships its own code: add --trust-remote-code"
+R_GPUS = ("the launch asks for more GPUs than this host shows: lower --tp-size (x --dp-size / --pp-size), "
+          "or check CUDA_VISIBLE_DEVICES and --base-gpu-id")
+R_PORT = ("the port is taken: stop the other server (ss -ltnp), or change --port / "
+          "--dist-init-addr (internal ports are dist-init port +1..+5)")
+R_SCHED = ("a scheduler process raised: read the traceback in log_tail; rerun with "
+           "--log-level debug if it is unclear")
+R_WARM = ("the warm-up request failed after the model loaded: read the warm-up "
+          "traceback; try --attention-backend triton --sampling-backend pytorch")
+R_MODEL = ("the model was not found: check --model-path (a local folder with config.json; "
+           "an absolute path that does not exist is taken for a Hub repo id) or the Hub repo id")
+R_ACCESS = ("the model Hub refused access: set HF_TOKEN for an account that accepted the "
+            "model's licence (gated repos), check network access to huggingface.co, or use a "
+            "local --model-path (HF_HUB_OFFLINE=1 needs the files in the cache)")
+R_UNSUP = ("this SGLang / transformers does not know the model's architecture: upgrade "
+           "sglang and transformers, or try --model-impl transformers")
+R_WATCHDOG = ("a forward step hung past --watchdog-timeout: check NCCL/GPU health "
+              "(py-spy dump), then raise --watchdog-timeout if the step is just slow")
+
+# priority: 90 exact causes, 80 resolved-by-stage, 75 host memory, 50 weak hints,
+# 35 attributed by traceback frame, 30 bare exception lines, 10-12 banners.
+# "generic" (the 6th field) marks the bare-exception row that frame rules refine.
+BUILTIN = [
+    ("oom_cuda_graph", r"Capture (?:[\w ]+ )?(?:cuda|CUDA) graph failed:.*(?:out of memory|OutOfMemory)", R_CG, 95, True),
+    ("oom_kv", r"Not enough memory\. Please try to increase --mem-fraction-static", R_KV, 90, True),
+    ("oom_kv", r"max_total_num_tokens=-?\d+.*(?:must be|should be) positive|KV cache pool is too small", R_KV, 88, True),
+    ("oom_kv", r"\w+ runs out of memory\.|Out of memory\. Please set a smaller number", R_REQ, 86, True),
+    # A negative profiled token count is logged as a notice, but nothing fits: the failure follows.
+    ("oom_kv", r"profiled value -\d+", R_KV, 70, False),
+    # "<device> out of memory. Tried to allocate" is torch's allocator wording on every backend.
+    ("oom", r"(?:torch\.(?:cuda\.)?OutOfMemoryError|CUDA out of memory|CUDA error: out of memory|"
+            r"CUBLAS_STATUS_ALLOC_FAILED|cudaErrorMemoryAllocation|out of memory\. Tried to allocate)", None, 80, True),
+    ("host_oom", r"scheduler died during initialization \(exit code: -9\)|\b[Ee]xit code: -9\b|"
+                 r"\[Errno 12\] Cannot allocate memory|std::bad_alloc|insufficient shared memory \(shm\)",
+     R_HOSTOOM, 75, True),
+    ("driver_mismatch",
+     r"NVIDIA driver on your system is too old|CUDA driver version is insufficient|"
+     r"Driver/library version mismatch|unsupported display driver / cuda driver combination|"
+     r"forward compatibility was attempted on non supported HW|Found no NVIDIA driver on your system", R_DRV, 90, True),
+    ("gpu_hardware",
+     r"uncorrectable ECC error|ECC error encountered|\bXid\b.{0,40}\b\d{1,3}\b|GPU has fallen off the bus|"
+     r"CUDA-capable device\(s\) is/are busy or unavailable|GPU is lost|NVML_ERROR_GPU_IS_LOST", R_HW, 90, True),
+    ("cuda_error",
+     r"illegal memory access was encountered|illegal instruction was encountered|misaligned address|"
+     r"device-side assert triggered|unspecified launch failure|cudaErrorIllegalAddress|"
+     r"CUDA_ERROR_ILLEGAL_ADDRESS|CUBLAS_STATUS_EXECUTION_FAILED|"
+     r"block: \[?\d+, ?\d+, ?\d+\]?, thread: \[\d+, ?\d+, ?\d+\] Assertion\b", R_CUDA, 86, True),
+    # A kernel's own bounds check (a device printf; the kernel goes on, the failure follows).
+    ("cuda_error", r"Out Of Bound Tensor access detected", R_CUDA, 50, False),
+    ("arch_unsupported",
+     r"no kernel image is available for execution on the device|ptxas fatal\s*:.*sm_\d+a?|"
+     r"Unsupported architecture|is not compatible with the current PyTorch installation|(?:CUDA|"
+     r"compute) capability \S+ (?:is )?not supported|OutOfResources: out of resource: shared memory|"
+     r"only supports sm_?\d+ and above", R_ARCH, 85, True),
+    # Triton's ptxas failing for the GPU: the "ptxas fatal" stderr often goes to a temp file, not the log.
+    ("arch_unsupported", r"PTXASError|ptxas\W.*--gpu-name=sm_\d+a?\b.*returned non-zero exit status", R_ARCH, 84, True),
+    ("jit_build",
+     r"Ninja build failed|ninja: build stopped|Ninja is required to load C\+\+ extensions|"
+     r"No such file or directory: '(?:ninja|nvcc|gcc|cc|c\+\+)'|Error building extension|Could not find nvcc|"
+     r"nvcc: not found|CUDA_HOME environment variable is not set|nvcc fatal|ptxas error|"
+     r"fatal error: [\w./+-]+\.(?:h|hpp|cuh): No such file or directory|"
+     r"Command '\[[^\]]*(?:gcc|g\+\+|nvcc|ninja|clang)[^\]]*\]' returned non-zero exit status|"
+     r"JIT (?:build|compil\w*) failed", R_JIT, 83, True),
+    ("nccl",
+     r"NCCL error|nccl\w*Error|Failed to load NCCL library|ProcessGroup(?:NCCL|Gloo).*(?:[Tt]imeout|"
+     r"[Ee]rror)|monitoredBarrier|gloo/transport/tcp|DistNetworkError|DistStoreError|DistBackendError|"
+     r"NCCL communicator was aborted|Watchdog caught collective operation timeout|connectFullMesh failed|"
+     r"client socket has timed out after \d+m?s while trying to connect|Timeout waiting for worker ports", R_NCCL, 85, True),
+    ("nccl", r"\[c10d\].*\btimed out after \d+m?s", R_NCCL, 70, False),
+    ("port_in_use", r"EADDRINUSE", R_PORT, 88, True),
+    ("port_in_use", r"failed to listen on any local network address", R_PORT, 86, True),
+    ("port_in_use", r"\[Errno 98\]|[Aa]ddress already in use|ZMQError: Address in use|Port is already in use|"
+                    r"error while attempting to bind on address|\b[Pp]ort\b.{0,80}\bis already in use|"
+                    r"Could not bind port", R_PORT, 85, True),
+    ("bad_args",
+     r"(?:^|\s)\S+: error: (?:unrecognized arguments|ambiguous option|argument |the following arguments "
+     r"are required|one of the arguments|invalid choice)|"
+     r"(?:launch_server(?:\.py)?|__main__\.py|sglang(?:\.launch_server)?|sglang serve): error: |ArgumentTypeError: ",
+     R_ARGS, 90, True),
+    ("bad_args", r"invalid device ordinal|do you have enough GPUs\?", R_GPUS, 88, True),
+    ("bad_args", r"set the option `?trust_remote_code=True`? to remove this error|"
+                 r"requires you to execute the configuration file", R_TRUST, 88, True),
+    ("model_access",
+     r"GatedRepoError|Cannot access gated repo|You are trying to access a gated repo|is restricted\. You must "
+     r"(?:have access to it and )?be authenticated|401 Client Error|Unauthorized for url|Invalid user token|"
+     r"Invalid credentials in Authorization header|We couldn't connect to 'https://huggingface\.co'|"
+     r"LocalEntryNotFoundError|OfflineModeIsEnabled|outgoing traffic has been disabled|"
+     r"(?:ConnectionError|ConnectTimeout|ReadTimeout|MaxRetryError|NameResolutionError).*huggingface\.co",
+     R_ACCESS, 88, True),
+    ("model_not_found",
+     r"is not a local folder and is not a valid model identifier|Repository Not Found|"
+     r"RepositoryNotFoundError|HFValidationError|Repo id must be in the form|does not appear to have a file named \S+|"
+     r"Can't load the configuration of|Can't load tokenizer for|No such file or directory: '[^']*(?:config\.json|"
+     r"\.safetensors)'|EntryNotFoundError|Incorrect path_or_model_id|404 Client Error|Cannot find any model weights|"
+     r"shard file\(s\) missing", R_MODEL, 85, True),
+    ("model_unsupported",
+     r"Model architectures? \[[^\]]*\] (?:is|are) not supported|Unsupported architectures?: |"
+     r"but Transformers does not recognize this architecture", R_UNSUP, 85, True),
+    # Driver API symbols are cu + CamelCase (cuGreenCtxDestroy, cuModuleGetFunction); runtime (cuda*),
+    # cuBLAS/cuDNN (cublas*, cudnn*) and C++ symbols (_Z...) are import problems, not the driver's.
+    ("driver_mismatch", r"undefined symbol: cu[A-Z]\w+", R_DRV, 80, True),
+    ("import_error",
+     r"Could not load any common_ops library|is less than the minimum required version|"
+     r"with minimum required version \S+ is not installed", R_IMPORT, 85, True),
+    ("bad_args", r"^\s*usage: (?:launch_server(?:\.py)?|sglang\S*|python3? -m sglang\S*) \[-h\]", R_ARGS, 45, False),
+    ("import_error", r"cannot open shared object file|undefined symbol: |"
+                     r"^\W*(?:\(.*?\)\s*)?(?:[\w.]+\.)?(?:ImportError|ModuleNotFoundError): ", R_IMPORT, 50, False),
+    ("scheduler_exception", r"Fatal Python error: |Segmentation fault \(core dumped\)|terminate called after throwing", R_SCHED, 60, True),
+    ("warmup_failure", r"Initialization failed\. warmup error|warmup error:|Server warmup failed|"
+                       r"[Ww]arm-?up (?:request )?failed", R_WARM, 40, True),
+    ("scheduler_exception", r"Scheduler watchdog timeout|watchdog timeout \(", R_WATCHDOG, 35, True),
+    ("scheduler_exception", r"^\s*(?:[\w.]+\.)?\w*(?:Error|Exception): |[\]|)]\s*(?:[\w.]+\.)?\w*(?:Error|Exception): |"
+                            r"^\s*(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception)\s*$",
+     R_SCHED, 30, False, True),
+    # The failing child's own banner is more telling than the parent's reaction to it.
+    ("scheduler_exception", r"\b\w+ hit an exception|"
+                            r"scheduler died during initialization|Initialization failed\. Please see the error messages above",
+     R_SCHED, 12, True),
+    ("scheduler_exception",
+     r"Received sigquit from a child proces|Child process unexpectedly failed|scheduler is dead|terminated with -?\d+|"
+     r"[Ee]xit(?:ed with)? code:? -?\d+", R_SCHED, 10, True),
+    ("scheduler_exception", r"Traceback \(most recent call last\)", R_SCHED, 5, False),
+]
+
+# Where a bare exception was raised (the traceback frame just above it) says what it is.
+FRAME_RULES = [
+    ("warmup_failure", r"in _(?:wait_and_warmup|execute_server_warmup|run_server_warmup\w*)\b", R_WARM),
+    ("bad_args", r"sglang/srt/(?:server_args\w*\.py|arg_groups/|configs/model_config\.py|utils/network\.py|"
+                 r"layers/attention/attention_registry\.py)|/argparse\.py", R_ARGS),
+    ("model_not_found", r"huggingface_hub/|transformers/(?:configuration_utils|utils/hub|tokenization_utils|models/auto/)|"
+                        r"hf_transformers_utils\.py", R_MODEL),
+    ("nccl", r"sglang/srt/distributed/|torch/distributed/", R_NCCL),
+    ("jit_build", r"/jit/|cpp_extension\.py|tvm_ffi|triton/runtime/build\.py|triton/backends/nvidia/driver\.py", R_JIT),
+]
+FRAME_PRIORITY = 35
+FLAG_PRIORITY = 33
+_FLAG_RE = re.compile(r"(?<![\w-])--[a-z][a-z0-9]+(?:-[a-z0-9]+)*\b")
+_FRAME_RE = re.compile(r"""File "([^"]+)", line \d+, in (\S+)""")
+FRAME_REACH = 6  # lines (code, ^^^ markers) allowed between the last frame and its exception
+MAX_FRAMES = 40
+
+# Notices: never a cause, whatever words they hold.
+NOISE_RE = re.compile(
+    r"Ignore import error when loading|Proceeding without|To silence this warning|\w+Warning: |"
+    r"warnings\.warn\(|\bWARNING\b|Fail to set RLIMIT_NOFILE|Failed to load generation config|"
+    r"\bdisabled: |[Ff]alling back to |, skipping\b")
+# torch reports these only as a UserWarning (then falls back to CPU or fails later): a notice
+# naming them still explains the failure, weakly and below any error line.
+NOTICE_OK = ("driver_mismatch", "arch_unsupported")
+NOTICE_PRIORITY = 55
+# What to quote when nothing matched: the most telling line, not the last one.
+_TELLING_RE = re.compile(r"(?i)\b(?:error|exception|fatal|failed|failure|abort(?:ed)?|killed|errno)\b")
+
+_OOM_BY_STAGE = {
+    "starting": "oom_weights", "init": "oom_weights", "dist_init": "oom_weights",
+    "load_weights": "oom_weights", "kv_cache": "oom_kv", "cuda_graph": "oom_cuda_graph",
+    "http": "oom_runtime", "warmup": "oom_runtime", "ready": "oom_runtime",
+}
+_REMEDY = {"oom_weights": R_W, "oom_kv": R_KV, "oom_cuda_graph": R_CG, "oom_runtime": R_RUN}
+# The frame that ran out of memory says what it was allocating more exactly than the stage (a log cut
+# above the stage banners, or a pool allocated before its banner is printed). Innermost frame first.
+_OOM_FRAMES = [
+    ("oom_cuda_graph", re.compile(r"graph_runner\.py")),
+    ("oom_kv", re.compile(r"sglang/srt/mem_cache/")),
+    ("oom_weights", re.compile(r"sglang/srt/model_loader/")),
+]
+_FRAME_COMPILED = [(c, re.compile(rx), r) for c, rx, r in FRAME_RULES]
+
+
+def _excerpt(line, m, width=500):
+    """The line, or for a long one (a flattened paste) the window around the match."""
+    text = line.strip()
+    if len(text) <= width:
+        return text
+    start = max(0, min(m.start() - (len(line) - len(line.lstrip())) - width // 4, len(text) - width))
+    return text[start:start + width]
+
+
+class Signature:
+    __slots__ = ("category", "rx", "remedy", "priority", "strong", "generic", "user")
+
+    def __init__(self, category, regex, remedy, priority, strong, generic=False, user=False):
+        self.category = category
+        self.rx = re.compile(regex)
+        self.remedy = remedy
+        self.priority = priority
+        self.strong = strong
+        self.generic = generic
+        self.user = user
+
+
+def build_table(extra_patterns=None):
+    """Built-ins plus user patterns; user patterns outrank every built-in."""
+    table = []
+    for i, p in enumerate(extra_patterns or []):
+        table.append(Signature(p.get("category") or "unknown", p["regex"],
+                               p.get("remedy") or "see log_tail",
+                               1000 - i, bool(p.get("strong", True)), user=True))
+    table.extend(Signature(*row) for row in BUILTIN)
+    return table
+
+
+# A traceback's echo of the raising source line (``raise RuntimeError(f"NCCL
+# error: {error_str}")``) carries the message template, not the message: the
+# built-ins skip it so the real message line below becomes the key line.
+_SOURCE_ECHO_RE = re.compile(r"^\s*(?:raise|assert)\s")
+
+
+def is_noise(line):
+    return bool(NOISE_RE.search(line))
+
+
+def frame_of(line):
+    """(path, function) of a traceback frame line, or None."""
+    m = _FRAME_RE.search(line)
+    return (m.group(1), m.group(2)) if m else None
+
+
+def match_line(table, line, stage="starting", frames=None):
+    """Best signature for one line: dict or None.
+
+    ``frames`` are the traceback frame lines just above (see Classifier), used to
+    place a bare exception line: the innermost frame that a FRAME_RULES entry
+    knows decides.
+    """
+    best = None
+    found = None
+    echo = bool(_SOURCE_ECHO_RE.match(line))
+    notice = bool(NOISE_RE.search(line))
+    for sig in table:
+        if not sig.user and (echo or (notice and sig.category not in NOTICE_OK)):
+            continue
+        if best is None or sig.priority > best.priority:
+            m = sig.rx.search(line)
+            if m:
+                best, found = sig, m
+    if best is None:
+        return None
+    category, remedy, priority, strong = best.category, best.remedy, best.priority, best.strong
+    if notice and not best.user:
+        priority, strong = min(priority, NOTICE_PRIORITY), False
+    if best.generic:
+        placed = _place(frames) if frames else None
+        if placed:
+            category, remedy, priority = placed[0], placed[1], FRAME_PRIORITY
+        elif _FLAG_RE.search(line[found.end():]):
+            # The message tells the user to change a launch flag: an argument problem.
+            category, remedy, priority = "bad_args", R_ARGS, FLAG_PRIORITY
+    if category == "oom":
+        category = _oom_by_frame(frames) or _OOM_BY_STAGE.get(stage, "oom_weights")
+        remedy = _REMEDY[category]
+    return {"category": category, "remedy": remedy, "priority": priority,
+            "strong": strong, "line": _excerpt(line, found), "stage": stage}
+
+
+def _oom_by_frame(frames):
+    """oom_* category from the traceback frames above an out-of-memory line, or None."""
+    for frame in reversed(frames or []):
+        for cat, rx in _OOM_FRAMES:
+            if rx.search(frame):
+                return cat
+    return None
+
+
+def _place(frames):
+    """(category, remedy) from a traceback's frames, innermost first, or None."""
+    for frame in reversed(frames):
+        for cat, rx, rem in _FRAME_COMPILED:
+            if rx.search(frame):
+                return cat, rem
+    return None
+
+
+class Classifier:
+    """Keeps the best match seen so far (incremental, O(new lines))."""
+
+    def __init__(self, extra_patterns=None, state=None):
+        self.table = build_table(extra_patterns)
+        self.reset()
+        if state:
+            self.best = state.get("best")
+            self.first_strong_at = state.get("first_strong_at")
+            self.frames = state.get("frames") or []
+            self.frame_age = state.get("frame_age", 0)
+            self.telling = state.get("telling")
+
+    def dump(self):
+        return {"best": self.best, "first_strong_at": self.first_strong_at, "frames": self.frames,
+                "frame_age": self.frame_age, "telling": self.telling}
+
+    def reset(self):
+        self.best = None
+        self.first_strong_at = None
+        self.frames = []         # frame lines of the traceback being read
+        self.frame_age = 0       # lines since the last one
+        self.telling = None      # most telling unmatched line, for `unknown`
+
+    def feed(self, line, stage, now):
+        if len(line) < 600 and frame_of(line):  # (a flattened paste is no frame line)
+            if self.frame_age > FRAME_REACH:
+                self.frames = []  # a new traceback
+            self.frames = (self.frames + [line.strip()[:300]])[-MAX_FRAMES:]
+            self.frame_age = 0
+            return None
+        self.frame_age += 1
+        frames = self.frames if self.frame_age <= FRAME_REACH else None
+        m = match_line(self.table, line, stage, frames)
+        if m is None:
+            if _TELLING_RE.search(line) and not NOISE_RE.search(line):
+                self.telling = line.strip()[:500]
+            return None
+        if m["strong"] and self.first_strong_at is None:
+            self.first_strong_at = now
+        if self.best is None or m["priority"] > self.best["priority"]:
+            self.best = m
+        return m
+
+    def verdict(self):
+        if self.best is None:
+            return {"category": "unknown", "line": self.telling,
+                    "remedy": "no known failure line in the log; read log_tail and journal_tail"}
+        return self.best
+
+
+def classify_text(text, extra_patterns=None, stage="starting"):
+    """Classify a whole log text (tests, ad-hoc use)."""
+    c = Classifier(extra_patterns)
+    st = StageTracker()
+    for raw in text.replace("\r", "\n").split("\n"):
+        if not raw.strip():
+            continue
+        st.feed(raw, 0)
+        c.feed(raw, st.stage if st.stage != "starting" else stage, 0)
+    return c.verdict()

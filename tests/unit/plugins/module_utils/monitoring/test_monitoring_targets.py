@@ -1,0 +1,84 @@
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""roles/monitoring's scrape targets from inventory host records (plugins/module_utils/monitoring/targets.py)."""
+import pytest
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.llmserve.sglang.plugins.filter.monitoring_targets import monitoring_targets
+from ansible_collections.llmserve.sglang.plugins.module_utils.monitoring.targets import build_targets
+
+METRICS = {"enable-metrics": True}
+
+
+def server(name, **kw):
+    rec = {"name": name, "ansible_host": kw.pop("ansible_host", name), "address": "", "host": "0.0.0.0",
+           "port": 30000, "tp_group": "", "instance": "default", "args": METRICS, "scrape": True}
+    rec.update(kw)
+    return rec
+
+
+def targets(result, kind="server"):
+    return [(g["targets"][0], g["labels"]["llmserve_host"]) for g in result[kind]]
+
+
+def test_one_target_per_replica_rank_zero_only():
+    groups = {"tp16": ["a", "b"]}
+    r = build_targets([server("a", tp_group="tp16"), server("b", tp_group="tp16")], [], groups, "mon")
+    assert targets(r) == [("a:30000", "a")]
+    assert r["server"][0]["labels"]["llmserve_replica"] == "tp16"
+    assert r["skipped"] == ["b: rank 1 of replica tp16 (only rank 0 serves /metrics)"]
+
+
+def test_two_instances_on_one_machine_are_two_ports():
+    r = build_targets([server("left", ansible_host="10.0.0.1", instance="left"),
+                       server("right", ansible_host="10.0.0.1", instance="right", port=30001)], [], {}, "mon")
+    assert targets(r) == [("10.0.0.1:30000", "left"), ("10.0.0.1:30001", "right")]
+    assert [g["labels"]["llmserve_instance"] for g in r["server"]] == ["left", "right"]
+    assert all(g["labels"]["job"] == "sglang" for g in r["server"])
+
+
+def test_address_precedence_and_ipv6():
+    r = build_targets([server("a", address="10.9.9.9", host="10.0.0.5"), server("b", host="10.0.0.6"),
+                       server("c", host="::", ansible_host="fd00::3")], [], {}, "mon")
+    assert [t[0] for t in targets(r)] == ["10.9.9.9:30000", "10.0.0.6:30000", "[fd00::3]:30000"]
+
+
+def test_loopback_is_reachable_only_from_the_same_machine():
+    same = build_targets([server("a", host="127.0.0.1", ansible_host="10.0.0.1")], [], {}, "10.0.0.1")
+    assert targets(same) == [("127.0.0.1:30000", "a")]
+    other = build_targets([server("a", host="127.0.0.1", ansible_host="10.0.0.1")], [], {}, "10.0.0.2")
+    assert other["server"] == []
+    assert "a: SGLang (server_host) listens on 127.0.0.1 only" in other["errors"][0]
+    assert "server_host: 0.0.0.0" in other["errors"][0]
+
+
+def test_every_problem_is_reported_at_once_by_the_filter():
+    recs = [server("nometrics", args={}), server("dup1"), server("dup2", ansible_host="dup1"),
+            server("lost", tp_group="nogroup")]
+    routers = [{"name": "gw", "ansible_host": "10.0.0.9", "address": "", "host": "127.0.0.1", "port": 29000}]
+    with pytest.raises(AnsibleFilterError) as e:
+        monitoring_targets(recs, routers=routers, groups={}, monitoring_machine="mon")
+    msg = str(e.value)
+    assert "4 problem(s)" in msg
+    assert "nometrics: SGLang runs without --enable-metrics" in msg and "'enable-metrics: true'" in msg
+    assert "dup1 and dup2 both point Prometheus at dup1:30000" in msg
+    assert "lost: server_tp_group 'nogroup' is not an inventory group" in msg
+    assert "router_prometheus_host: 0.0.0.0" in msg
+
+
+def test_enable_metrics_spellings_and_opt_out():
+    r = build_targets([server("a", args={"enable_metrics": "true"}), server("b", args={"enable-metrics": False}),
+                       server("c", args={}, scrape=False)], [], {}, "mon", require_metrics=True)
+    assert targets(r) == [("a:30000", "a")]
+    assert len(r["errors"]) == 1 and r["errors"][0].startswith("b: ")
+    assert r["skipped"] == ["c: monitoring_scrape is false"]
+    lax = build_targets([server("b", args={})], [], {}, "mon", require_metrics=False)
+    assert targets(lax) == [("b:30000", "b")]
+
+
+def test_router_targets():
+    r = build_targets([], [{"name": "gw", "ansible_host": "10.0.0.9", "address": "", "host": "0.0.0.0",
+                            "port": 29000}], {}, "mon")
+    assert targets(r, "router") == [("10.0.0.9:29000", "gw")]
+    assert r["router"][0]["labels"]["job"] == "sglang-router"

@@ -1,0 +1,285 @@
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""roles/server's plan (module_utils/server/plan.py): refusals, files, fingerprint, action, replica."""
+
+import testpaths
+import copy
+import json
+import os
+
+import pytest
+import yaml
+
+from ansible_collections.llmserve.sglang.plugins.module_utils.server import plan as sp
+
+REPO = testpaths.REPO
+
+
+def defaults():
+    with open(os.path.join(REPO, "roles", "server", "defaults", "main.yml")) as f:
+        d = yaml.safe_load(f)
+    s = dict((k[len("server_"):], v) for k, v in d.items())
+    # the defaults that are Jinja (they follow roles/sglang): what they template to without it
+    s.update(python="/opt/sglang/venv/bin/python", sglang_version="", patches=[], patch_state="", base_env={},
+             peer_watch_port="50009")
+    s.update(model_path="/models/Kimi-K2.5-int4", tp=8)
+    s["speculative"] = dict(s["speculative"], draft_model_path="/models/Kimi-K2.5-EAGLE3")
+    return s
+
+
+RTX = {"present": True, "count": 8, "gpus": [{"index": i, "compute_cap": "12.0", "compute_major": 12} for i in range(8)],
+       "topology": {"pcie_only": True}}
+
+
+def host(**kw):
+    h = {"name": "gpu1", "service_mgr": "systemd", "version": "0.5.23", "gpu": RTX, "state": {}, "files": {},
+         "dirs": {}, "fingerprint": "", "user_exists": True, "group_exists": True,
+         "helpers": {"sglang_supervise.py": "# sup\n", "sglang_peer_watch.py": "# watch\n"}}
+    h.update(kw)
+    return h
+
+
+def running(pl, pid=4242):
+    """The host after pl was carried out: files on disk, fingerprint recorded, the server up."""
+    return host(state={"active_state": "active", "sub_state": "running", "pid": pid, "load_state": "loaded"},
+                files=dict((f["path"], f["sha256"]) for f in pl["files"]),
+                dirs=dict((d["path"], True) for d in pl["dirs"]), fingerprint=pl["fingerprint"])
+
+
+def test_settings_table_is_the_argument_spec():
+    with open(os.path.join(REPO, "roles", "server", "meta", "argument_specs.yml")) as f:
+        spec = yaml.safe_load(f)["argument_specs"]["main"]["options"]
+    assert sorted("server_" + n for n in sp.SETTINGS) == sorted(spec)
+    for name, kind in sp.SETTINGS.items():
+        assert spec["server_" + name]["type"] == kind, name
+
+
+def test_fresh_host_starts_and_writes_everything():
+    pl = sp.plan(defaults(), host())
+    assert pl["refusals"] == []
+    assert pl["action"] == "start"
+    assert pl["manager"] == "systemd"
+    paths = [f["path"] for f in pl["files"]]
+    assert "/etc/systemd/system/sglang-default.service" in paths
+    assert set(pl["write"]) == set(paths)
+    unit = next(f for f in pl["files"] if f["path"].endswith(".service"))["content"]
+    assert "ExecStart=/opt/sglang/venv/bin/python -m sglang.launch_server \\\n   --model-path /models/Kimi-K2.5-int4" in unit
+    assert "--tp-size 8" in unit and "--disable-custom-all-reduce" in unit  # 8 PCIe-only GPUs
+    assert pl["env"]["SGLANG_ENABLE_JIT_DEEPGEMM"] == "0"  # SM120
+    assert pl["daemon_reload"]
+
+
+def test_no_change_does_nothing_and_writes_nothing():
+    first = sp.plan(defaults(), host())
+    again = sp.plan(defaults(), running(first))
+    assert (again["action"], again["write"], again["remove"], again["dirs_missing"]) == ("none", [], [], [])
+    assert not again["changed"] and not again["daemon_reload"]
+    assert again == sp.plan(defaults(), running(first))  # deterministic
+
+
+def test_changed_flag_restarts_and_policy_never_only_writes():
+    first = sp.plan(defaults(), host())
+    s = defaults()
+    s["args"] = dict(s["args"], **{"mem-fraction-static": 0.8})
+    pl = sp.plan(s, running(first))
+    assert pl["action"] == "restart" and pl["changed"]
+    assert "--mem-fraction-static" in pl["argv"]
+    assert pl["write"] == ["/etc/sglang/default/argv.json", "/etc/systemd/system/sglang-default.service"]
+    s["restart"] = "never"
+    pl = sp.plan(s, running(first))
+    assert pl["action"] == "none" and pl["write"] and pl["daemon_reload"]
+    assert any("server_restart is 'never'" in w for w in pl["warnings"])
+    s["restart"] = "always"
+    assert sp.plan(defaults() | {"restart": "always"}, running(first))["action"] == "restart"
+
+
+def test_crash_looping_unit_counts_as_not_running():
+    first = sp.plan(defaults(), host())
+    h = running(first)
+    h["state"] = {"active_state": "activating", "sub_state": "auto-restart", "pid": 0}
+    assert sp.plan(defaults(), h)["action"] == "start"
+
+
+@pytest.mark.parametrize("name,value,needle", [
+    ("tp", 0, "server_tp=0 is out of range"),
+    ("tp", "eight", "server_tp=\"eight\" is not a whole number"),
+    ("port", 0, "server_port=0 is out of range: give a value from 1 to 65535"),
+    ("port", 70000, "server_port=70000 is out of range"),
+    ("dist_init_port", 65534, "server_dist_init_port=65534 is out of range"),
+    ("env", {"BAD NAME": "x"}, 'server_env={"BAD NAME": "x"} has a name that is not an environment variable name'),
+    ("env", {"OK": {"nested": 1}}, "has a value that is not a string or number"),
+    ("env", {"OK": "a\nb"}, "has a value with a line break"),
+    ("base_env", {"1X": "y"}, "server_base_env="),
+    ("instance", "../etc", "cannot name a systemd unit"),
+    ("instance", "", "cannot name a systemd unit"),
+    ("user", "Root User", "is not a valid user or group name"),
+    ("config_dir", "etc/sglang", "is not an absolute path"),
+    ("log_dir", "/var/log", "would make the role manage a system directory"),
+    ("python", "python3", "is not an absolute path"),
+    ("host", "", "is not an address to listen on"),
+    ("model_path", "", "server_model_path=\"\" is empty"),
+    ("model_path", "models/x y", "is neither an absolute path nor a hub id"),
+    ("state", "running", "is not one of started, stopped"),
+    ("restart", "sometimes", "is not one of always, changed, never"),
+    ("service_manager", "upstart", "is not one of auto, systemd, pidfile"),
+    ("restart_policy", "never", "is not one of no, on-failure"),
+    ("wait", "maybe", "is not a boolean"),
+    ("ready_interval", 0, "out of range"),
+    ("cuda_visible_devices", [0, 0], "must list distinct GPU indexes"),
+    ("cuda_visible_devices", [-1], "must list distinct GPU indexes"),
+    ("args", {"bad flag!": 1}, "is not an SGLang option name"),
+    ("unit_extra", {"lower": "x"}, "is not a systemd setting name"),
+    ("unit_extra", {"Nice": "1\nExecStartPre=/bin/evil"}, "is not one line"),
+    ("sglang_version", "latest", "is not a version"),
+    ("sglang_record", "/etc/ansible/facts.d/x.fact", "is not the name of a local facts record"),
+    ("stage_timeouts", {"load_weights": -1}, "not a positive number"),
+    ("speculative", {"algorithm": "NEXTN", "draft_model_path": "/d"}, "names an algorithm this role does not render"),
+    ("speculative", {"algorithm": "EAGLE3", "draft_model_path": ""}, "has no draft model"),
+    ("speculative", {"algorithm": "EAGLE3", "draft_model_path": "/d", "num_steps": -1}, "is not a valid count"),
+])
+def test_bad_setting_is_refused_with_its_fix(name, value, needle):
+    s = defaults()
+    s[name] = value
+    pl = sp.plan(s, running(sp.plan(defaults(), host())))
+    assert pl["action"] == "none"
+    assert any(needle in r for r in pl["refusals"]), pl["refusals"]
+    # each refusal says what to do
+    assert all(": " in r for r in pl["refusals"])
+    assert "argv" not in pl and "files" not in pl or not pl["files"]
+
+
+def test_every_refusal_at_once():
+    s = defaults()
+    s.update(tp=0, port=0, env={"BAD NAME": "x"})
+    pl = sp.plan(s, host())
+    assert len(pl["refusals"]) == 3, pl["refusals"]
+
+
+def test_strings_from_the_inventory_are_numbers_and_booleans():
+    s = defaults()
+    s.update(tp="8", port="30001", wait="yes", ready_interval="2.5")
+    pl = sp.plan(s, host())
+    assert pl["refusals"] == []
+    assert pl["argv"][pl["argv"].index("--port") + 1] == "30001"
+    assert pl["ready"]["interval"] == 2.5
+
+
+def test_api_key_is_never_shown_and_lands_in_a_yaml_that_yaml_reads_back():
+    s = defaults()
+    key = 'k"ey\\with\\"quotes\' and: colon #hash'
+    s["api_key"] = key
+    pl = sp.plan(s, host())
+    f = next(f for f in pl["files"] if f["path"].endswith("api-key.yaml"))
+    assert f["secret"] and f["mode"] == "0640" and f["group"] == "sglang"
+    assert yaml.safe_load(f["content"]) == {"api-key": key}
+    assert key not in json.dumps(pl["argv"]) and "--config" in pl["argv"]
+    s["api_key"] = ["not", "a", "string"]
+    refused = sp.plan(s, host())["refusals"]
+    assert refused and "(hidden)" in refused[0]
+
+
+def test_removing_the_api_key_removes_its_file():
+    s = defaults()
+    s["api_key"] = "k"
+    first = sp.plan(s, host())
+    pl = sp.plan(defaults(), running(first))
+    assert pl["remove"] == ["/etc/sglang/default/api-key.yaml"]
+    assert pl["action"] == "restart"
+
+
+def test_pidfile_host_gets_a_launch_spec_not_a_unit():
+    pl = sp.plan(defaults(), host(service_mgr="other"))
+    assert pl["manager"] == "pidfile"
+    paths = [f["path"] for f in pl["files"]]
+    assert "/etc/sglang/default/launch.json" in paths and not any(p.endswith(".service") for p in paths)
+    spec = json.loads(next(f for f in pl["files"] if f["path"].endswith("launch.json"))["content"])
+    assert spec["command"][:3] == ["/opt/sglang/venv/bin/python", "-m", "sglang.launch_server"]
+    assert pl["ready"]["pid_file"] == "/run/llmserve-sglang/default/server.pid" and pl["ready"]["unit"] is None
+    s = defaults()
+    s["service_manager"] = "systemd"
+    assert any("not systemd" in r for r in sp.plan(s, host(service_mgr="other"))["refusals"])
+
+
+def test_no_sglang_in_the_venv_is_refused_with_the_fix():
+    pl = sp.plan(defaults(), host(version=None, version_error="ModuleNotFoundError: No module named 'sglang'"))
+    assert any("run roles/sglang first" in r and "No module named" in r for r in pl["refusals"])
+
+
+def test_renderer_errors_become_refusals():
+    s = defaults()
+    s["args"] = {"enable-torch-symm-mem": True}  # SM120 without roles/sglang's patch
+    pl = sp.plan(s, host())
+    assert any("sm120-symm-mem" in r for r in pl["refusals"])
+
+
+def test_stopped_state():
+    first = sp.plan(defaults(), host())
+    s = defaults()
+    s.update(state="stopped", model_path="")
+    pl = sp.plan(s, running(first))
+    assert (pl["action"], pl["refusals"]) == ("stop", [])
+    assert pl["watch"] is None  # tasks/main.yml's act step reads it (the molecule server scenario stops mol2 so)
+    assert sp.plan(s, host())["action"] == "none"
+
+
+def multinode(name, **kw):
+    s = defaults()
+    s.update(tp=16, tp_group="pair", host="0.0.0.0", **kw)
+    h = host(name=name, groups={"pair": ["n0", "n1"]},
+             rank0={"default_ipv4": "10.0.0.1", "ansible_host": "127.0.0.1"},
+             own={"default_ipv4": "10.0.0.%d" % (1 + int(name[1])), "ansible_host": "127.0.0.1"})
+    return s, h
+
+
+def test_multinode_rank_and_rendezvous():
+    s, h = multinode("n1")
+    pl = sp.plan(s, h)
+    assert pl["refusals"] == []
+    a = pl["argv"]
+    assert a[a.index("--nnodes") + 1] == "2" and a[a.index("--node-rank") + 1] == "1"
+    assert a[a.index("--dist-init-addr") + 1] == "10.0.0.1:50000"
+    assert pl["watch"]["endpoint"] == "10.0.0.2:50009" and pl["watch"]["timeout"] == 1860
+    s["dist_init_host"] = None
+    s["tp"] = 15
+    assert any("does not divide over the 2 hosts" in r for r in sp.plan(s, h)["refusals"])
+
+
+def test_replica_restarts_as_a_whole_and_shares_rank0s_token():
+    s0, h0 = multinode("n0")
+    s1, h1 = multinode("n1")
+    p0 = sp.plan(s0, h0)
+    p1 = sp.plan(s1, running(sp.plan(s1, h1)) | {"name": "n1", "groups": h1["groups"], "rank0": h1["rank0"], "own": h1["own"]})
+    p0["peer_token"], p1["peer_token"] = "t0", "t1"
+    assert (p0["action"], p1["action"]) == ("start", "none")
+    settled = sp.settle(p1, {"n0": p0})
+    assert settled["action"] == "restart" and "n0" in settled["why"]
+    assert settled["watch"]["token"] == "t0" and settled["watch"]["peers"] == ["n0=10.0.0.1:50009"]
+    assert sp.settle(p0, {"n1": p1})["watch"]["token"] == "t0"
+    never = dict(p1, restart="never")
+    assert sp.settle(never, {"n0": p0})["action"] == "none"
+
+
+def test_failure_message_is_the_waiters_plus_what_became_of_the_old_server():
+    pl = sp.plan(defaults(), host())
+    ready = {"failed": True, "msg": "server process exited (code 1) in stage cuda_graph after 4s | oom_cuda_graph -> try: x"}
+    msg = sp.failure_message(pl, ready, {"rolled_back": True}, {"failed": False}, ["gpu1"], True)
+    assert msg.startswith("sglang-default.service is not ready: server process exited")
+    assert "oom_cuda_graph" in msg and "Log kept: /var/log/sglang/default.log" in msg and "Rolled back:" in msg
+    msg = sp.failure_message(pl, ready, {}, None, ["gpu1"], False)
+    assert "rerun with -e server_rollback=true" in msg
+    peer = {"peer_failure": {"node": "n1", "detail": "unit gone", "sent": 10.0, "time": 10.4}}
+    assert "node n1 of the replica failed (unit gone)" in sp.failure_message(pl, ready, peer, None, ["gpu1"], False)
+
+
+def test_report_says_what_was_decided():
+    first = sp.plan(defaults(), host())
+    lines = sp.report(sp.plan(defaults(), running(first)))
+    assert lines[0].startswith("sglang-default.service: none (running, unchanged)")
+    assert lines[-1] == "running, pid 4242"
+
+
+def test_plan_does_not_touch_its_inputs():
+    s, h = defaults(), host()
+    s0, h0 = copy.deepcopy(s), copy.deepcopy(h)
+    sp.plan(s, h)
+    assert (s, h) == (s0, h0)

@@ -1,0 +1,123 @@
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Unit tests for module_utils/server/preflight.py, using the SGLang double as the installed parser."""
+import testpaths
+import json
+import os
+import socket
+import subprocess
+import sys
+
+import pytest
+
+from ansible_collections.llmserve.sglang.plugins.module_utils.server import preflight as pf
+
+REPO = testpaths.REPO
+DOUBLE = os.path.join(REPO, "tools", "sglang_double")
+needs_double = pytest.mark.skipif(not os.path.isdir(os.path.join(DOUBLE, "sglang")),
+                                  reason="tools/sglang_double not present")
+
+
+def double_env(version):
+    return {"PYTHONPATH": DOUBLE, "SGLANG_DOUBLE_VERSION": version}
+
+
+@needs_double
+@pytest.mark.parametrize("version,ok", [("0.5.9", True), ("0.5.23", False)])
+def test_parse_with_installed_parser(version, ok):
+    check, ver = pf.check_parse(sys.executable, ["--model-path", "/m", "--tp-size", "8", "--cuda-graph-max-bs", "128"],
+                                double_env(version))
+    assert ver == version and check["ok"] is ok
+    if not ok:
+        assert "ambiguous option: --cuda-graph-max-bs could match" in check["msg"]
+
+
+@needs_double
+def test_parse_unknown_flag_verbatim():
+    check, _detail = pf.check_parse(sys.executable, ["--model-path", "/m", "--no-such-flag"], double_env("0.5.23"))
+    assert not check["ok"] and "unrecognized arguments: --no-such-flag" in check["msg"]
+
+
+def test_parse_bad_python(tmp_path):
+    check, ver = pf.check_parse(str(tmp_path / "nope"), ["--model-path", "/m"])
+    assert not check["ok"] and ver is None and "venv" in check["msg"]
+
+
+def test_checkpoint(tmp_path):
+    ck = tmp_path / "ck"
+    ck.mkdir()
+    assert not pf.check_checkpoint("model_path", str(ck), {})["ok"]
+    (ck / "config.json").write_text("{}")
+    c = pf.check_checkpoint("model_path", str(ck), {})
+    assert not c["ok"] and "safetensors" in c["msg"]
+    (ck / "model.safetensors.index.json").write_text("{}")
+    assert pf.check_checkpoint("model_path", str(ck), {})["ok"]
+    assert not pf.check_checkpoint("model_path", str(tmp_path / "missing"), {})["ok"]
+    warnings = []
+    assert pf.check_checkpoint("model_path", "moonshotai/Kimi-K2.5", {}, warnings)["ok"] and warnings
+    assert not pf.check_checkpoint("model_path", "moonshotai/Kimi-K2.5", {"HF_HUB_OFFLINE": "1"})["ok"]
+
+
+def test_tp_and_gpu_count():
+    assert pf.visible_gpus(None, {"CUDA_VISIBLE_DEVICES": "0,1,2,3"}) == 4
+    assert pf.visible_gpus(None, {"CUDA_VISIBLE_DEVICES": ""}) == 0
+    assert pf.visible_gpus(None, {}, runner=lambda c: "0\n1\n") == 2
+    assert pf.check_tp(8, 1, 8)["ok"]
+    assert pf.check_tp(16, 2, 8)["ok"]
+    assert not pf.check_tp(8, 1, 4)["ok"]
+    assert not pf.check_tp(9, 2, 8)["ok"]
+    assert not pf.check_tp(8, 1, None)["ok"]
+
+
+def test_port_free_held_by_owner_and_foreign():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    assert pf.check_port("127.0.0.1", port)["ok"]
+    holder = socket.socket()
+    holder.bind(("127.0.0.1", 0))
+    holder.listen(1)
+    port = holder.getsockname()[1]
+    try:
+        c = pf.check_port("127.0.0.1", port)
+        assert not c["ok"] and str(os.getpid()) in c["msg"]
+        assert pf.check_port("127.0.0.1", port, owner_pid=os.getpid())["ok"]
+    finally:
+        holder.close()
+
+
+def test_owner_includes_children():
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        assert pf.owned_by(child.pid, owner_pid=os.getpid())
+        assert not pf.owned_by(os.getpid(), owner_pid=child.pid)
+    finally:
+        child.kill()
+        child.wait()
+
+
+def test_gpu_processes():
+    out = "4242, /usr/bin/python3, 81000\n"
+    c = pf.check_gpu_procs(runner=lambda cmd: out)
+    assert not c["ok"] and "4242 /usr/bin/python3 (81000 MiB)" in c["msg"]
+    assert pf.check_gpu_procs(runner=lambda cmd: "")["ok"]
+    assert pf.check_gpu_procs(runner=lambda cmd: None)["ok"]
+
+
+@needs_double
+def test_module_collects_every_failure(tmp_path):
+    """Run the real module file end to end (AnsibleModule with args on stdin)."""
+    module = os.path.join(REPO, "plugins", "modules", "server_preflight.py")
+    args = {"ANSIBLE_MODULE_ARGS": {
+        "python": sys.executable, "argv": ["--model-path", str(tmp_path), "--cuda-graph-max-bs", "8"],
+        "model_path": str(tmp_path), "tp": 8, "gpu_count": 2, "port": 1, "host": "127.0.0.1",
+        "env": double_env("0.5.23")}}
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.join(REPO, "collections")] + sys.path))
+    proc = subprocess.run([sys.executable, module], input=json.dumps(args), stdout=subprocess.PIPE,
+                          universal_newlines=True, env=env, timeout=120, check=False)
+    res = json.loads(proc.stdout)
+    assert res["failed"] and res["version"] == "0.5.23"
+    failed = {c["name"] for c in res["checks"] if not c["ok"]}
+    assert {"argv", "model_path", "tp"} <= failed
+    assert "ambiguous option" in res["msg"]

@@ -1,0 +1,72 @@
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The double's rate model for speculation: adaptive routing by batch size, a mismatched draft (no timing here)."""
+import testpaths
+import json
+import os
+import sys
+import threading
+
+import pytest
+
+REPO = testpaths.REPO
+sys.path.insert(0, os.path.join(REPO, "tools", "sglang_double"))
+os.environ.setdefault("SGLANG_DOUBLE_VERSION", "0.5.23")
+
+from sglang._double import engine as eng  # noqa: E402  pylint: disable=wrong-import-position
+
+BASE = {"per_request_tps": 60.0, "saturation_tps": 773.0}
+EAGLE = {"per_request_tps": 96.0, "saturation_tps": 354.0, "accept_length": 3.2}
+
+
+def make(adaptive=None, capture=None, perf=None):
+    return eng.Engine(perf or EAGLE, True, 1, threading.Event(), base_perf=BASE, adaptive=adaptive, capture_bs=capture)
+
+
+def rate_at(e, running):
+    e.running = running
+    return e.rate()
+
+
+def test_threshold_config_follows_eagle3_below_and_the_baseline_above():
+    e = make(adaptive={1: [3], 6: [0]}, capture=eng.capture_sizes(48))
+    assert [e.drafting(b) for b in range(1, 9)] == [True] * 5 + [False] * 3
+    assert rate_at(e, 4) == pytest.approx(min(96, 354 / 4))
+    assert rate_at(e, 8) == pytest.approx(min(60, 773 / 8))   # baseline rate, not EAGLE-3's 354 / 8
+    assert rate_at(e, 16) == pytest.approx(773 / 16)
+
+
+def test_padding_to_capture_sizes_decides_the_slot_like_sglang():
+    # spec capture sizes go 10, 12, 14: a batch of 11 pads to 12, which is >= the key 12
+    e = make(adaptive={1: [3], 12: [0]}, capture=eng.capture_sizes(64))
+    assert e.drafting(10) and not e.drafting(11)
+    e = make(adaptive={1: [3], 12: [0]}, capture=None)   # --disable-cuda-graph: no padding
+    assert e.drafting(11) and not e.drafting(12)
+
+
+def test_default_config_and_a_mismatched_draft():
+    e = make(adaptive=eng.load_adaptive(None), capture=eng.capture_sizes(128))   # 0.5.23's default slots
+    assert e.drafting(60) and not e.drafting(61)   # 61 pads to 64, the all-zero slot
+    bad = make(adaptive=eng.load_adaptive(None), capture=eng.capture_sizes(128), perf=dict(EAGLE, draft="mismatched"))
+    assert bad.accept_length() == 1.0
+    # drafts never accepted: the EMA sinks each slot to its smallest candidate, 0 from the "8" slot on
+    assert bad.drafting(1) and not bad.drafting(8)
+    plain = make(perf=dict(EAGLE, draft="mismatched"))
+    assert rate_at(plain, 1) == pytest.approx(60 * eng.MISMATCH_PER_REQUEST)
+    assert rate_at(plain, 32) == pytest.approx(773 * eng.MISMATCH_SATURATION / 32)
+
+
+def test_adaptive_config_file_is_read_like_sglang(tmp_path):
+    path = tmp_path / "adaptive.json"
+    path.write_text(json.dumps({"1": {"candidate_steps": [3]}, "6": {"candidate_steps": [0]}, "ema_alpha": 0.2}))
+    assert eng.load_adaptive(str(path)) == {1: [3], 6: [0]}
+    path.write_text(json.dumps({"ema_alpha": 0.2}))
+    with pytest.raises(ValueError):
+        eng.load_adaptive(str(path))
+
+
+def test_server_info_accept_length_waits_for_a_decode_log_interval():
+    e = make()
+    assert e.info_accept_length() is None
+    e.spec_steps = eng.DECODE_LOG_INTERVAL
+    assert e.info_accept_length() == 3.2

@@ -1,0 +1,446 @@
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The SGLang double, exercised as real processes over real HTTP on 127.0.0.1."""
+import testpaths
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+
+from netutil import free_port
+
+REPO = testpaths.REPO
+DOUBLE = os.path.join(REPO, "tools", "sglang_double")
+PACE = "0.05"
+
+
+class Run(object):
+    """One double process tree; always reaped by the fixture."""
+
+    def __init__(self, tmp_path, scenario="ready", version="0.5.23", args=(), env=None):
+        self.port = free_port()
+        self.events_path = str(tmp_path / "events.jsonl")
+        self.out_path, self.err_path = str(tmp_path / "out.log"), str(tmp_path / "err.log")
+        e = dict(os.environ, PYTHONPATH=DOUBLE, SGLANG_DOUBLE_PACE=PACE, SGLANG_DOUBLE_SCENARIO=scenario,
+                 SGLANG_DOUBLE_VERSION=version, SGLANG_DOUBLE_EVENTS=self.events_path, SGLANG_DOUBLE_SHARDS="4")
+        e.update(env or {})
+        self.out, self.err = open(self.out_path, "wb"), open(self.err_path, "wb")
+        argv = [sys.executable, "-m", "sglang.launch_server", "--model-path", "/models/kimi",
+                "--host", "127.0.0.1", "--port", str(self.port)] + list(args)
+        self.proc = subprocess.Popen(argv, env=e, stdout=self.out, stderr=self.err, start_new_session=True)
+
+    def events(self):
+        try:
+            with open(self.events_path) as f:
+                return [json.loads(line) for line in f]
+        except IOError:
+            return []
+
+    def wait_event(self, name, timeout=15, **match):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            for ev in self.events():
+                if ev["event"] == name and all(ev.get(k) == v for k, v in match.items()):
+                    return ev
+            time.sleep(0.05)
+        raise AssertionError("no %s event; got %s; stderr:\n%s" % (name, self.events(), self.stderr()[-3000:]))
+
+    def stderr(self):
+        with open(self.err_path, "rb") as f:
+            return f.read().decode("utf-8", "replace")
+
+    def stdout(self):
+        with open(self.out_path, "rb") as f:
+            return f.read().decode("utf-8", "replace")
+
+    def get(self, path, headers=None, data=None, timeout=10):
+        req = urllib.request.Request("http://127.0.0.1:%d%s" % (self.port, path), headers=headers or {},
+                                     data=json.dumps(data).encode() if data is not None else None)
+        try:
+            r = urllib.request.urlopen(req, timeout=timeout)
+            return r.status, r.read()
+        except urllib.error.HTTPError as e:
+            return e.code, e.read()
+
+    def port_open(self):
+        s = socket.socket()
+        s.settimeout(0.5)
+        try:
+            return s.connect_ex(("127.0.0.1", self.port)) == 0
+        finally:
+            s.close()
+
+    def kill(self):
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)  # own session: reaches the scheduler children too
+        except OSError:
+            pass
+        self.proc.wait()
+        self.out.close()
+        self.err.close()
+
+
+@pytest.fixture
+def run(tmp_path):
+    runs = []
+
+    def start(*a, **kw):
+        sub = tmp_path / str(len(runs))
+        sub.mkdir()
+        r = Run(sub, *a, **kw)
+        runs.append(r)
+        return r
+    yield start
+    for r in runs:
+        r.kill()
+
+
+def alive(pid):
+    try:
+        os.kill(pid, 0)
+    except OSError:
+        return False
+    # a zombie still answers kill(0); read its state
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().split(")")[-1].split()[0] != "Z"
+    except IOError:
+        return False
+
+
+# ---------------------------------------------------------------- ready flow
+
+def test_ready_flow_port_closed_then_503_then_200(run, tmp_path):
+    # A warm-up long enough to be seen by a poller on a loaded 2-core machine.
+    spec = tmp_path / "scenario.json"
+    # and a drain window that a loaded machine cannot miss (the 503 after SIGTERM below)
+    spec.write_text(json.dumps({"durations": {"warmup": 1.5, "drain": 3.0}}))
+    r = run(env={"SGLANG_DOUBLE_SCENARIO_FILE": str(spec)})
+    seen_closed = seen_503 = False
+    deadline = time.time() + 20
+    while time.time() < deadline:
+        if not r.port_open():
+            seen_closed = True
+        else:
+            code, _body = r.get("/health")
+            if code == 503:
+                seen_503 = True
+            if code == 200:
+                break
+        time.sleep(0.01)
+    else:
+        pytest.fail("never ready: " + r.stderr()[-2000:])
+    assert seen_closed and seen_503
+    ready = r.wait_event("ready")
+    port_open = r.wait_event("port_open")
+    assert port_open["t"] < ready["t"]
+    err = r.stderr()
+    assert err.index("server_args=ServerArgs(") < err.index("Load weight begin") < err.index("KV Cache is allocated")
+    assert "The server is fired up and ready to roll!" in err
+    assert '"POST /generate HTTP/1.1" 200' in r.stdout()
+    stages = [e["stage"] for e in r.events() if e["event"] == "stage"]
+    assert stages == ["init", "dist_init", "load_weights", "kv_cache", "cuda_graph", "http", "warmup", "ready"]
+    code, body = r.get("/server_info")
+    assert code == 200 and json.loads(body)["version"] == "0.5.23"
+    assert r.get("/ready")[0] == 200
+    # SIGTERM drains: 503 while draining, then exit status 0
+    r.proc.send_signal(signal.SIGTERM)
+    codes = []
+    while not codes or (codes[-1] != 503 and len(codes) < 100):  # until the handler has run: no timing assumed
+        codes.append(r.get("/health")[0])
+        time.sleep(0.02)
+    assert codes[-1] == 503, codes
+    assert r.proc.wait(10) == 0
+    assert r.wait_event("exit")["code"] == 0
+
+
+@pytest.mark.parametrize("version,in_place", [("0.5.9", False), ("0.5.10.post1", True)])
+def test_weight_bar_style_per_version(run, version, in_place):
+    r = run(version=version)
+    r.wait_event("ready")
+    raw = r.stderr()
+    start = raw.index("Loading safetensors checkpoint shards")
+    bars = raw[start - 1:raw.index("Load weight end")]
+    assert bars.startswith("\r")
+    refreshes = bars.count("\rLoading safetensors checkpoint shards")
+    assert refreshes == 5  # 0/4 .. 4/4
+    if in_place:
+        bar_only = bars[:bars.index("\n") + 1]
+        assert bar_only.count("\r") == refreshes and bar_only.endswith("it/s]\n")  # one newline, at the end
+        assert "it/s]\rLoading" in bars or "s/it]\rLoading" in bars
+    else:
+        assert bars.count("]\n\rLoading") == refreshes - 1
+    assert r.get("/ready")[0] == 404  # /ready exists on 0.5.23 only
+    assert "Capture cuda graph begin. This can take up to several minutes." in raw
+
+
+# ---------------------------------------------------------------- argument parsing
+
+def launch_rc(args, version="0.5.23"):
+    env = dict(os.environ, PYTHONPATH=DOUBLE, SGLANG_DOUBLE_VERSION=version, SGLANG_DOUBLE_PACE=PACE)
+    p = subprocess.run([sys.executable, "-m", "sglang.launch_server", "--model-path", "/m"] + args, env=env,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=20, check=False)
+    return p.returncode, p.stderr.decode()
+
+
+def test_bad_flag_exits_2():
+    rc, err = launch_rc(["--no-such-flag"])
+    assert rc == 2 and "sglang serve: error: unrecognized arguments: --no-such-flag" in err
+
+
+def test_cuda_graph_max_bs_ambiguous_on_0523_only(run):
+    rc, err = launch_rc(["--cuda-graph-max-bs", "128"])
+    assert rc == 2
+    assert ("error: ambiguous option: --cuda-graph-max-bs could match --cuda-graph-max-bs-decode, "
+            "--cuda-graph-max-bs-prefill") in err
+    r = run(version="0.5.9", args=["--cuda-graph-max-bs", "16", "--tp", "2"])
+    r.wait_event("ready")
+    assert "bs=16 " in r.stderr()
+
+
+def test_server_args_add_cli_args_matches_version():
+    code = ("import argparse; from sglang.srt.server_args import ServerArgs; p = argparse.ArgumentParser(); "
+            "ServerArgs.add_cli_args(p); print(len(p._actions) - 1); "
+            "a = (p.parse_args(['--model-path', 'm', '--tp', '8', '--speculative-algorithm', 'EAGLE3'])); "
+            "print(getattr(a, 'tp_size', None) or a.tensor_parallel_size)")
+    for version, count in (("0.5.9", 331), ("0.5.23", 531)):
+        env = dict(os.environ, PYTHONPATH=DOUBLE, SGLANG_DOUBLE_VERSION=version)
+        out = subprocess.check_output([sys.executable, "-c", code], env=env).decode().split()
+        assert out == [str(count), "8"]
+
+
+# ---------------------------------------------------------------- crashes
+
+SCHED_CRASHES = {
+    "crash_oom_cuda_graph": "Exception: Capture cuda graph failed: CUDA out of memory. Tried to allocate",
+    "crash_oom_kv": "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static.",
+    "crash_oom_weights": "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate",
+    "crash_nccl": "RuntimeError: NCCL error: unhandled system error (run with NCCL_DEBUG=INFO for details)",
+    "crash_scheduler": "KeyError: ",
+    "crash_arch": "no kernel image is available for execution on the device",
+    "crash_driver": "The NVIDIA driver on your system is too old (found version 12080)",
+}
+SIGQUIT = "Received sigquit from a child process. It usually means the child failed."
+
+
+@pytest.mark.parametrize("scenario", sorted(SCHED_CRASHES))
+def test_scheduler_crash_kills_tree(run, scenario):
+    r = run(scenario=scenario)
+    assert r.proc.wait(20) == -signal.SIGKILL  # kill_process_tree SIGKILLs the launcher itself
+    err = r.stderr()
+    assert err.index("Scheduler hit an exception: Traceback") < err.index(SIGQUIT)
+    assert SCHED_CRASHES[scenario] in err
+    assert r.wait_event("exit")["code"] == -9
+    assert not r.port_open()
+    if scenario == "crash_oom_cuda_graph":
+        assert "--cuda-graph-max-bs-decode to a smaller value" in err  # 0.5.23 wording of the hint
+
+
+def test_sigquit_first_order(run):
+    r = run(scenario="crash_scheduler_sigquit_first")
+    assert r.proc.wait(20) == -signal.SIGKILL
+    err = r.stderr()
+    assert err.index(SIGQUIT) < err.index("Scheduler hit an exception:")
+
+
+@pytest.mark.parametrize("scenario,text,rc", [
+    ("crash_import", "ImportError: libcudart.so.12: cannot open shared object file", 1),
+    ("crash_model_not_found", "OSError: /models/kimi is not a local folder", 1),
+    ("crash_port_in_use", "[Errno 98] error while attempting to bind on address ('127.0.0.1', ", 1),
+    ("crash_warmup", "Initialization failed. warmup error: Traceback", -signal.SIGKILL),
+])
+def test_launcher_failures(run, scenario, text, rc):
+    r = run(scenario=scenario)
+    assert r.proc.wait(20) == rc
+    assert text in r.stderr()
+    assert r.wait_event("exit")["code"] == rc
+
+
+def test_real_port_in_use(run):
+    blocker = socket.socket()
+    blocker.bind(("127.0.0.1", 0))
+    blocker.listen(1)
+    try:
+        r = run()
+        # point the double at the busy port by restarting with it
+        r.kill()
+        r2 = run(args=["--port", str(blocker.getsockname()[1])])
+        assert r2.proc.wait(20) == 1
+        assert "address already in use" in r2.stderr()
+        assert "Load weight end" in r2.stderr()  # only after the model has loaded
+        assert "fired up" not in r2.stderr()  # what holds the port is not a server: the warm-up reaches nothing
+    finally:
+        blocker.close()
+
+
+def test_port_held_by_another_server_as_real_sglang(run, tmp_path):
+    # As real 0.5.15.post1 on the H200 (tests/fixtures/sglang_logs/h200/e2e_port_taken.log): the bind error, then
+    # the fired-up line (its warm-up reached the other server), then the process stays alive.
+    first = run()
+    first.wait_event("ready")
+    linger = tmp_path / "linger.json"
+    linger.write_text(json.dumps({"durations": {"linger": 600}}))
+    second = run(args=["--port", str(first.port)], env={"SGLANG_DOUBLE_SCENARIO_FILE": str(linger)})
+    second.wait_event("linger")
+    err = second.stderr()
+    lines = [line for line in err.splitlines() if "Errno 98" in line or "fired up" in line
+             or "Application shutdown complete" in line]
+    assert ["Errno 98" in lines[0], "fired up" in lines[1], "shutdown complete" in lines[2]] == [True] * 3, lines
+    assert second.proc.poll() is None  # lingering: the waiter must not wait for the exit
+
+
+# ---------------------------------------------------------------- hang, busy, child death
+
+def test_hang_is_alive_and_silent(run):
+    r = run(scenario="hang:load_weights")
+    r.wait_event("hang_start", stage="load_weights")
+    time.sleep(0.3)
+    size = len(r.stderr())
+    time.sleep(1.0)
+    assert r.proc.poll() is None and len(r.stderr()) == size and not r.port_open()
+
+
+def test_busy_burns_cpu_silently_then_ready(run):
+    r = run(scenario="busy:1.0")
+    busy = r.wait_event("busy_start")
+    size = len(r.stderr())
+    t_busy = busy["t"]
+    with open("/proc/%d/stat" % busy["pid"]) as f:
+        cpu0 = sum(int(x) for x in f.read().split(")")[-1].split()[11:13])
+    time.sleep(0.6)
+    with open("/proc/%d/stat" % busy["pid"]) as f:
+        cpu1 = sum(int(x) for x in f.read().split(")")[-1].split()[11:13])
+    assert cpu1 - cpu0 >= 10  # clock ticks (1/100 s): it is really burning CPU
+    assert len(r.stderr()) == size
+    assert r.wait_event("ready", timeout=20)["t"] - t_busy >= 0.9
+
+
+def test_child_dies_parent_lingers(run):
+    r = run(scenario="child_dies")
+    died = r.wait_event("child_died")
+    time.sleep(0.5)
+    assert not alive(died["pid"])
+    assert r.proc.poll() is None and not r.port_open()
+    assert "Fatal Python error: Segmentation fault" in r.stderr()
+
+
+def test_generate_fails_while_health_ok(run):
+    r = run(scenario="generate_fails")
+    r.wait_event("ready")
+    assert r.get("/health")[0] == 200
+    code, body = r.get("/generate", data={"text": "x", "sampling_params": {"max_new_tokens": 2}})
+    assert code == 500 and b"error" in body
+    assert r.get("/v1/chat/completions", data={"messages": [{"role": "user", "content": "x"}]})[0] == 400
+
+
+def test_generate_fails_after_it_was_ready(run):
+    r = run(scenario="generate_fails_after:1.0")
+    r.wait_event("ready")
+    ready, bad = r.wait_event("ready"), r.wait_event("generate_fails")
+    assert bad["t"] > ready["t"]
+    assert r.get("/generate", data={"text": "x", "sampling_params": {"max_new_tokens": 2}})[0] == 500
+    assert r.get("/health")[0] == 200
+
+
+# ---------------------------------------------------------------- endpoints
+
+def test_worker_node_stub_always_200(run):
+    r = run(args=["--node-rank", "1", "--nnodes", "2", "--tp", "2", "--dist-init-addr", "127.0.0.1:5000"],
+            env={"SGLANG_DOUBLE_SCENARIO": "hang:load_weights"})
+    deadline = time.time() + 10
+    while not r.port_open() and time.time() < deadline:
+        time.sleep(0.05)
+    assert r.get("/health")[0] == 200 and r.get("/ping")[0] == 200  # though still loading
+    assert r.get("/generate", data={})[0] == 404
+
+
+def test_api_key_and_metrics(run):
+    r = run(args=["--api-key", "s3cret", "--enable-metrics", "--speculative-algorithm", "EAGLE3"])
+    r.wait_event("ready")
+    assert r.get("/health")[0] == 200  # probes are exempt
+    assert r.get("/v1/models")[0] == 401
+    code, body = r.get("/v1/models", headers={"Authorization": "Bearer s3cret"})
+    assert code == 200 and json.loads(body)["data"][0]["id"] == "/models/kimi"
+    code, body = r.get("/server_info", headers={"Authorization": "Bearer s3cret"})
+    # Like SGLang's scheduler: the accept length appears once a decode-log interval (40 steps) has passed.
+    assert "avg_spec_accept_length" not in json.loads(body)["internal_states"][0]
+    code, body = r.get("/generate", headers={"Authorization": "Bearer s3cret"},
+                       data={"text": "hi", "sampling_params": {"max_new_tokens": 140}}, timeout=30)
+    assert code == 200 and json.loads(body)["meta_info"]["completion_tokens"] == 140
+    code, body = r.get("/server_info", headers={"Authorization": "Bearer s3cret"})
+    assert json.loads(body)["internal_states"][0]["avg_spec_accept_length"] == 3.2
+    code, body = r.get("/metrics")
+    assert code == 200
+    for name in ("sglang:num_running_reqs", "sglang:gen_throughput", "sglang:spec_accept_length"):
+        assert name in body.decode()
+
+
+def test_config_file_carries_the_api_key_out_of_argv(run, tmp_path):
+    # SGLang merges --config YAML in front of the command line; a key there stays out of ps.
+    cfg = tmp_path / "server.yaml"
+    cfg.write_text("# written by roles/server\napi-key: 'k3y-from-file'\nenable-metrics: true\n")
+    r = run(args=["--config", str(cfg)])
+    r.wait_event("ready")
+    with open("/proc/%d/cmdline" % r.proc.pid, "rb") as f:
+        assert b"k3y-from-file" not in f.read()
+    assert r.get("/v1/models")[0] == 401
+    assert r.get("/v1/models", headers={"Authorization": "Bearer k3y-from-file"})[0] == 200
+    assert r.get("/metrics")[0] == 200  # the boolean became the bare flag
+
+
+def test_config_file_must_be_yaml(run, tmp_path):
+    cfg = tmp_path / "server.json"
+    cfg.write_text("{}")
+    r = run(args=["--config", str(cfg)])
+    assert r.proc.wait(20) != 0
+    assert "Config file must be YAML format" in r.stderr()
+
+
+def test_no_metrics_without_flag(run):
+    r = run(version="0.5.10.post1")
+    r.wait_event("ready")
+    assert r.get("/metrics")[0] == 404
+    assert r.get("/get_model_info")[0] == 200
+
+
+def test_token_rate_follows_model(run):
+    perf = {"baseline": {"per_request_tps": 100, "saturation_tps": 150}}
+    r = run(env={"SGLANG_DOUBLE_PERF": json.dumps(perf)})
+    r.wait_event("ready")
+    t0 = time.time()
+    code, body = r.get("/generate", data={"text": "x", "sampling_params": {"max_new_tokens": 50}})
+    single = time.time() - t0
+    assert code == 200 and json.loads(body)["meta_info"]["completion_tokens"] == 50
+    assert 0.45 < single < 1.0  # 50 tokens at 100 tok/s
+    # three in flight: 150/3 = 50 tok/s each -> about 1 s for 50 tokens
+    import threading
+    times = []
+
+    def one():
+        t = time.time()
+        r.get("/generate", data={"text": "x", "sampling_params": {"max_new_tokens": 50}})
+        times.append(time.time() - t)
+    ts = [threading.Thread(target=one) for _i in range(3)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert min(times) > 0.8 and max(times) < 2.0
+
+
+def test_streaming_chat(run):
+    r = run()
+    r.wait_event("ready")
+    req = urllib.request.Request("http://127.0.0.1:%d/v1/chat/completions" % r.port,
+                                 data=json.dumps({"messages": [{"role": "user", "content": "hi"}],
+                                                  "max_tokens": 5, "stream": True}).encode())
+    body = urllib.request.urlopen(req, timeout=10).read().decode()
+    chunks = [line for line in body.split("\n") if line.startswith("data: ")]
+    assert len(chunks) == 7 and chunks[-1] == "data: [DONE]"
