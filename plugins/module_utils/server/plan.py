@@ -27,7 +27,9 @@ import hashlib
 import json
 import re
 
+from ansible_collections.llmserve.sglang.plugins.module_utils.host.net import local_url
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.argv import render, shell_join
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.replica import NOT_A_GROUP, NOT_A_MEMBER, replica_nodes
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.version import is_version
 
 MANAGED = "Managed by llmserve.sglang.server: changes here are overwritten."
@@ -426,15 +428,12 @@ def _manager(s, host):
 def _topology(s, host, bad):
     """Nodes of the replica, this host's rank, and the rendezvous address (rank 0's)."""
     name = host.get("name") or "localhost"
-    if not s["tp_group"]:
-        return [name], 0, None
-    groups = host.get("groups") or {}
-    nodes = list(groups.get(s["tp_group"]) or [])
-    if s["tp_group"] not in groups:
-        bad.add("tp_group", s["tp_group"], "is not an inventory group", "set it to the group whose hosts form one TP replica")
-        return [name], 0, None
-    if name not in nodes:
-        bad.add("tp_group", s["tp_group"], "does not contain %s" % name, "add the host to the group or unset server_tp_group for it")
+    nodes, problem = replica_nodes(name, s["tp_group"], host.get("groups"))
+    if problem == NOT_A_GROUP:
+        bad.add("tp_group", s["tp_group"], problem, "set it to the group whose hosts form one TP replica")
+    elif problem == NOT_A_MEMBER:
+        bad.add("tp_group", s["tp_group"], "%s %s" % (problem, name), "add the host to the group or unset server_tp_group for it")
+    if problem or not s["tp_group"]:
         return [name], 0, None
     if s["tp"] and s["tp"] % len(nodes):
         bad.add("tp", s["tp"], "(total across nodes) does not divide over the %d hosts of %s" % (len(nodes), s["tp_group"]),
@@ -591,9 +590,8 @@ def plan(raw_settings, host):
         "owner_pid": (out["pid"] or None) if manager == "pidfile" else None,
         "env": out["env"], "become_user": "root" if user_pending else s["user"],
     }
-    local = "127.0.0.1" if s["host"] in ("0.0.0.0", "::", "") else s["host"]
     out["ready"] = {
-        "url": "http://%s:%d" % ("[%s]" % local if ":" in local else local, s["port"]),
+        "url": local_url(s["host"], s["port"]),
         "log_path": p["log"], "unit": p["unit_name"] if manager == "systemd" else None,
         "pid_file": p["pid_file"] if manager == "pidfile" else None, "node_rank": rank,
         "timeout": s["ready_timeout"], "stall_timeout": s["stall_timeout"],

@@ -8,13 +8,13 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import errno
-import glob
 import json
 import os
 import re
 import socket
 import subprocess
 
+from ansible_collections.llmserve.sglang.plugins.module_utils.host import net, ownership
 from ansible_collections.llmserve.sglang.plugins.module_utils.nvidia.smi import APP_FIELDS, parse_compute_apps, parse_query_gpu
 
 # Run by the venv's python: the INSTALLED SGLang's own parser decides, its argparse error verbatim.
@@ -137,33 +137,6 @@ def _run(cmd):
     return proc.stdout if proc.returncode == 0 else None
 
 
-def _listen_inodes(port, proc_root="/proc"):
-    inodes = set()
-    for table in ("net/tcp", "net/tcp6"):
-        try:
-            with open(os.path.join(proc_root, table)) as f:
-                next(f)
-                for line in f:
-                    parts = line.split()
-                    if len(parts) > 9 and parts[3] == "0A" and int(parts[1].rsplit(":", 1)[1], 16) == port:
-                        inodes.add(parts[9])
-        except (OSError, StopIteration):
-            continue
-    return inodes
-
-
-def _pids_for_inodes(inodes, proc_root="/proc"):
-    pids = set()
-    for fd in glob.glob(os.path.join(proc_root, "[0-9]*", "fd", "*")):
-        try:
-            link = os.readlink(fd)
-        except OSError:
-            continue
-        if link.startswith("socket:[") and link[8:-1] in inodes:
-            pids.add(int(fd.split(os.sep)[-3]))
-    return pids
-
-
 def _comm(pid, proc_root="/proc"):
     try:
         with open(os.path.join(proc_root, str(pid), "comm")) as f:
@@ -173,27 +146,9 @@ def _comm(pid, proc_root="/proc"):
 
 
 def owned_by(pid, owner_unit=None, owner_pid=None, proc_root="/proc"):
-    """True when pid is the owner, a descendant of it, or in the owner's systemd unit cgroup."""
-    if owner_unit:
-        unit = owner_unit if "." in owner_unit else owner_unit + ".service"
-        try:
-            with open(os.path.join(proc_root, str(pid), "cgroup")) as f:
-                if any(line.rstrip().endswith("/" + unit) or ("/" + unit + "/") in line for line in f):
-                    return True
-        except OSError:
-            pass
-    if owner_pid:
-        cur, seen = int(pid), set()
-        while cur > 1 and cur not in seen:
-            if cur == int(owner_pid):
-                return True
-            seen.add(cur)
-            try:
-                with open(os.path.join(proc_root, str(cur), "stat")) as f:
-                    cur = int(f.read().rsplit(")", 1)[1].split()[1])
-            except (OSError, ValueError, IndexError):
-                break
-    return False
+    """True when pid is in the owner's systemd unit, or is the owner pid or a descendant of it."""
+    return (bool(owner_unit) and ownership.in_unit(ownership.identity(pid, proc_root), [owner_unit])) \
+        or ownership.descends_from(pid, owner_pid, proc_root)
 
 
 def check_port(host, port, owner_unit=None, owner_pid=None):
@@ -210,7 +165,7 @@ def check_port(host, port, owner_unit=None, owner_pid=None):
             return _check("port", False, "cannot bind %s:%d (%s): use an address of this host" % (host, port, exc.strerror))
     finally:
         s.close()
-    pids = sorted(_pids_for_inodes(_listen_inodes(port)))
+    pids = sorted(net.socket_holders(set(net.listening_sockets(port) or {})))
     foreign = [p for p in pids if not owned_by(p, owner_unit, owner_pid)]
     if pids and not foreign:
         return _check("port", True, "port %d is held by this server (pid %s)" % (port, ",".join(map(str, pids))))
