@@ -146,10 +146,8 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.server import instance as si
 from ansible_collections.llmserve.sglang.plugins.module_utils.nvidia.smi import collect
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import version as sglang_version
 from ansible_collections.llmserve.sglang.plugins.module_utils.server.plan import HELPERS, HELPER_DIR, INSTANCE_RE, paths
-
-VERSION_PROBE = "import importlib.metadata as m; print(m.version('sglang'))"
-
 
 def main():
     module = AnsibleModule(
@@ -202,11 +200,10 @@ def main():
         if not os.access(p["python"], os.X_OK):
             result["version_error"] = "no such executable"
         else:
-            rc, out, err = run([p["python"], "-c", VERSION_PROBE])
-            if rc == 0 and out.strip():
-                result["version"] = out.strip().splitlines()[-1]
-            else:
-                result["version_error"] = (err.strip().splitlines() or ["rc %d" % rc])[-1]
+            version, error = sglang_version.probe(run, p["python"])
+            result["version"] = version
+            if error:
+                result["version_error"] = error
     if p["gather_gpu"]:
         facts = collect(run, lambda name: module.get_bin_path(name, opt_dirs=["/usr/bin", "/usr/sbin", "/usr/local/bin"]))
         result["ansible_facts"] = {"gpu": facts}

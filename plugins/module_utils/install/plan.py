@@ -14,6 +14,7 @@ import os
 import re
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.install.patch import version_matches
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import version as sglang_version
 
 __metaclass__ = type
 
@@ -21,13 +22,12 @@ TORCH_FAMILY = ("torch", "torchvision", "torchaudio")
 KERNELS = ("sgl-kernel", "sglang-kernel")
 
 # Run with the virtualenv's python; argv[1]: JSON list of distribution names to look up.
-READ_SCRIPT = r"""
+READ_SCRIPT = sglang_version.PROBE_SOURCE + r"""
 import json, sys
 from importlib import metadata
-out = {"sglang": None, "requires": [], "requires_python": "", "installed": {}, "locations": {}}
+out = {"sglang": _sglang_version(), "requires": [], "requires_python": "", "installed": {}, "locations": {}}
 try:
     d = metadata.distribution("sglang")
-    out["sglang"] = d.version
     out["requires"] = list(d.requires or [])
     out["requires_python"] = d.metadata.get("Requires-Python") or ""
 except metadata.PackageNotFoundError:
