@@ -11,7 +11,7 @@ DOCUMENTATION = r"""
 ---
 module: server_info
 short_description: Read an SGLang instance, its host's GPUs and the installed SGLang in one round trip
-version_added: "0.2.0"
+version_added: "0.1.0"
 description:
   - The first step of roles/server (info, plan, preflight, write, act, wait, report) and of its stop and status entry
     points. Reads only.

@@ -28,6 +28,20 @@ NEW_CLI = (0, 5, 23)
 # (tools/bench_report/spec_setting.py reads that from the wheels). 0.5.15.post1 has it (its real /server_info).
 ADAPTIVE_FLAG = (0, 5, 11)
 
+
+
+def sm120_env(ptxas_path=None):
+    """The environment SGLang needs on compute capability 12.x (RTX PRO 6000, ...): the one home of this rule.
+
+    DeepGEMM has no SM120 kernels, so its JIT must be off; Triton's bundled ptxas may not know ``sm_120a``, so
+    roles/sglang points TRITON_PTXAS_PATH at the toolkit's (the renderer only warns: it does not know the path).
+    """
+    env = {"SGLANG_ENABLE_JIT_DEEPGEMM": "0"}
+    if ptxas_path:
+        env["TRITON_PTXAS_PATH"] = str(ptxas_path)
+    return env
+
+
 # Patch ids of roles/sglang's SM120 patch set that make these features work on compute capability 12.x.
 PATCH_SM120_ALLREDUCE_FUSION = "sm120-allreduce-fusion"
 PATCH_SM120_SYMM_MEM = "sm120-symm-mem"
@@ -439,7 +453,7 @@ def _arch_rules(args, settings, gpu, patches, tp, out):
                 "flashinfer instead" % (key, bad[key], "/".join(str(m) for m in sorted(majors)))
             )
     if sm120:
-        out["env"]["SGLANG_ENABLE_JIT_DEEPGEMM"] = "0"  # DeepGEMM is unsupported on SM120
+        out["env"].update(sm120_env())
         for key in ("moe_runner_backend", "fp8_gemm_backend"):
             val = args.get(key)
             if isinstance(val, str) and "deep_gemm" in val.replace("deepgemm", "deep_gemm"):
