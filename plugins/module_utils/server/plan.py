@@ -28,6 +28,7 @@ import json
 import re
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.host.net import local_url
+from ansible_collections.llmserve.sglang.plugins.module_utils.server.layout import instance_dirs, resolve_manager
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.argv import render, shell_join
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.replica import NOT_A_GROUP, NOT_A_MEMBER, replica_nodes
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.version import is_version
@@ -415,16 +416,6 @@ def sha256(text):
 # The plan
 # --------------------------------------------------------------------------------------------------------------------
 
-def _manager(s, host):
-    detected = host.get("service_mgr") or "systemd"
-    if s["service_manager"] == "auto":
-        return "systemd" if detected == "systemd" else "pidfile", None
-    if s["service_manager"] == "systemd" and detected != "systemd":
-        return "systemd", ("server_service_manager=systemd but %s runs %s, not systemd: set server_service_manager to "
-                           "auto or pidfile (a supervised launcher with a pid file)" % (host.get("name", "the host"), detected))
-    return s["service_manager"], None
-
-
 def _topology(s, host, bad):
     """Nodes of the replica, this host's rank, and the rendezvous address (rank 0's)."""
     name = host.get("name") or "localhost"
@@ -459,7 +450,7 @@ def plan(raw_settings, host):
     """
     s, bad = validate(raw_settings or {})
     p = paths(s) if INSTANCE_RE.match(s["instance"]) and _abs_path(s["config_dir"]) and _abs_path(s["log_dir"]) else None
-    manager, manager_error = _manager(s, host)
+    manager, manager_error = resolve_manager(s["service_manager"], host.get("service_mgr"), host.get("name", "the host"))
     if manager_error:
         bad.items.append(manager_error)
     nodes, rank, dist_addr = _topology(s, host, bad)
@@ -541,12 +532,7 @@ def plan(raw_settings, host):
     wanted = set(f["path"] for f in files)
     stale = [p["api_key"], p["instance_dir"] + "/secret.env", p["unit"] if manager == "pidfile" else p["launch_spec"]]
     out["remove"] = [x for x in stale if x not in wanted and on_disk.get(x)]
-    dirs = [
-        (s["home"], s["user"], group, "0750"), (s["config_dir"], "root", "root", "0755"),
-        (p["instance_dir"], "root", group, "0750"), (p["previous_dir"], "root", "root", "0750"),
-        (s["log_dir"], "root", group, "0750"), (p["run_dir"], "root", "root", "0755"),
-        (HELPER_DIR, "root", "root", "0755"),
-    ]
+    dirs = instance_dirs(s["home"], s["config_dir"], s["log_dir"], p, s["user"], group)
     known = host.get("dirs") or {}
     out["dirs"] = [{"path": d, "owner": o, "group": g, "mode": m} for d, o, g, m in dirs]
     out["dirs_missing"] = [d for d, _o, _g, _m in dirs if not known.get(d)]
