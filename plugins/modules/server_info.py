@@ -152,6 +152,7 @@ from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import vers
 from ansible_collections.llmserve.sglang.plugins.module_utils.server.layout import instance_dirs, resolve_manager
 from ansible_collections.llmserve.sglang.plugins.module_utils.server.plan import HELPERS, HELPER_DIR, INSTANCE_RE, paths
 
+
 def main():
     module = AnsibleModule(
         argument_spec=dict(
