@@ -89,7 +89,7 @@ class ActionModule(ActionBase):
         if tp_group and nodes and nodes[0] == name:
             host["rank0"] = host["own"]
         out = plan(settings, host)
-        # one random token per replica start: rank 0's is shared with its peers (server_settle), so a watcher obeys
+        # one random token per replica start: rank 0's is shared with its peers (the _server_settle filter), so a watcher obeys
         # only its own replica
         out["peer_token"] = secrets.token_hex(16)
         result["plan"] = out

@@ -205,12 +205,9 @@ nccl:
   type: dict
 """
 
-import os
-import tempfile
-
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.llmserve.sglang.plugins.module_utils.nvidia import health as gh
-from ansible_collections.llmserve.sglang.plugins.module_utils.nvidia import probes
+from ansible_collections.llmserve.sglang.plugins.module_utils.nvidia import gate
+from ansible_collections.llmserve.sglang.plugins.module_utils.nvidia.health import ALL_CHECKS
 
 
 def main():
@@ -239,116 +236,18 @@ def main():
         supports_check_mode=True,
     )
     params = module.params
-    unknown = [name for name in params["ignore"] if name not in gh.ALL_CHECKS]
+    unknown = gate.unknown_ignores(params["ignore"])
     if unknown:
         module.fail_json(msg="ignore: unknown check(s) %s; the checks are: %s"
-                         % (", ".join(unknown), ", ".join(gh.ALL_CHECKS)))
+                         % (", ".join(unknown), ", ".join(ALL_CHECKS)))
 
     def run(argv, data=None):
         return module.run_command(argv, environ_update={"LC_ALL": "C"}, data=data)
 
-    def which(name):
-        return module.get_bin_path(name)
-
-    facts = gh.collect(run, which, nvidia_smi=params["nvidia_smi_path"], kernel_log=params["kernel_log"])
-    problems = gh.evaluate(facts, params)
-    skipped = set()
-    if not params["kernel_log"]:
-        skipped.update(["xid", "kernel_log"])
-
-    if params["dcgm_diag"]:
-        dcgmi = which("dcgmi")
-        if dcgmi:
-            rc, out, err = run(_timeout(which, params["probe_timeout"]) + [dcgmi, "diag", "-r", "1", "-j"])
-            problems += probes.judge_dcgm(rc, out, err)
-        else:
-            problems.append(gh.problem("dcgm_diag", gh.WARNING, "dcgmi is not installed: the DCGM diagnostic "
-                                       "did not run", "install datacenter-gpu-manager (and start nvidia-dcgm) "
-                                       "or set gpu_health_dcgm_diag: false"))
-    else:
-        skipped.add("dcgm_diag")
-
-    nccl = None
-    if params["nccl_allreduce"] and facts["gpus"]:
-        nccl_problems, nccl = _allreduce(module, run, which, facts)
-        problems += nccl_problems
-    else:
-        skipped.add("nccl_allreduce")
-
-    problems = gh.order_problems(problems)
-    kept, ignored = gh.split_ignored(problems, params["ignore"])
-    for item in ignored:
-        module.warn("gpu_health: '%s' is ignored on purpose (gpu_health_ignore), it is still there: %s"
-                    % (item["check"], item["detail"]))
-    for name in params["ignore"]:
-        if not any(item["check"] == name for item in ignored):
-            module.warn("gpu_health: '%s' is in gpu_health_ignore but passes now; remove it from the list" % name)
-    module.exit_json(
-        changed=False,
-        healthy=not any(p["severity"] == gh.ERROR for p in kept),
-        problems=kept,
-        ignored=ignored,
-        summary=gh.summary(kept, ignored),
-        notes=gh.notes(facts),
-        checks=_verdicts(kept, ignored, skipped | _unset(params), facts),
-        facts=facts,
-        nccl=nccl,
-    )
-
-
-def _timeout(which, seconds):
-    tool = which("timeout")
-    return [tool, "--kill-after=10", str(seconds)] if tool else []
-
-
-def _allreduce(module, run, which, facts):
-    params = module.params
-    python = params["nccl_python"]
-    if not os.path.exists(python):
-        return [gh.problem("nccl_allreduce", gh.ERROR, "%s does not exist: no torch to run the all-reduce with"
-                           % python, "install SGLang first (roles/sglang) or set gpu_health_nccl_python")], None
-    handle, path = tempfile.mkstemp(prefix="gpu_health_nccl_", suffix=".py", dir=module.tmpdir)
-    with os.fdopen(handle, "w") as script:
-        script.write(probes.NCCL_PROBE)
-    rc, out, err = run(_timeout(which, params["probe_timeout"]) + [python, path, str(params["nccl_size_mb"])])
-    result = probes.parse_allreduce(out)
-    if rc != 0 and not result.get("error"):
-        result = {"error": "rc=%s: %s" % (rc, " | ".join((err or "").strip().splitlines()[-3:]))}
-    elif rc != 0:
-        result["error"] = "rc=%s: %s | %s" % (rc, result["error"], " | ".join((err or "").strip().splitlines()[-3:]))
-    return probes.judge_allreduce(result, facts["gpus"], facts["topology"], params["nccl_min_busbw_gbps"])
-
-
-def _unset(params):
-    """Checks that have nothing to compare with: reported as skipped, not ok."""
-    unset = set()
-    if not params["expected_model"]:
-        unset.add("gpu_model")
-    if not params["expected_driver_branch"] and not params["expected_cuda"]:
-        unset.add("driver")
-    if not params["expected_cuda"]:
-        unset.add("toolkit")
-    return unset
-
-
-def _verdicts(kept, ignored, skipped, facts):
-    verdicts = {}
-    for name in gh.ALL_CHECKS:
-        verdicts[name] = "skipped" if name in skipped else "ok"
-    if facts["smi_error"]:
-        for name in gh.ALL_CHECKS:
-            if name not in ("nvidia_smi", "xid", "kernel_log", "dcgm_diag", "nccl_allreduce"):
-                verdicts[name] = "skipped"
-    if facts["nvlink"] is None:
-        verdicts["nvlink"] = "skipped"
-    if not facts["nvswitch"] and not any(gpu["fabric_state"] for gpu in facts["gpus"]):
-        verdicts["fabric_manager"] = "skipped"
-    for item in ignored:
-        verdicts[item["check"]] = "ignored"
-    for item in kept:
-        if verdicts.get(item["check"]) != "error":
-            verdicts[item["check"]] = item["severity"]
-    return verdicts
+    result, warnings = gate.check(params, run, module.get_bin_path, module.tmpdir)
+    for warning in warnings:
+        module.warn(warning)
+    module.exit_json(changed=False, **result)
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ DOCUMENTATION = r"""
 ---
 module: server_info
 short_description: Read an SGLang instance, its host's GPUs and the installed SGLang in one round trip
-version_added: "0.2.0"
+version_added: "0.1.0"
 description:
   - The first step of roles/server (info, plan, preflight, write, act, wait, report) and of its stop and status entry
     points. Reads only.
@@ -39,9 +39,11 @@ options:
     type: path
     default: /var/lib/sglang
   manager:
-    description: C(server_service_manager); C(auto) reads the unit on systemd hosts and the pid file elsewhere.
+    description:
+      - C(server_service_manager) - C(auto), C(systemd) or C(pidfile); C(auto) reads the unit on systemd hosts and the
+        pid file elsewhere.
+      - Any other value is read as C(auto), so that P(llmserve.sglang.server_plan#module) names the problem with its fix.
     type: str
-    choices: [auto, systemd, pidfile]
     default: auto
   python:
     description: Python of the SGLang virtualenv; when given, the installed C(sglang) version is read with it.
@@ -146,9 +148,9 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.server import instance as si
 from ansible_collections.llmserve.sglang.plugins.module_utils.nvidia.smi import collect
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import version as sglang_version
+from ansible_collections.llmserve.sglang.plugins.module_utils.server.layout import instance_dirs, resolve_manager
 from ansible_collections.llmserve.sglang.plugins.module_utils.server.plan import HELPERS, HELPER_DIR, INSTANCE_RE, paths
-
-VERSION_PROBE = "import importlib.metadata as m; print(m.version('sglang'))"
 
 
 def main():
@@ -158,7 +160,7 @@ def main():
             config_dir=dict(type="path", default="/etc/sglang"),
             log_dir=dict(type="path", default="/var/log/sglang"),
             home=dict(type="path", default="/var/lib/sglang"),
-            manager=dict(type="str", default="auto", choices=["auto", "systemd", "pidfile"]),
+            manager=dict(type="str", default="auto"),
             python=dict(type="path"),
             gather_gpu=dict(type="bool", default=False),
             user=dict(type="str", default="sglang"),
@@ -172,7 +174,8 @@ def main():
         return module.run_command(argv, environ_update={"LC_ALL": "C"})
 
     mgr = si.service_mgr()
-    manager = p["manager"] if p["manager"] != "auto" else ("systemd" if mgr == "systemd" else "pidfile")
+    # a manager the plan will refuse is read as auto here, so the plan gets to name the problem
+    manager = resolve_manager(p["manager"], mgr)[0]
     result = dict(changed=False, service_mgr=mgr, manager=manager, state={}, files={}, dirs={}, fingerprint="",
                   recorded=None, version=None, user_exists=si.user_exists(p["user"]),
                   group_exists=si.group_exists(p["group"]), default_ipv4=si.default_ipv4())
@@ -186,8 +189,8 @@ def main():
             result["state"] = si.read_state(manager, pt["unit_name"], pt["pid_file"], run)
         result["files"] = si.hash_files([pt["unit"]] + ["%s/%s" % (HELPER_DIR, h) for h in HELPERS],
                                         [pt["instance_dir"]])
-        dirs = [p["home"], p["config_dir"], pt["instance_dir"], pt["previous_dir"], p["log_dir"], pt["run_dir"], HELPER_DIR]
-        result["dirs"] = dict((d, os.path.isdir(d)) for d in dirs)
+        dirs = instance_dirs(p["home"], p["config_dir"], p["log_dir"], pt, p["user"], p["group"])
+        result["dirs"] = dict((d[0], os.path.isdir(d[0])) for d in dirs)
         try:
             with open(pt["fingerprint"]) as f:
                 result["fingerprint"] = f.read().strip()
@@ -202,11 +205,10 @@ def main():
         if not os.access(p["python"], os.X_OK):
             result["version_error"] = "no such executable"
         else:
-            rc, out, err = run([p["python"], "-c", VERSION_PROBE])
-            if rc == 0 and out.strip():
-                result["version"] = out.strip().splitlines()[-1]
-            else:
-                result["version_error"] = (err.strip().splitlines() or ["rc %d" % rc])[-1]
+            version, error = sglang_version.probe(run, p["python"])
+            result["version"] = version
+            if error:
+                result["version_error"] = error
     if p["gather_gpu"]:
         facts = collect(run, lambda name: module.get_bin_path(name, opt_dirs=["/usr/bin", "/usr/sbin", "/usr/local/bin"]))
         result["ansible_facts"] = {"gpu": facts}

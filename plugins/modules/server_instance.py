@@ -11,7 +11,7 @@ DOCUMENTATION = r"""
 ---
 module: server_instance
 short_description: Write, start, stop, restart and roll back an SGLang instance (systemd or pid file)
-version_added: "0.2.0"
+version_added: "0.1.0"
 description:
   - The instance controller of roles/server. One module for both managers, so a host without systemd gets the same
     start, stop, restart, log rotation, backup and restore of the previous configuration, and multi-node peer watch

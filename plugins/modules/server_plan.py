@@ -11,7 +11,7 @@ DOCUMENTATION = r"""
 ---
 module: server_plan
 short_description: Decide what an SGLang instance needs - argv, files, fingerprint, action - on the controller
-version_added: "0.2.0"
+version_added: "0.1.0"
 description:
   - The plan step of roles/server. An action plugin; it runs on the controller and makes no round trip to the host.
   - Reads every C(server_*) setting of roles/server from the task's variables and what llmserve.sglang.server_info

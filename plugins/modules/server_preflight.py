@@ -25,7 +25,7 @@ options:
     type: path
     required: true
   argv:
-    description: Arguments after C(python -m sglang.launch_server), as rendered by the P(llmserve.sglang.sglang_argv#filter) filter.
+    description: Arguments after C(python -m sglang.launch_server), as roles/server's plan renders them (P(llmserve.sglang.server_plan#module)).
     type: list
     elements: str
   model_path:

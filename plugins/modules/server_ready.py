@@ -250,8 +250,6 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.ready.waiter import BadInput, Waiter
 
-PRIVATE = ("done", "state")
-
 
 def main():
     module = AnsibleModule(

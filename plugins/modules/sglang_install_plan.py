@@ -20,6 +20,8 @@ description:
     pin; otherwise the module fails saying what was found, what is needed and how to fix it.
   - With O(exact), lists the wheels in O(wheelhouse) for an install of exactly those files (no dependency
     resolution) and fails when a project appears twice or the sglang wheel is missing or of another version.
+  - With O(settings) (roles/sglang's settings), also returns the pip commands that follow, in RV(pip), so the role
+    only runs them.
   - Reads only; changes nothing.
 options:
   python:
@@ -55,6 +57,12 @@ options:
     type: list
     elements: str
     default: [sgl-kernel, sglang-kernel]
+  settings:
+    description:
+      - roles/sglang's install settings (C(version), C(venv), C(torch_index_url), C(kernel_index_url), the wheelhouse
+        and index settings, C(flashinfer_extra), C(flashinfer_prebuilt_packages), C(extra_packages),
+        C(install_dependencies), C(force_reinstall), C(exact)); with them the module returns RV(pip).
+    type: dict
 attributes:
   check_mode:
     support: full
@@ -130,6 +138,14 @@ notes:
   returned: always
   type: list
   elements: str
+pip:
+  description:
+    - The pip commands after sglang itself, each an argv list, empty when it is not to run - C(torch) (the torch
+      family from the CUDA index, or the wheelhouse), C(exact) (the wheelhouse's wheels, no resolution) and C(rest)
+      (dependencies, kernel package, FlashInfer with its extra, prebuilt and extra packages).
+  returned: when O(settings) is given
+  type: dict
+  sample: {torch: [], exact: [], rest: [/opt/sglang/venvs/0.5.23/bin/python, -m, pip, install, sglang==0.5.23]}
 """
 
 import json
@@ -138,7 +154,7 @@ import os
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.install.plan import (
-    READ_SCRIPT, plan, read_json_output)
+    READ_SCRIPT, pip_argv, plan, read_json_output)
 
 
 def main():
@@ -152,6 +168,7 @@ def main():
             wheelhouse=dict(type="path"),
             torch_family=dict(type="list", elements="str", default=["torch", "torchvision", "torchaudio"]),
             kernel_packages=dict(type="list", elements="str", default=["sgl-kernel", "sglang-kernel"]),
+            settings=dict(type="dict"),
         ),
         required_if=[("exact", True, ("wheelhouse",))],
         supports_check_mode=True,
@@ -176,6 +193,8 @@ def main():
     errors = result.pop("errors")
     if errors:
         module.fail_json(msg=" ".join(errors), **result)
+    if p["settings"]:
+        result["pip"] = pip_argv(p["settings"], result)
     module.exit_json(changed=False, **result)
 
 

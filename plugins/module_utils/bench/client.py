@@ -16,7 +16,7 @@ It measures what ``sglang.bench_serving`` reports, under the same names:
 - ``mean_in_flight``, ``mean_decoding``: time-averaged requests in flight / past their first token (how much of
   ``concurrency`` the client really kept busy).
 
-``accept_length`` comes from ``/server_info`` (``internal_states[0].avg_spec_accept_length``), see
+``accept_length`` comes from ``/server_info`` (the mean over DP ranks, module_utils/sglang/api.py), see
 :func:`server_accept_length`.
 """
 
@@ -33,6 +33,8 @@ from ansible.module_utils.six.moves import http_client
 from ansible.module_utils.six.moves.urllib.error import HTTPError, URLError
 from ansible.module_utils.six.moves.urllib.parse import urlsplit
 from ansible.module_utils.urls import open_url
+
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.api import accept_length
 
 ENDPOINTS = ("chat", "generate")
 _WORDS = ("alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november "
@@ -264,24 +266,12 @@ def get_json(url, api_key=None, timeout=10.0):
         resp.close()
 
 
-def accept_length_from_info(info):
-    """``internal_states[0].avg_spec_accept_length`` of a ``/server_info`` answer, or None."""
-    if not isinstance(info, dict):
-        return None
-    states = info.get("internal_states")
-    if isinstance(states, list) and states and isinstance(states[0], dict):
-        value = states[0].get("avg_spec_accept_length")
-        if isinstance(value, (int, float)):
-            return float(value)
-    return None
-
-
 def server_accept_length(base_url, api_key=None, timeout=10.0):
     """EAGLE accept length from ``/server_info`` (``/get_server_info`` on old versions); None if absent."""
     base = base_url.rstrip("/")
     for path in ("/server_info", "/get_server_info"):
         try:
-            return accept_length_from_info(get_json(base + path, api_key, timeout))
+            return accept_length(get_json(base + path, api_key, timeout))
         except HTTPError as exc:
             if exc.code == 404:
                 continue

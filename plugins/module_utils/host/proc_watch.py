@@ -5,8 +5,8 @@
 
 Reads /proc directly (cheap enough to run every 0.1-0.25 s) and asks
 ``systemctl show`` about units (a fork, so only at the slow cadence).  Activity
-is CPU ticks and I/O bytes summed over the process tree plus GPU memory from
-nvidia-smi: a silent but busy phase (JIT compiles, NCCL set-up) is not a stall.
+is CPU ticks and I/O bytes summed over the process tree (GPU memory comes from
+nvidia/smi.gpu_info): a silent but busy phase (JIT compiles, NCCL set-up) is not a stall.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -17,7 +17,7 @@ import os
 import shutil
 import subprocess
 
-from ansible_collections.llmserve.sglang.plugins.module_utils.nvidia import smi as nvidia_smi
+from ansible_collections.llmserve.sglang.plugins.module_utils.host import net
 
 CLK_TCK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
@@ -122,28 +122,6 @@ def exit_status_of_child(pid):
 
 
 # -- who answers on the port -----------------------------------------------------
-def listening_sockets(port):
-    """``{inode: uid}`` of the sockets listening on TCP ``port`` (IPv4 and IPv6); None if /proc/net is unreadable."""
-    found, readable = {}, False
-    for path in ("/proc/net/tcp", "/proc/net/tcp6"):
-        try:
-            lines = _read(path).splitlines()[1:]
-        except (OSError, IOError):
-            continue
-        readable = True
-        for line in lines:
-            f = line.split()
-            if len(f) > 9 and f[3] == "0A" and int(f[1].rsplit(":", 1)[1], 16) == port:
-                found[f[9]] = int(f[7])
-    return found if readable else None
-
-
-def listening_inodes(port):
-    """Inodes of the sockets listening on TCP ``port``; None if /proc/net is unreadable."""
-    found = listening_sockets(port)
-    return None if found is None else set(found)
-
-
 def uid_of(pid):
     """Real uid of ``pid`` from /proc/PID/status (readable without ptrace rights), or None."""
     try:
@@ -178,7 +156,7 @@ def port_owner(port, pid):
     """'ours' when ``pid``'s process tree listens on ``port``, 'other' when a process outside it is SEEN holding
     the listening socket, None when that cannot be told (our pid gone or restarted, fds unreadable, owner not
     found). Only 'other' may hold a readiness verdict back, so every doubt must land on None."""
-    sockets = listening_sockets(port)
+    sockets = net.listening_sockets(port)
     if not sockets or not alive(pid):
         return None
     listeners = set(sockets)
@@ -191,10 +169,8 @@ def port_owner(port, pid):
     uids = set(uid_of(p) for p in ours) - set([None])
     if uids and not uids & set(sockets.values()):
         return "other"
-    mine = set(ours)
-    for name in os.listdir("/proc"):
-        if name.isdigit() and int(name) not in mine and socket_inodes([int(name)])[0] & listeners:
-            return "other"
+    if net.socket_holders(listeners) - set(ours):
+        return "other"
     return None
 
 
@@ -237,38 +213,3 @@ def journal_tail(unit, lines=40, journalctl="journalctl"):
     except (OSError, subprocess.TimeoutExpired):
         return []
     return out.stdout.decode("utf-8", "replace").splitlines()[-lines:]
-
-
-# -- GPUs ----------------------------------------------------------------------
-# Memory and utilisation only: cheap enough to ask while a server loads, enough to tell a busy load from a stall.
-WATCH_FIELDS = ["index", "memory.used", "memory.total", "utilization.gpu"]
-WATCH_KEYS = ("index", "memory_used_mib", "memory_total_mib", "utilization_gpu")
-
-
-def _run(argv):
-    """``(rc, stdout, stderr)`` as nvidia_smi's parsers expect; a hung or missing tool is rc 127."""
-    try:
-        out = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=20, check=False)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return 127, "", str(exc)
-    return out.returncode, out.stdout.decode("utf-8", "replace"), out.stderr.decode("utf-8", "replace")
-
-
-def gpu_info(smi="nvidia-smi", run=_run):
-    """Per-GPU memory/utilisation and GPU processes, or None without (a working) nvidia-smi."""
-    path = shutil.which(smi)
-    if not path:
-        return None
-    gpus = nvidia_smi.query_gpus(run, path, WATCH_FIELDS)[0]
-    if gpus is None:
-        return None
-    rc, out, _err = run([path, "--query-compute-apps=" + ",".join(nvidia_smi.APP_FIELDS),
-                         "--format=csv,noheader,nounits"])
-    procs = nvidia_smi.parse_compute_apps(out, nvidia_smi.APP_FIELDS) if rc == 0 else []
-    return {"gpus": [dict((k, g[k]) for k in WATCH_KEYS) for g in gpus], "processes": procs}
-
-
-def gpu_memory_total_used(info):
-    if not info:
-        return None
-    return sum(g["memory_used_mib"] or 0 for g in info["gpus"])

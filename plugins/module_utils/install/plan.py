@@ -14,6 +14,8 @@ import os
 import re
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.install.patch import version_matches
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import version as sglang_version
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.argv import sm120_env
 
 __metaclass__ = type
 
@@ -21,13 +23,12 @@ TORCH_FAMILY = ("torch", "torchvision", "torchaudio")
 KERNELS = ("sgl-kernel", "sglang-kernel")
 
 # Run with the virtualenv's python; argv[1]: JSON list of distribution names to look up.
-READ_SCRIPT = r"""
+READ_SCRIPT = sglang_version.PROBE_SOURCE + r"""
 import json, sys
 from importlib import metadata
-out = {"sglang": None, "requires": [], "requires_python": "", "installed": {}, "locations": {}}
+out = {"sglang": _sglang_version(), "requires": [], "requires_python": "", "installed": {}, "locations": {}}
 try:
     d = metadata.distribution("sglang")
-    out["sglang"] = d.version
     out["requires"] = list(d.requires or [])
     out["requires_python"] = d.metadata.get("Requires-Python") or ""
 except metadata.PackageNotFoundError:
@@ -193,3 +194,125 @@ def read_json_output(stdout):
     if not lines:
         raise ValueError("no output")
     return json.loads(lines[-1])
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# The install request: what roles/sglang runs, decided once (through the private filter _sglang_install_request)
+# --------------------------------------------------------------------------------------------------------------------
+
+FLASHINFER_RE = re.compile(r"^(flashinfer[-_]python)(?=[=<>!~]|$)")
+
+
+def wheels_dir(settings):
+    """Where pip finds the wheels: a folder already on the host, the copied controller wheelhouse, or '' (online)."""
+    if settings.get("wheelhouse_on_host"):
+        return settings["wheelhouse_on_host"]
+    if settings.get("wheelhouse"):
+        return settings.get("wheelhouse_dest") or ""
+    return ""
+
+
+def sources(settings):
+    """pip's source options: the wheelhouse alone (offline), else the index, extra indexes and trusted hosts."""
+    where = wheels_dir(settings)
+    if where:
+        return ["--no-index", "--find-links", where]
+    out = ["--index-url", settings["pip_index_url"]] if settings.get("pip_index_url") else []
+    out += ["--extra-index-url=%s" % url for url in settings.get("pip_extra_index_urls") or []]
+    out += ["--trusted-host=%s" % host for host in settings.get("pip_trusted_hosts") or []]
+    return out
+
+
+def pip_env(settings):
+    """pip's environment: quiet and non-interactive, the CA bundle for pip and requests, the proxy."""
+    env = {"PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_NO_INPUT": "1"}
+    if settings.get("ca_bundle"):
+        env.update(PIP_CERT=settings["ca_bundle"], REQUESTS_CA_BUNDLE=settings["ca_bundle"],
+                   SSL_CERT_FILE=settings["ca_bundle"])
+    if settings.get("proxy"):
+        for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"):
+            env[name] = settings["proxy"]
+        env["NO_PROXY"] = env["no_proxy"] = settings.get("no_proxy") or ""
+    return env
+
+
+def install_spec(settings, python, wheel_names):
+    """What a verified install was made from (the marker's content): a different one means reinstall."""
+    return {
+        "sglang_version": settings["version"], "python": python, "torch_index_url": settings.get("torch_index_url"),
+        "sources": sources(settings), "kernel_index_url": settings.get("kernel_index_url"),
+        "flashinfer_extra": settings.get("flashinfer_extra"),
+        "flashinfer_prebuilt": list(settings.get("flashinfer_prebuilt_packages") or []),
+        "extra_packages": list(settings.get("extra_packages") or []),
+        "dependencies": bool(settings.get("install_dependencies")), "reuse_torch": bool(settings.get("reuse_torch")),
+        "exact": bool(settings.get("exact")),
+        # an exact install changes when the wheelhouse's files do
+        "wheels": sorted(os.path.basename(w) for w in wheel_names or []) if settings.get("exact") else [],
+    }
+
+
+def server_env(settings, compute_caps):
+    """The environment roles/server starts SGLang with (exported as sglang_server_env).
+
+    The server runs under systemd or the pid-file supervisor with a bare PATH, but its warm-up JIT-builds kernels
+    with ``ninja`` (a console script of the venv, or of the base interpreter whose torch is reused) and nvcc; SM120
+    GPUs need sglang/argv.sm120_env. ``server_env_extra`` wins.
+    """
+    extra = dict(settings.get("server_env_extra") or {})
+    cuda_home = extra.get("CUDA_HOME") or settings["default_cuda_home"]
+    path = [settings["venv_link"] + "/bin"]
+    if settings.get("reuse_torch") and settings.get("python"):
+        path.append(os.path.dirname(settings["python"]))
+    path += [cuda_home + "/bin", "/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"]
+    env = {"PATH": ":".join(dict.fromkeys(path)), "CUDA_HOME": cuda_home}
+    if any(str(cap).startswith("12.") for cap in compute_caps or []):
+        env.update(sm120_env(settings.get("ptxas_path")))
+    env.update(extra)
+    return env
+
+
+def request(settings, python, old_spec, wheel_names, compute_caps):
+    """Everything roles/sglang decides before sglang's own requirements are known.
+
+    ``old_spec``: the marker of the last verified install (None without one). Returns ``spec``, ``reinstall``,
+    ``sources``, ``pip_env``, ``sglang_argv`` (sglang alone, --no-deps, to read its requirements) and
+    ``server_env``.
+    """
+    spec = install_spec(settings, python, wheel_names)
+    venv_python = settings["venv"] + "/bin/python"
+    return {
+        "spec": spec,
+        "reinstall": bool(settings.get("force_reinstall")) or old_spec != spec,
+        "sources": spec["sources"],
+        "pip_env": pip_env(settings),
+        "sglang_argv": [venv_python, "-m", "pip", "install", "--no-deps"]
+                       + (["--force-reinstall"] if settings.get("force_reinstall") else [])
+                       + spec["sources"] + ["sglang==%s" % settings["version"]],
+        "server_env": server_env(settings, compute_caps),
+    }
+
+
+def pip_argv(settings, requires):
+    """The pip commands after sglang itself, from its requirements (``requires``: :func:`plan`'s result).
+
+    ``torch`` (empty when nothing is to install), ``exact`` (exact wheelhouse installs) or ``rest`` (dependencies,
+    kernel package, FlashInfer with its extra, prebuilt and extra packages): empty lists mean "do not run".
+    """
+    pip = [settings["venv"] + "/bin/python", "-m", "pip", "install"]
+    src = sources(settings)
+    offline = bool(wheels_dir(settings))
+    out = {"torch": [], "exact": [], "rest": []}
+    if requires.get("torch_install"):
+        out["torch"] = pip + (src if offline else ["--index-url", settings["torch_index_url"]]) + requires["torch_install"]
+    if settings.get("exact"):
+        out["exact"] = pip + ["--no-index", "--no-deps"] + (["--force-reinstall"] if settings.get("force_reinstall") else []) \
+            + list(requires.get("wheels") or [])
+        return out
+    flashinfer = list(requires.get("flashinfer") or [])
+    if settings.get("flashinfer_extra"):
+        flashinfer = [FLASHINFER_RE.sub(r"\1[%s]" % settings["flashinfer_extra"], spec) for spec in flashinfer]
+    out["rest"] = pip + ([] if settings.get("install_dependencies") else ["--no-deps"]) + src \
+        + (["--extra-index-url", settings["kernel_index_url"]] if settings.get("kernel_index_url") and not offline else []) \
+        + ["sglang==%s" % settings["version"]] + list(requires.get("kernel") or []) + flashinfer \
+        + list(settings.get("flashinfer_prebuilt_packages") or []) + list(settings.get("extra_packages") or [])
+    return out

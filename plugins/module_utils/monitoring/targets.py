@@ -12,8 +12,9 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-WILDCARD = ("", "0.0.0.0", "::", "[::]")
-LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
+from ansible_collections.llmserve.sglang.plugins.module_utils.host.net import LOOPBACK, WILDCARD, host_port
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.replica import replica_nodes
+
 SERVER_JOB = "sglang"
 ROUTER_JOB = "sglang-router"
 
@@ -41,13 +42,6 @@ def _address(rec, bind, monitoring_machine, what, fix):
     return bind, None
 
 
-def _host_port(address, port):
-    address = str(address)
-    if ":" in address and not address.startswith("["):
-        address = "[%s]" % address  # IPv6 literal
-    return "%s:%s" % (address, port)
-
-
 def build_targets(servers, routers, groups, monitoring_machine, require_metrics=True):
     """servers/routers: lists of host records (see roles/monitoring/vars/main.yml); groups: inventory groups.
 
@@ -71,16 +65,15 @@ def build_targets(servers, routers, groups, monitoring_machine, require_metrics=
             skipped.append("%s: monitoring_scrape is false" % name)
             continue
         tp_group = rec.get("tp_group") or ""
-        if tp_group:
-            members = groups.get(tp_group) or []
-            if name not in members:
-                errors.append("%s: server_tp_group '%s' is not an inventory group holding this host: fix "
-                              "server_tp_group" % (name, tp_group))
-                continue
-            if members[0] != name:
-                skipped.append("%s: rank %d of replica %s (only rank 0 serves /metrics)"
-                               % (name, members.index(name), tp_group))
-                continue
+        members, problem = replica_nodes(name, tp_group, groups)
+        if problem:
+            errors.append("%s: server_tp_group '%s' is not an inventory group holding this host: fix "
+                          "server_tp_group" % (name, tp_group))
+            continue
+        if members[0] != name:
+            skipped.append("%s: rank %d of replica %s (only rank 0 serves /metrics)"
+                           % (name, members.index(name), tp_group))
+            continue
         if require_metrics and not _metrics_enabled(rec.get("args")):
             errors.append("%s: SGLang runs without --enable-metrics, so it has no /metrics: add "
                           "'enable-metrics: true' to server_args (or set monitoring_scrape: false for this host)"
@@ -91,7 +84,7 @@ def build_targets(servers, routers, groups, monitoring_machine, require_metrics=
         if err:
             errors.append(err)
             continue
-        target = _host_port(address, rec.get("port"))
+        target = host_port(address, rec.get("port"))
         if claim(target, name, "server"):
             server_groups.append({"targets": [target], "labels": {
                 "job": SERVER_JOB, "llmserve_host": name, "llmserve_instance": str(rec.get("instance") or "default"),
@@ -108,7 +101,7 @@ def build_targets(servers, routers, groups, monitoring_machine, require_metrics=
         if err:
             errors.append(err)
             continue
-        target = _host_port(address, rec.get("port"))
+        target = host_port(address, rec.get("port"))
         if claim(target, name, "router"):
             router_groups.append({"targets": [target], "labels": {"job": ROUTER_JOB, "llmserve_host": name}})
 

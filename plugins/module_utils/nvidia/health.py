@@ -13,10 +13,10 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import fnmatch
 import os
 import re
 
+from ansible_collections.llmserve.sglang.plugins.module_utils.host import ownership
 from ansible_collections.llmserve.sglang.plugins.module_utils.nvidia import smi as smi_mod
 from ansible_collections.llmserve.sglang.plugins.module_utils.nvidia import xid as xid_mod
 
@@ -110,8 +110,9 @@ def _text(value):
     return None if value is None or smi_mod.is_missing(value) else value.strip()
 
 
-def normalize_gpu(row):
-    """One ``--query-gpu=HEALTH_FIELDS`` row -> typed per-GPU facts."""
+def normalize_health_row(row):
+    """One ``--query-gpu=HEALTH_FIELDS`` row -> typed per-GPU facts: gpu_facts' own fields (nvidia/smi.normalize_gpu)
+    plus the health counters."""
     active = row.get("clocks_event_reasons.active")
     mask = int(active, 16) if active and re.match(r"^0x[0-9a-fA-F]+$", active) else None
     events = {}
@@ -122,14 +123,10 @@ def normalize_gpu(row):
     for name in ("hw_thermal_slowdown", "hw_power_brake_slowdown", "sw_thermal_slowdown"):
         counters[name] = _int(row.get("clocks_event_reasons_counters." + name))
     bus = row.get("pci.bus_id")
-    return {
-        "index": _int(row.get("index")),
-        "name": _text(row.get("name")),
-        "pci_bus_id": bus,
+    gpu = smi_mod.normalize_gpu(row)
+    gpu.update({
         "bus_key": xid_mod.bus_key(bus),
-        "uuid": _text(row.get("uuid")),
         "driver_version": _text(row.get("driver_version")),
-        "persistence_mode": _yes(row.get("persistence_mode")),
         "ecc_mode_current": _yes(row.get("ecc.mode.current")),
         "ecc_mode_pending": _yes(row.get("ecc.mode.pending")),
         "ecc_uncorrected_volatile": _int(row.get("ecc.errors.uncorrected.volatile.total")),
@@ -158,34 +155,19 @@ def normalize_gpu(row):
         "temperature_tlimit_c": _int(row.get("temperature.gpu.tlimit")),
         "temperature_memory_c": _int(row.get("temperature.memory")),
         "power_draw_w": _float(row.get("power.draw")),
-        "memory_used_mib": _int(row.get("memory.used")),
-        "memory_total_mib": _int(row.get("memory.total")),
-        "compute_cap": _text(row.get("compute_cap")),
         "pstate": _text(row.get("pstate")),
         "recovery_action": _text(row.get("gpu_recovery_action")),
         "mig_mode": _yes(row.get("mig.mode.current")),
         "fabric_state": _text(row.get("fabric.state")),
         "fabric_status": _text(row.get("fabric.status")),
-    }
+    })
+    return gpu
 
 
 def parse_health_csv(text, fields=None):
     """``--query-gpu=HEALTH_FIELDS --format=csv[,noheader],nounits`` -> list of per-GPU facts, by index."""
-    gpus = [normalize_gpu(row) for row in smi_mod.parse_csv(text, fields)]
+    gpus = [normalize_health_row(row) for row in smi_mod.parse_csv(text, fields)]
     return sorted(gpus, key=lambda gpu: gpu["index"] if gpu["index"] is not None else 0)
-
-
-def parse_apps(text, fields=None):
-    """``--query-compute-apps=pid,process_name,used_memory,gpu_bus_id`` -> ``[{pid, name, used_memory_mib, bus_key}]``."""
-    apps = []
-    for row in smi_mod.parse_csv(text, fields):
-        apps.append({
-            "pid": _int(row.get("pid")),
-            "name": row.get("process_name"),
-            "used_memory_mib": _int(row.get("used_gpu_memory", row.get("used_memory"))),
-            "bus_key": xid_mod.bus_key(row.get("gpu_bus_id")),
-        })
-    return apps
 
 
 def parse_nvlink_status(text):
@@ -235,30 +217,9 @@ def read_sysfs_pcie(bus_id, sysfs="/sys/bus/pci/devices"):
     return {"max_width": max_width, "width": width}
 
 
-def process_owner(pid, proc_root="/proc"):
-    """``{cmdline, cgroup}`` of a PID, or None when it is not visible here (another PID namespace)."""
-    base = os.path.join(proc_root, str(pid))
-    try:
-        with open(os.path.join(base, "cmdline"), "rb") as handle:
-            cmdline = handle.read().replace(b"\0", b" ").decode("utf-8", "replace").strip()
-    except (IOError, OSError):
-        return None
-    try:
-        with open(os.path.join(base, "cgroup")) as handle:
-            cgroup = handle.read()
-    except (IOError, OSError):
-        cgroup = ""
-    return {"cmdline": cmdline, "cgroup": cgroup}
-
-
 def is_own(owner, own_units, own_patterns):
-    if owner is None:
-        return False
-    units = re.findall(r"([^/\s]+\.service)", owner["cgroup"])
-    for unit in units:
-        if any(fnmatch.fnmatch(unit, glob) for glob in own_units):
-            return True
-    return any(re.search(pattern, owner["cmdline"]) for pattern in own_patterns)
+    """An app's owner (host/ownership.identity) is ours by its unit (glob) or its command line (regex)."""
+    return ownership.in_unit(owner, own_units) or ownership.cmdline_matches(owner, own_patterns)
 
 
 def query_health(run, smi):
@@ -315,9 +276,9 @@ def collect(run, which, nvidia_smi=None, sysfs="/sys/bus/pci/devices", proc_root
     facts["topology"] = smi_mod.parse_topology(out) if rc == 0 else None
     rc, out, err = run([smi, "--query-compute-apps=" + ",".join(APP_FIELDS), "--format=csv,noheader,nounits"])
     if rc == 0:
-        apps = parse_apps(out, APP_FIELDS)
+        apps = smi_mod.parse_compute_apps(out, APP_FIELDS)
         for app in apps:
-            app["owner"] = process_owner(app["pid"], proc_root) if app["pid"] is not None else None
+            app["owner"] = ownership.identity(app["pid"], proc_root) if app["pid"] is not None else None
         facts["processes"] = apps
     if facts["topology"] and facts["topology"]["nvlink_counts"]:
         rc, out, err = run([smi, "nvlink", "--status"])

@@ -16,6 +16,10 @@ import csv
 import glob
 import os
 import re
+import shutil
+import subprocess
+
+from ansible_collections.llmserve.sglang.plugins.module_utils.nvidia import xid as xid_mod
 
 ANSI_RE = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 INVALID_FIELD_RE = re.compile(r'Field "([^"]+)" is not a valid field to query')
@@ -91,7 +95,7 @@ def parse_csv(text, fields=None):
 
 
 def _persistence(value):
-    if value is None:
+    if is_missing(value):
         return None
     return value.strip().lower() == "enabled"
 
@@ -124,7 +128,11 @@ def parse_query_gpu(text, fields=None):
 
 
 def parse_compute_apps(text, fields=None):
-    """``--query-compute-apps=pid,process_name,used_memory`` -> ``[{pid, name, used_memory_mib}]``."""
+    """``--query-compute-apps=pid,process_name,used_memory[,gpu_bus_id]`` -> ``[{pid, name, used_memory_mib, bus_key}]``.
+
+    The collection's one reader of compute apps (server preflight, the waiter's GPU sample, gpu_health);
+    ``bus_key`` is None unless ``gpu_bus_id`` was queried.
+    """
     apps = []
     for row in parse_csv(text, fields):
         memory = row.get("used_gpu_memory", row.get("used_memory"))
@@ -132,6 +140,7 @@ def parse_compute_apps(text, fields=None):
             "pid": _number(row.get("pid")),
             "name": row.get("process_name", row.get("name")),
             "used_memory_mib": _number(memory),
+            "bus_key": xid_mod.bus_key(row.get("gpu_bus_id")),
         })
     return apps
 
@@ -385,3 +394,38 @@ def collect(run, which, nvidia_smi=None, nvcc_path=None, proc_version_path=PROC_
         if rc == 0:
             facts["processes"] = parse_compute_apps(out, APP_FIELDS)
     return facts
+
+
+# -- GPUs ----------------------------------------------------------------------
+# Memory and utilisation only: cheap enough to ask while a server loads, enough to tell a busy load from a stall.
+WATCH_FIELDS = ["index", "memory.used", "memory.total", "utilization.gpu"]
+WATCH_KEYS = ("index", "memory_used_mib", "memory_total_mib", "utilization_gpu")
+
+
+def _run(argv):
+    """``(rc, stdout, stderr)`` as the parsers here expect; a hung or missing tool is rc 127."""
+    try:
+        out = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=20, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return 127, "", str(exc)
+    return out.returncode, out.stdout.decode("utf-8", "replace"), out.stderr.decode("utf-8", "replace")
+
+
+def gpu_info(smi="nvidia-smi", run=_run):
+    """Per-GPU memory/utilisation and GPU processes, or None without (a working) nvidia-smi."""
+    path = shutil.which(smi)
+    if not path:
+        return None
+    gpus = query_gpus(run, path, WATCH_FIELDS)[0]
+    if gpus is None:
+        return None
+    rc, out, _err = run([path, "--query-compute-apps=" + ",".join(APP_FIELDS),
+                         "--format=csv,noheader,nounits"])
+    procs = parse_compute_apps(out, APP_FIELDS) if rc == 0 else []
+    return {"gpus": [dict((k, g[k]) for k in WATCH_KEYS) for g in gpus], "processes": procs}
+
+
+def gpu_memory_total_used(info):
+    if not info:
+        return None
+    return sum(g["memory_used_mib"] or 0 for g in info["gpus"])

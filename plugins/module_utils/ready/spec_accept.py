@@ -31,6 +31,8 @@ import time
 from ansible.module_utils.six.moves.urllib.error import HTTPError, URLError
 from ansible.module_utils.urls import open_url
 
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.api import accept_length
+
 DEFAULT_PROMPTS = (
     "Explain in plain words how a hash table handles collisions.",
     "Write a short Python function that returns the n-th Fibonacci number, with a docstring.",
@@ -108,20 +110,6 @@ class _Net(object):
         if err and ("timed out" in err.lower() or "timeout" in err.lower()):
             return None, None, "no answer within %.0f s" % timeout, took, False
         return status, js, err, took, True
-
-
-def server_info_accept_length(info):
-    """Mean of internal_states[*].avg_spec_accept_length (one entry per DP rank); None when absent."""
-    if not isinstance(info, dict):
-        return None
-    states = info.get("internal_states") or []
-    if isinstance(states, dict):
-        states = [states]
-    vals = [float(s["avg_spec_accept_length"]) for s in states
-            if isinstance(s, dict) and isinstance(s.get("avg_spec_accept_length"), (int, float))]
-    if not vals and isinstance(info.get("avg_spec_accept_length"), (int, float)):
-        vals = [float(info["avg_spec_accept_length"])]  # older layouts put it at the top level
-    return sum(vals) / len(vals) if vals else None
 
 
 def log_accept_lengths(text, last=20):
@@ -228,7 +216,7 @@ def check(url, api_key=None, requests=3, max_new_tokens=48, request_timeout=30.0
     result["server_info"] = "200" if st == 200 else (("HTTP %s" % st) if st else (err or "no answer"))
     if st == 200 and isinstance(js, dict) and "speculative_algorithm" in js:
         result["speculative"] = bool(js.get("speculative_algorithm"))
-    v = server_info_accept_length(js) if st == 200 else None
+    v = accept_length(js) if st == 200 else None
     if v is not None:
         result["sources"]["server_info"] = v
     if log_path:

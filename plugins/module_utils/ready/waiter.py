@@ -33,6 +33,7 @@ except ImportError:  # pragma: no cover - Python 2 is not supported on targets
     raise
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.host import proc_watch
+from ansible_collections.llmserve.sglang.plugins.module_utils.nvidia import smi as nvidia_smi
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.log import LogReader, LogUnreadable
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.signatures import Classifier, CATEGORIES
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.stages import StageTracker, STAGES, progress_of
@@ -386,7 +387,7 @@ class Waiter:
         idle = now - self.last_progress
         if idle >= min(GPU_IDLE_PROBE, self.p["stall_timeout"] / 2.0) and now - self._last_gpu >= GPU_IDLE_PROBE:
             self._last_gpu = now
-            mem = proc_watch.gpu_memory_total_used(proc_watch.gpu_info())
+            mem = nvidia_smi.gpu_memory_total_used(nvidia_smi.gpu_info())
             if mem is not None and mem != self.proc.get("gpu_mem"):
                 if self.proc.get("gpu_mem") is not None:
                     self.last_progress = now
@@ -436,7 +437,7 @@ class Waiter:
             v = key or self.cls.verdict()
             r.update({"reason": reason, "category": v["category"], "key_line": v.get("line"),
                       "remedy": v["remedy"], "stage": v.get("stage") or self.stages.stage})
-            r["gpu"] = proc_watch.gpu_info()
+            r["gpu"] = nvidia_smi.gpu_info()
             # The stage the cause line appeared in: with tp > 1 another rank may already be further.
             where = "in stage %s after %.0fs" % (v.get("stage") or self.stages.stage, now)
             parts = [msg + " " + where]

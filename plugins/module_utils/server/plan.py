@@ -27,7 +27,10 @@ import hashlib
 import json
 import re
 
+from ansible_collections.llmserve.sglang.plugins.module_utils.host.net import local_url
+from ansible_collections.llmserve.sglang.plugins.module_utils.server.layout import instance_dirs, resolve_manager
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.argv import render, shell_join
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.replica import NOT_A_GROUP, NOT_A_MEMBER, replica_nodes
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.version import is_version
 
 MANAGED = "Managed by llmserve.sglang.server: changes here are overwritten."
@@ -413,28 +416,15 @@ def sha256(text):
 # The plan
 # --------------------------------------------------------------------------------------------------------------------
 
-def _manager(s, host):
-    detected = host.get("service_mgr") or "systemd"
-    if s["service_manager"] == "auto":
-        return "systemd" if detected == "systemd" else "pidfile", None
-    if s["service_manager"] == "systemd" and detected != "systemd":
-        return "systemd", ("server_service_manager=systemd but %s runs %s, not systemd: set server_service_manager to "
-                           "auto or pidfile (a supervised launcher with a pid file)" % (host.get("name", "the host"), detected))
-    return s["service_manager"], None
-
-
 def _topology(s, host, bad):
     """Nodes of the replica, this host's rank, and the rendezvous address (rank 0's)."""
     name = host.get("name") or "localhost"
-    if not s["tp_group"]:
-        return [name], 0, None
-    groups = host.get("groups") or {}
-    nodes = list(groups.get(s["tp_group"]) or [])
-    if s["tp_group"] not in groups:
-        bad.add("tp_group", s["tp_group"], "is not an inventory group", "set it to the group whose hosts form one TP replica")
-        return [name], 0, None
-    if name not in nodes:
-        bad.add("tp_group", s["tp_group"], "does not contain %s" % name, "add the host to the group or unset server_tp_group for it")
+    nodes, problem = replica_nodes(name, s["tp_group"], host.get("groups"))
+    if problem == NOT_A_GROUP:
+        bad.add("tp_group", s["tp_group"], problem, "set it to the group whose hosts form one TP replica")
+    elif problem == NOT_A_MEMBER:
+        bad.add("tp_group", s["tp_group"], "%s %s" % (problem, name), "add the host to the group or unset server_tp_group for it")
+    if problem or not s["tp_group"]:
         return [name], 0, None
     if s["tp"] and s["tp"] % len(nodes):
         bad.add("tp", s["tp"], "(total across nodes) does not divide over the %d hosts of %s" % (len(nodes), s["tp_group"]),
@@ -460,7 +450,7 @@ def plan(raw_settings, host):
     """
     s, bad = validate(raw_settings or {})
     p = paths(s) if INSTANCE_RE.match(s["instance"]) and _abs_path(s["config_dir"]) and _abs_path(s["log_dir"]) else None
-    manager, manager_error = _manager(s, host)
+    manager, manager_error = resolve_manager(s["service_manager"], host.get("service_mgr"), host.get("name", "the host"))
     if manager_error:
         bad.items.append(manager_error)
     nodes, rank, dist_addr = _topology(s, host, bad)
@@ -542,12 +532,7 @@ def plan(raw_settings, host):
     wanted = set(f["path"] for f in files)
     stale = [p["api_key"], p["instance_dir"] + "/secret.env", p["unit"] if manager == "pidfile" else p["launch_spec"]]
     out["remove"] = [x for x in stale if x not in wanted and on_disk.get(x)]
-    dirs = [
-        (s["home"], s["user"], group, "0750"), (s["config_dir"], "root", "root", "0755"),
-        (p["instance_dir"], "root", group, "0750"), (p["previous_dir"], "root", "root", "0750"),
-        (s["log_dir"], "root", group, "0750"), (p["run_dir"], "root", "root", "0755"),
-        (HELPER_DIR, "root", "root", "0755"),
-    ]
+    dirs = instance_dirs(s["home"], s["config_dir"], s["log_dir"], p, s["user"], group)
     known = host.get("dirs") or {}
     out["dirs"] = [{"path": d, "owner": o, "group": g, "mode": m} for d, o, g, m in dirs]
     out["dirs_missing"] = [d for d, _o, _g, _m in dirs if not known.get(d)]
@@ -591,9 +576,8 @@ def plan(raw_settings, host):
         "owner_pid": (out["pid"] or None) if manager == "pidfile" else None,
         "env": out["env"], "become_user": "root" if user_pending else s["user"],
     }
-    local = "127.0.0.1" if s["host"] in ("0.0.0.0", "::", "") else s["host"]
     out["ready"] = {
-        "url": "http://%s:%d" % ("[%s]" % local if ":" in local else local, s["port"]),
+        "url": local_url(s["host"], s["port"]),
         "log_path": p["log"], "unit": p["unit_name"] if manager == "systemd" else None,
         "pid_file": p["pid_file"] if manager == "pidfile" else None, "node_rank": rank,
         "timeout": s["ready_timeout"], "stall_timeout": s["stall_timeout"],

@@ -8,26 +8,22 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import errno
-import glob
 import json
 import os
 import re
 import socket
 import subprocess
 
+from ansible_collections.llmserve.sglang.plugins.module_utils.host import net, ownership
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import version as sglang_version
 from ansible_collections.llmserve.sglang.plugins.module_utils.nvidia.smi import APP_FIELDS, parse_compute_apps, parse_query_gpu
 
 # Run by the venv's python: the INSTALLED SGLang's own parser decides, its argparse error verbatim.
-PARSE_SCRIPT = r"""
+PARSE_SCRIPT = sglang_version.PROBE_SOURCE + r"""
 import argparse, io, json, sys
 from contextlib import redirect_stderr
 argv = json.loads(sys.stdin.read())
-try:
-    from importlib.metadata import version
-    ver = version("sglang")
-except Exception:
-    import sglang
-    ver = getattr(sglang, "__version__", None)
+ver = _sglang_version()
 from sglang.srt.server_args import ServerArgs
 p = argparse.ArgumentParser(prog="sglang.launch_server")
 ServerArgs.add_cli_args(p)
@@ -80,8 +76,6 @@ def check_parse(python, argv, env=None, timeout=300):
 def check_checkpoint(name, path, env=None, warnings=None):
     """A local checkpoint directory, or an HF repo id when the host may download."""
     env = env if env is not None else os.environ
-    if not path:
-        return _check(name, False, "%s is empty: set the checkpoint path" % name)
     if os.path.isdir(path):
         files = os.listdir(path)
         has_cfg = "config.json" in files
@@ -118,9 +112,8 @@ def visible_gpus(gpu_count=None, env=None, runner=None):
 
 
 def check_tp(tp, nnodes, gpus):
+    # tp divides over the nodes: server/plan refused it otherwise (the one home of that rule)
     tp, nnodes = int(tp or 1), int(nnodes or 1)
-    if tp % nnodes:
-        return _check("tp", False, "tp=%d is not a multiple of nnodes=%d: tp is the total across nodes" % (tp, nnodes))
     if gpus is None:
         return _check("tp", False, "cannot count GPUs (no gpu_count, CUDA_VISIBLE_DEVICES or nvidia-smi): pass gpu_count")
     if tp // nnodes > gpus:
@@ -137,33 +130,6 @@ def _run(cmd):
     return proc.stdout if proc.returncode == 0 else None
 
 
-def _listen_inodes(port, proc_root="/proc"):
-    inodes = set()
-    for table in ("net/tcp", "net/tcp6"):
-        try:
-            with open(os.path.join(proc_root, table)) as f:
-                next(f)
-                for line in f:
-                    parts = line.split()
-                    if len(parts) > 9 and parts[3] == "0A" and int(parts[1].rsplit(":", 1)[1], 16) == port:
-                        inodes.add(parts[9])
-        except (OSError, StopIteration):
-            continue
-    return inodes
-
-
-def _pids_for_inodes(inodes, proc_root="/proc"):
-    pids = set()
-    for fd in glob.glob(os.path.join(proc_root, "[0-9]*", "fd", "*")):
-        try:
-            link = os.readlink(fd)
-        except OSError:
-            continue
-        if link.startswith("socket:[") and link[8:-1] in inodes:
-            pids.add(int(fd.split(os.sep)[-3]))
-    return pids
-
-
 def _comm(pid, proc_root="/proc"):
     try:
         with open(os.path.join(proc_root, str(pid), "comm")) as f:
@@ -173,27 +139,9 @@ def _comm(pid, proc_root="/proc"):
 
 
 def owned_by(pid, owner_unit=None, owner_pid=None, proc_root="/proc"):
-    """True when pid is the owner, a descendant of it, or in the owner's systemd unit cgroup."""
-    if owner_unit:
-        unit = owner_unit if "." in owner_unit else owner_unit + ".service"
-        try:
-            with open(os.path.join(proc_root, str(pid), "cgroup")) as f:
-                if any(line.rstrip().endswith("/" + unit) or ("/" + unit + "/") in line for line in f):
-                    return True
-        except OSError:
-            pass
-    if owner_pid:
-        cur, seen = int(pid), set()
-        while cur > 1 and cur not in seen:
-            if cur == int(owner_pid):
-                return True
-            seen.add(cur)
-            try:
-                with open(os.path.join(proc_root, str(cur), "stat")) as f:
-                    cur = int(f.read().rsplit(")", 1)[1].split()[1])
-            except (OSError, ValueError, IndexError):
-                break
-    return False
+    """True when pid is in the owner's systemd unit, or is the owner pid or a descendant of it."""
+    return (bool(owner_unit) and ownership.in_unit(ownership.identity(pid, proc_root), [owner_unit])) \
+        or ownership.descends_from(pid, owner_pid, proc_root)
 
 
 def check_port(host, port, owner_unit=None, owner_pid=None):
@@ -210,7 +158,7 @@ def check_port(host, port, owner_unit=None, owner_pid=None):
             return _check("port", False, "cannot bind %s:%d (%s): use an address of this host" % (host, port, exc.strerror))
     finally:
         s.close()
-    pids = sorted(_pids_for_inodes(_listen_inodes(port)))
+    pids = sorted(net.socket_holders(set(net.listening_sockets(port) or {})))
     foreign = [p for p in pids if not owned_by(p, owner_unit, owner_pid)]
     if pids and not foreign:
         return _check("port", True, "port %d is held by this server (pid %s)" % (port, ",".join(map(str, pids))))

@@ -3,10 +3,11 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Turn structured server settings into an SGLang ``launch_server`` argv.
 
-Pure and deterministic (no I/O): used by the ``sglang_argv`` filter on the controller and importable
-by modules.  Flag names per version were read from the PyPI wheels (``sglang/srt/server_args.py`` for
-0.5.9 and 0.5.10.post1; ``sglang/srt/server_args.py`` + ``sglang/srt/arg_groups/fields/*.py`` for
-0.5.23) and are checked against the real parsers by ``tests/real_parser``.
+Pure and deterministic (no I/O): server/plan.py renders roles/server's command line with :func:`render` after
+validating the settings (an empty model path and a tp that does not divide over the nodes are refused there,
+once); the ``sglang_argv`` filter exposes the same renderer. Flag names per version (see ``VERIFIED_VERSIONS``)
+were read from the PyPI wheels (``sglang/srt/server_args.py``, from 0.5.23 also
+``sglang/srt/arg_groups/fields/*.py``) and are checked against the real parsers by ``tests/real_parser``.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -26,6 +27,20 @@ NEW_CLI = (0, 5, 23)
 # --speculative-adaptive came in 0.5.11; from 0.5.14 its config can switch drafting off above a batch size
 # (tools/bench_report/spec_setting.py reads that from the wheels). 0.5.15.post1 has it (its real /server_info).
 ADAPTIVE_FLAG = (0, 5, 11)
+
+
+
+def sm120_env(ptxas_path=None):
+    """The environment SGLang needs on compute capability 12.x (RTX PRO 6000, ...): the one home of this rule.
+
+    DeepGEMM has no SM120 kernels, so its JIT must be off; Triton's bundled ptxas may not know ``sm_120a``, so
+    roles/sglang points TRITON_PTXAS_PATH at the toolkit's (the renderer only warns: it does not know the path).
+    """
+    env = {"SGLANG_ENABLE_JIT_DEEPGEMM": "0"}
+    if ptxas_path:
+        env["TRITON_PTXAS_PATH"] = str(ptxas_path)
+    return env
+
 
 # Patch ids of roles/sglang's SM120 patch set that make these features work on compute capability 12.x.
 PATCH_SM120_ALLREDUCE_FUSION = "sm120-allreduce-fusion"
@@ -212,11 +227,9 @@ def render(settings, version, gpu=None, patches=(), env=None, adaptive_config_pa
     argv, flags = out["argv"], out["flags"]
 
     # --- core -------------------------------------------------------------------------------------
-    model_path = settings.get("model_path")
-    if not model_path:
-        errors.append("settings.model_path is missing: set it to the checkpoint directory (or HF repo id)")
-    else:
-        _emit(argv, flags, "model_path", str(model_path), errors)
+    # An empty model_path is refused by server/plan.validate; here SGLang's own parser would ask for --model-path.
+    if settings.get("model_path"):
+        _emit(argv, flags, "model_path", str(settings["model_path"]), errors)
     tp = settings.get("tp") or 1
     if not _is_int(tp) or tp < 1:
         errors.append("settings.tp=%r is not a positive integer: set the total tensor-parallel size" % (tp,))
@@ -271,8 +284,6 @@ def render(settings, version, gpu=None, patches=(), env=None, adaptive_config_pa
             errors.append("settings.node_rank=%r must be 0..%d for nnodes=%d: set this host's rank" % (rank, nnodes - 1, nnodes))
         if not addr or not re.match(r"^\[?[^\s\]]+\]?:\d+$", str(addr)):
             errors.append("settings.dist_init_addr=%r must be HOST:PORT of node rank 0 (same on every node)" % (addr,))
-        if tp % nnodes:
-            errors.append("settings.tp=%d is not a multiple of nnodes=%d: tp is the total across nodes" % (tp, nnodes))
         _emit(argv, flags, "nnodes", nnodes, errors)
         if _is_int(rank):
             _emit(argv, flags, "node_rank", rank, errors)
@@ -442,7 +453,7 @@ def _arch_rules(args, settings, gpu, patches, tp, out):
                 "flashinfer instead" % (key, bad[key], "/".join(str(m) for m in sorted(majors)))
             )
     if sm120:
-        out["env"]["SGLANG_ENABLE_JIT_DEEPGEMM"] = "0"  # DeepGEMM is unsupported on SM120
+        out["env"].update(sm120_env())
         for key in ("moe_runner_backend", "fp8_gemm_backend"):
             val = args.get(key)
             if isinstance(val, str) and "deep_gemm" in val.replace("deepgemm", "deep_gemm"):

@@ -67,3 +67,38 @@ def compare(a, b):
 
 def is_version(text):
     return bool(VERSION_RE.match(str(text if text is not None else "")))
+
+
+# The one probe of the installed SGLang: run with the server venv's interpreter, it sees what the server will see.
+# Distribution metadata first (a wheel install); a source checkout on sys.path has only sglang.__version__.
+PROBE_SOURCE = r"""
+def _sglang_version():
+    try:
+        from importlib.metadata import version, PackageNotFoundError
+        try:
+            return version("sglang")
+        except PackageNotFoundError:
+            pass
+    except ImportError:
+        pass
+    try:
+        import sglang
+    except ImportError:
+        return None
+    return getattr(sglang, "__version__", None)
+"""
+PROBE = PROBE_SOURCE + "print(_sglang_version() or '')\n"
+
+
+def probe(run, python):
+    """``(version, error)`` of the sglang that ``python`` imports; ``run(argv) -> (rc, stdout, stderr)``.
+
+    ``error`` names why there is no version (the interpreter failed, or no sglang is installed there).
+    """
+    rc, out, err = run([python, "-c", PROBE])
+    lines = (out or "").strip().splitlines()
+    if rc != 0:
+        return None, ((err or "").strip().splitlines() or ["rc %d" % rc])[-1]
+    if not lines or not lines[-1].strip():
+        return None, "no sglang installed for %s" % python
+    return lines[-1].strip(), None

@@ -44,8 +44,6 @@ def test_parse_event_chat_and_generate():
     assert bc.parse_event("generate", json.dumps({"text": " a", "meta_info": {"completion_tokens": 3}})) == (True, 3, None)
     with pytest.raises(RuntimeError):
         bc.parse_event("chat", json.dumps({"error": "boom"}))
-    assert bc.accept_length_from_info({"internal_states": [{"avg_spec_accept_length": 3.2}]}) == 3.2
-    assert bc.accept_length_from_info({"internal_states": [{}]}) is None
 
 
 def _peak_in_flight(records):

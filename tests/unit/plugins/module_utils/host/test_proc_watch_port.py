@@ -5,7 +5,7 @@ import socket
 import subprocess
 import sys
 
-from ansible_collections.llmserve.sglang.plugins.module_utils.host import proc_watch
+from ansible_collections.llmserve.sglang.plugins.module_utils.host import net, proc_watch
 
 LISTEN = ("import socket,sys,time; s=socket.socket(); s.bind(('0.0.0.0', 0)); s.listen(1); "
           "print(s.getsockname()[1], flush=True); time.sleep(60)")
@@ -52,7 +52,7 @@ def test_without_ptrace_rights_the_socket_owner_decides(monkeypatch):
     port = int(p.stdout.readline())
     idle = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
-        assert proc_watch.listening_sockets(port) and set(proc_watch.listening_sockets(port).values()) == {65534}
+        assert net.listening_sockets(port) and set(net.listening_sockets(port).values()) == {65534}
         assert proc_watch.uid_of(idle.pid) == 0
         monkeypatch.setattr(proc_watch, "socket_inodes", lambda pids: (set(), False))  # every fd table unreadable
         assert proc_watch.port_owner(port, idle.pid) == "other"

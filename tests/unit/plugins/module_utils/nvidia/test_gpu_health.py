@@ -9,6 +9,7 @@ import subprocess
 
 import pytest
 
+from ansible_collections.llmserve.sglang.plugins.module_utils.host import ownership
 from ansible_collections.llmserve.sglang.plugins.module_utils.nvidia import health as gh
 from ansible_collections.llmserve.sglang.plugins.module_utils.nvidia import smi as ns
 
@@ -332,7 +333,7 @@ def test_foreign_process_is_an_error_ours_is_not(tmp_path):
         (d / "cgroup").write_text("0::/system.slice/%s\n" % unit)
     gpu = real_gpu()
     apps = [{"pid": pid, "name": "python3", "used_memory_mib": 70000, "bus_key": gpu["bus_key"],
-             "owner": gh.process_owner(pid, str(tmp_path))} for pid in (101, 202, 303)]
+             "owner": ownership.identity(pid, str(tmp_path))} for pid in (101, 202, 303)]
     problems = gh.evaluate(facts_with([gpu], processes=apps), {})
     assert [(p["check"], p["gpu"]) for p in problems] == [("foreign_processes", 0)] * 2
     assert "pid 202" in problems[0]["detail"] and "pid 303" in problems[1]["detail"]

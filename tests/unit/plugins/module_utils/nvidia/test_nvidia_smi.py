@@ -87,7 +87,10 @@ def test_proc_version_open_and_proprietary():
 def test_compute_apps_header_only_and_rows():
     assert ns.parse_compute_apps(fixture("cuda13-h200", "query-compute-apps.csv")) == []
     apps = ns.parse_compute_apps("4242, /usr/bin/python3, 130000\n", ns.APP_FIELDS)
-    assert apps == [{"pid": 4242, "name": "/usr/bin/python3", "used_memory_mib": 130000}]
+    assert apps == [{"pid": 4242, "name": "/usr/bin/python3", "used_memory_mib": 130000, "bus_key": None}]
+    # gpu_health asks for the bus too: the same reader, one more column
+    apps = ns.parse_compute_apps("4242, python3, 130000, 00000000:3B:00.0\n", ns.APP_FIELDS + ["gpu_bus_id"])
+    assert apps[0]["bus_key"] == "0000:3b:00" and apps[0]["used_memory_mib"] == 130000
 
 
 def test_topology_single_gpu_with_escape_codes():

@@ -13,6 +13,7 @@ import pytest
 
 from netutil import free_port
 from ansible_collections.llmserve.sglang.plugins.module_utils.ready import spec_accept as sa
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.api import accept_length
 
 REPO = testpaths.REPO
 DOUBLE = os.path.join(REPO, "tools", "sglang_double")
@@ -25,10 +26,10 @@ def test_log_lines_and_server_info_layouts():
     text = "\n".join([REAL_LINE.replace("1.00", "2.50", 1), "noise", REAL_LINE])
     assert sa.log_accept_lengths(text) == [2.5, 1.0]
     assert sa.log_accept_lengths("Decode batch, #running-req: 1, gen throughput (token/s): 9,") == []
-    assert sa.server_info_accept_length({"internal_states": [{"avg_spec_accept_length": 3.0},
+    assert accept_length({"internal_states": [{"avg_spec_accept_length": 3.0},
                                                              {"avg_spec_accept_length": 2.0}]}) == 2.5
-    assert sa.server_info_accept_length({"internal_states": [{"last_gen_throughput": 1.0}]}) is None
-    assert sa.server_info_accept_length(None) is None
+    assert accept_length({"internal_states": [{"last_gen_throughput": 1.0}]}) is None
+    assert accept_length(None) is None
     assert sa.meta_accept({"completion_tokens": 48, "spec_verify_ct": 15}) == (48, 15.0)
     assert sa.meta_accept({"completion_tokens": 48}) is None
 
@@ -152,7 +153,7 @@ def test_real_0515_random_draft_reads_as_low():
     with open(os.path.join(FIXTURES, "server_info_0.5.15.post1_eagle3_random_draft.json")) as f:
         info = json.load(f)
     assert info["version"] == "0.5.15.post1" and info["speculative_algorithm"] == "EAGLE3"
-    assert sa.server_info_accept_length(info) == 1.0
+    assert accept_length(info) == 1.0
     with open(os.path.join(FIXTURES, "server_0.5.15.post1_eagle3_random_draft.log")) as f:
         vals = sa.log_accept_lengths(f.read())
     assert vals and set(vals) == {1.0}

@@ -65,7 +65,6 @@ def test_tp_and_gpu_count():
     assert pf.check_tp(8, 1, 8)["ok"]
     assert pf.check_tp(16, 2, 8)["ok"]
     assert not pf.check_tp(8, 1, 4)["ok"]
-    assert not pf.check_tp(9, 2, 8)["ok"]
     assert not pf.check_tp(8, 1, None)["ok"]
 
 

@@ -1,7 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, llmserve.sglang contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filters for playbooks/sglang_wheelhouse.yml (the logic is in module_utils/install/wheelhouse.py)."""
+"""Private filters for playbooks/sglang_wheelhouse.yml (plumbing; they may change without notice). The logic is in
+module_utils/install/wheelhouse.py."""
 from __future__ import absolute_import, division, print_function
 
 from ansible.errors import AnsibleFilterError
@@ -15,7 +16,7 @@ def _pip_target_args(target):
     try:
         return pip_target_args(target)
     except ValueError as e:
-        raise AnsibleFilterError("pip_target_args: %s" % e)
+        raise AnsibleFilterError("_pip_target_args: %s" % e)
 
 
 def _wheelhouse_pins(report, provided=None):
@@ -25,4 +26,4 @@ def _wheelhouse_pins(report, provided=None):
 
 class FilterModule(object):
     def filters(self):
-        return {"pip_target_args": _pip_target_args, "wheelhouse_pins": _wheelhouse_pins}
+        return {"_pip_target_args": _pip_target_args, "_wheelhouse_pins": _wheelhouse_pins}

@@ -1,7 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, llmserve.sglang contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filters for roles/server's steps that need the other nodes of a replica (module_utils/server_plan)."""
+"""Private filters (roles/server's plumbing; they may change without notice): the steps that need the other nodes of
+a replica, and the role's closing messages (module_utils/server/plan.py)."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -27,7 +28,7 @@ def _peers(plan, hostvars, play_hosts, var):
 def server_settle(plan, hostvars, play_hosts, me):
     """This node's plan, raised to restart when another node of its replica (re)starts; peers of the peer watch."""
     if not isinstance(plan, dict):
-        raise AnsibleFilterError("server_settle: input must be the plan of llmserve.sglang.server_plan")
+        raise AnsibleFilterError("_server_settle: input must be the plan of llmserve.sglang.server_plan")
     own = dict(plan, _host=me)
     # the peers' own plans (registered by the plan task), not their settled ones: no recursion between nodes
     peers = dict((n, r.get("plan") or {}) for n, r in _peers(own, hostvars, play_hosts, "__server_planned").items()
@@ -55,5 +56,5 @@ def server_report(plan, ready=None):
 
 class FilterModule(object):
     def filters(self):
-        return {"server_settle": server_settle, "server_replica_failures": server_replica_failures,
-                "server_failure": server_failure, "server_report": server_report}
+        return {"_server_settle": server_settle, "_server_replica_failures": server_replica_failures,
+                "_server_failure": server_failure, "_server_report": server_report}

@@ -1,0 +1,43 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Private filters (roles' plumbing; may change without notice): the YAML side's door to rules that live once in
+module_utils - a local URL for a listen address (host/net.py), the router's worker URLs (sglang/replica.py) and
+the speculative accept length of a /server_info answer (sglang/api.py)."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.llmserve.sglang.plugins.module_utils.host.net import local_url
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.api import accept_length
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.replica import worker_urls
+
+
+def _local_url(listen_host, port, scheme="http"):
+    try:
+        return local_url(listen_host, port, scheme)
+    except (TypeError, ValueError):
+        raise AnsibleFilterError("_local_url: port %r is not a number: set the listener's port to an integer" % (port,))
+
+
+def _replica_urls(hosts, hostvars, groups, scheme="http", default_port=30000):
+    """One worker URL per replica among ``hosts`` (rank 0 of each server_tp_group), read from their hostvars."""
+    workers = []
+    for name in hosts or []:
+        hv = hostvars[name] if name in hostvars else {}
+        workers.append({"name": name, "tp_group": hv.get("server_tp_group") or "",
+                        "address": hv.get("router_worker_address") or hv.get("ansible_host") or name,
+                        "port": hv.get("server_port") or default_port})
+    return worker_urls(workers, dict(groups or {}), scheme, default_port)
+
+
+def _accept_length(server_info):
+    return accept_length(server_info)
+
+
+class FilterModule(object):
+    def filters(self):
+        return {"_local_url": _local_url, "_replica_urls": _replica_urls, "_accept_length": _accept_length}

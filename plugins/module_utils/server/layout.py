@@ -1,0 +1,39 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Where an instance lives and who supervises it: the one home of the service-manager rule and of the instance's
+directories (stdlib only; imported by server/plan.py on the controller and by the server_info module on the target).
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+MANAGERS = ("auto", "systemd", "pidfile")
+
+
+def resolve_manager(setting, detected, host_name="the host"):
+    """``(manager, problem)``: the manager that runs the instance for ``server_service_manager`` = ``setting`` on a
+    host whose service manager is ``detected`` (ansible's ``service_mgr``).
+
+    ``auto`` is systemd where systemd runs, else the pid-file supervisor. ``systemd`` on a host without it is kept
+    with a problem naming the fix. Any other value reads as ``auto`` (server/plan.validate refuses it by name).
+    """
+    detected = detected or "systemd"
+    if setting == "auto" or setting not in MANAGERS:
+        return ("systemd" if detected == "systemd" else "pidfile"), None
+    if setting == "systemd" and detected != "systemd":
+        return "systemd", ("server_service_manager=systemd but %s runs %s, not systemd: set server_service_manager to "
+                           "auto or pidfile (a supervised launcher with a pid file)" % (host_name, detected))
+    return setting, None
+
+
+def instance_dirs(home, config_dir, log_dir, paths, user, group):
+    """The directories an instance needs, as ``(path, owner, group, mode)`` in creation order (``paths`` from
+    server/plan.paths)."""
+    return [
+        (home, user, group, "0750"), (config_dir, "root", "root", "0755"),
+        (paths["instance_dir"], "root", group, "0750"), (paths["previous_dir"], "root", "root", "0750"),
+        (log_dir, "root", group, "0750"), (paths["run_dir"], "root", "root", "0755"),
+        (paths["helper_dir"], "root", "root", "0755"),
+    ]

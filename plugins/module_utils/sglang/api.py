@@ -1,0 +1,37 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What SGLang's HTTP API answers mean (pure; no I/O). The one reader of the speculative accept length.
+
+``GET /server_info`` (``/get_server_info`` before 0.4.7) carries ``internal_states``: one dict per data-parallel
+rank, each with ``avg_spec_accept_length`` once speculative decoding has run. The benchmark (bench/client.py),
+``spec_check`` (ready/spec_accept.py) and roles/server's status all read it through :func:`accept_length`, so
+they report the same number on DP > 1.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+ACCEPT_KEY = "avg_spec_accept_length"
+
+
+def _number(value):
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def accept_length(server_info):
+    """The mean of ``internal_states[*].avg_spec_accept_length`` over the DP ranks that report one; None when none does.
+
+    Ranks share the load, so the mean is the deployment's figure; a rank that has not decoded yet (no key) is left
+    out rather than counted as 0. Older layouts put the value at the top level (or ``internal_states`` as a dict).
+    """
+    if not isinstance(server_info, dict):
+        return None
+    states = server_info.get("internal_states") or []
+    if isinstance(states, dict):
+        states = [states]
+    values = [v for v in (_number(s.get(ACCEPT_KEY)) for s in states if isinstance(s, dict)) if v is not None]
+    if not values and _number(server_info.get(ACCEPT_KEY)) is not None:
+        values = [_number(server_info[ACCEPT_KEY])]
+    return sum(values) / len(values) if values else None

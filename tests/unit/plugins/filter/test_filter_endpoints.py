@@ -1,0 +1,50 @@
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The private endpoint filters, run through ansible-playbook as roles use them (status, router vars)."""
+import json
+import os
+import subprocess
+import sys
+
+import testpaths
+
+PLAY = """
+- hosts: all
+  gather_facts: false
+  tasks:
+    - ansible.builtin.copy:
+        dest: "{{ out }}/{{ inventory_hostname }}.json"
+        content: "{{ {'status': server_host | llmserve.sglang._local_url(server_port),
+                      'router': groups['gpu'] | llmserve.sglang._replica_urls(hostvars, groups, 'http', 30000),
+                      'accept': {'internal_states': [{'avg_spec_accept_length': 3.0}, {'avg_spec_accept_length': 2.0}]}
+                                | llmserve.sglang._accept_length} | to_json }}"
+      delegate_to: localhost
+"""
+
+INVENTORY = """
+all:
+  vars: {ansible_connection: local, ansible_python_interpreter: %s}
+  children:
+    gpu:
+      hosts:
+        g1: {server_host: "::1", server_port: 30000, server_tp_group: r1, ansible_host: 10.0.0.1}
+        g2: {server_host: 0.0.0.0, server_port: 30000, server_tp_group: r1, ansible_host: 10.0.0.2}
+        g3: {server_host: 0.0.0.0, server_port: 30010, router_worker_address: "fd00::3"}
+    r1:
+      hosts: {g1: {}, g2: {}}
+"""
+
+
+def test_filters_through_ansible(tmp_path):
+    (tmp_path / "play.yml").write_text(PLAY)
+    (tmp_path / "inv.yml").write_text(INVENTORY % sys.executable)
+    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(testpaths.REPO, "ansible.cfg"))
+    run = subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", str(tmp_path / "inv.yml"),
+                          str(tmp_path / "play.yml"), "-e", "out=%s" % tmp_path],
+                         cwd=testpaths.REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
+    assert run.returncode == 0, run.stdout[-3000:]
+    g1 = json.loads((tmp_path / "g1.json").read_text())
+    assert g1["status"] == "http://[::1]:30000"            # the issue's case: status on server_host "::1"
+    assert g1["router"] == ["http://10.0.0.1:30000", "http://[fd00::3]:30010"]
+    assert g1["accept"] == 2.5
+    assert json.loads((tmp_path / "g2.json").read_text())["status"] == "http://127.0.0.1:30000"

@@ -1,0 +1,83 @@
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""host/net.py: the one rule from a listen address to a local URL, checked against real listeners, and the one
+/proc/net/tcp parser."""
+import asyncio
+import socket
+import threading
+import urllib.request
+
+import pytest
+
+from ansible_collections.llmserve.sglang.plugins.module_utils.host import net
+
+
+@pytest.mark.parametrize("listen, url", [
+    ("0.0.0.0", "http://127.0.0.1:30000"), ("", "http://127.0.0.1:30000"), (None, "http://127.0.0.1:30000"),
+    ("::", "http://[::1]:30000"), ("[::]", "http://[::1]:30000"), ("::1", "http://[::1]:30000"),
+    ("10.0.0.5", "http://10.0.0.5:30000"), ("gpu1.example", "http://gpu1.example:30000"),
+    ("fe80::1", "http://[fe80::1]:30000"),
+])
+def test_local_url(listen, url):
+    assert net.local_url(listen, 30000) == url
+    assert net.local_url(listen, "30000") == url  # a port from a recorded argv is text
+
+
+def test_host_port_brackets_ipv6_once():
+    assert net.host_port("::1", 9) == "[::1]:9"
+    assert net.host_port("[::1]", 9) == "[::1]:9"
+    assert net.host_port("10.1.2.3", 9) == "10.1.2.3:9"
+
+
+def _asyncio_listener(host):
+    """A listener made the way uvicorn (SGLang's HTTP server) makes one: asyncio's create_server."""
+    loop = asyncio.new_event_loop()
+    ready = threading.Event()
+    box = {}
+
+    async def handle(reader, writer):
+        await reader.read(1024)
+        writer.write(b"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok")
+        await writer.drain()
+        writer.close()
+
+    async def start():
+        box["server"] = await asyncio.start_server(handle, host, 0)
+        box["port"] = box["server"].sockets[0].getsockname()[1]
+        ready.set()
+
+    thread = threading.Thread(target=lambda: (loop.run_until_complete(start()), loop.run_forever()), daemon=True)
+    thread.start()
+    ready.wait(10)
+    return loop, box
+
+
+@pytest.mark.parametrize("listen", ["0.0.0.0", "::", "127.0.0.1", "::1"])
+def test_the_url_reaches_a_real_listener(listen):
+    if ":" in listen and not socket.has_ipv6:
+        pytest.skip("no IPv6 here")
+    loop, box = _asyncio_listener(listen)
+    try:
+        with urllib.request.urlopen(net.local_url(listen, box["port"]) + "/", timeout=5) as resp:
+            assert resp.read() == b"ok"
+    finally:
+        loop.call_soon_threadsafe(box["server"].close)
+        loop.call_soon_threadsafe(loop.stop)
+
+
+def test_listening_sockets_sees_a_real_listener_and_only_listeners():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    try:
+        assert net.listening_sockets(port) == {}   # bound, not listening
+        s.listen(1)
+        found = net.listening_sockets(port)
+        assert len(found) == 1 and list(found.values()) == [__import__("os").getuid()]
+    finally:
+        s.close()
+    assert net.listening_sockets(port) == {}
+
+
+def test_listening_sockets_unreadable_proc(tmp_path):
+    assert net.listening_sockets(30000, proc_root=str(tmp_path)) is None

@@ -1,0 +1,48 @@
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""tools/import_graph: plugins/ imports point down the floors, without cycles; and the check catches both."""
+import os
+import sys
+
+import testpaths
+
+sys.path.insert(0, os.path.join(testpaths.REPO, "tools", "import_graph"))
+
+import import_graph  # noqa: E402  pylint: disable=wrong-import-position
+
+PREFIX = "from ansible_collections.llmserve.sglang.plugins.module_utils"
+
+
+def test_the_collection_has_no_cycle_and_no_upward_arrow():
+    nodes, edges = import_graph.graph(os.path.join(testpaths.REPO, "plugins"))
+    assert import_graph.problems(nodes, edges) == []
+    assert ("server/plan", "host/net") in edges and ("modules/gpu_health", "nvidia/gate") in edges
+
+
+def write(root, rel, text=""):
+    path = os.path.join(str(root), rel)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as handle:
+        handle.write(text)
+
+
+def test_an_upward_arrow_a_cycle_and_a_homeless_file_are_caught(tmp_path):
+    write(tmp_path, "module_utils/host/__init__.py")
+    write(tmp_path, "module_utils/server/__init__.py")
+    write(tmp_path, "module_utils/host/net.py", PREFIX + ".server import plan\n")          # upward
+    write(tmp_path, "module_utils/server/plan.py", PREFIX + ".server.layout import x\n")
+    write(tmp_path, "module_utils/server/layout.py", PREFIX + ".server import plan\n")     # cycle
+    write(tmp_path, "module_utils/stray.py")
+    write(tmp_path, "modules/thing.py", PREFIX + ".server import plan\n")                 # plugins may import any room
+    nodes, edges = import_graph.graph(str(tmp_path))
+    found = import_graph.problems(nodes, edges)
+    assert any("host/net imports server/plan" in p for p in found)
+    assert any(p.startswith("import cycle between files") and "server/layout" in p for p in found)
+    assert any(p.startswith("stray is in no known room") for p in found)
+    assert import_graph.sizes(nodes)["modules"] == (1, 1)
+    assert len(found) == 3
+
+
+def test_the_report_prints_rooms_and_problems():
+    text, found = import_graph.report(os.path.join(testpaths.REPO, "plugins"))
+    assert "floor 0: host" in text and "problems: 0" in text and found == []

@@ -1,0 +1,181 @@
+#!/usr/bin/env python3
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The import graph of plugins/: rooms of module_utils on floors, and the check that imports only point down.
+
+    python3 tools/import_graph/import_graph.py            # room graph, sizes, problems (exit 1 when any)
+    python3 tools/import_graph/import_graph.py --modules  # every module-level edge too
+
+A module_utils file may import its own room and rooms on a LOWER floor (FLOORS); plugins (modules, action,
+filter) may import any room. A cycle between files or between rooms, an upward or same-floor arrow, or a file in
+no known room is a problem. docs/architecture.md shows this output; tests/unit/tools/test_import_graph.py keeps it
+clean.
+"""
+from __future__ import print_function
+
+import argparse
+import ast
+import os
+import sys
+
+PREFIX = "ansible_collections.llmserve.sglang.plugins."
+# Lower floors are imported by higher ones, never the reverse.
+FLOORS = {
+    "host": 0,
+    "sglang": 1, "nvidia": 1,
+    "install": 2, "bench": 2, "models": 2,
+    "server": 3, "ready": 3,
+    "monitoring": 4,
+}
+PLUGIN_KINDS = ("modules", "action", "filter", "doc_fragments")
+
+
+def node_of(path, plugins):
+    """'module_utils/host/net.py' -> 'host/net'; 'modules/gpu_health.py' -> 'modules/gpu_health'."""
+    rel = os.path.relpath(path, plugins).replace(os.sep, "/")
+    rel = rel[:-3] if rel.endswith(".py") else rel
+    if rel.startswith("module_utils/"):
+        rel = rel[len("module_utils/"):]
+    return rel[:-len("/__init__")] if rel.endswith("/__init__") else rel
+
+
+def room_of(node):
+    return node.split("/")[0]
+
+
+def _targets(tree, known):
+    """module_utils nodes imported by a parsed file (``from X.room import mod`` resolves to room/mod when it exists)."""
+    out = set()
+    for item in ast.walk(tree):
+        names = []
+        if isinstance(item, ast.ImportFrom) and item.module and item.module.startswith(PREFIX + "module_utils"):
+            base = item.module[len(PREFIX + "module_utils"):].lstrip(".").replace(".", "/")
+            names = [base + "/" + a.name if base + "/" + a.name in known else base for a in item.names]
+        elif isinstance(item, ast.Import):
+            names = [a.name[len(PREFIX + "module_utils."):].replace(".", "/") for a in item.names
+                     if a.name.startswith(PREFIX + "module_utils.")]
+        out.update(n for n in names if n)
+    return out
+
+
+def graph(plugins):
+    """``(nodes {node: lines}, edges {(src, dst)})`` of every Python file under ``plugins``."""
+    files = []
+    for root, _dirs, names in os.walk(plugins):
+        files += [os.path.join(root, n) for n in names if n.endswith(".py")]
+    nodes = {}
+    for path in files:
+        with open(path) as handle:
+            nodes[node_of(path, plugins)] = sum(1 for _line in handle)
+    edges = set()
+    for path in files:
+        with open(path) as handle:
+            tree = ast.parse(handle.read(), path)
+        src = node_of(path, plugins)
+        edges.update((src, dst) for dst in _targets(tree, nodes) if dst != src)
+    return nodes, edges
+
+
+def _cycle(adjacency):
+    """One cycle as a list of nodes, or None."""
+    state, stack = {}, []
+
+    def visit(node):
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(adjacency.get(node, ())):
+            if state.get(nxt) == 1:
+                return stack[stack.index(nxt):] + [nxt]
+            if not state.get(nxt):
+                found = visit(nxt)
+                if found:
+                    return found
+        state[node] = 2
+        stack.pop()
+        return None
+
+    for node in sorted(adjacency):
+        if not state.get(node):
+            found = visit(node)
+            if found:
+                return found
+    return None
+
+
+def problems(nodes, edges, floors=None):
+    floors = FLOORS if floors is None else floors
+    out = []
+    for node in sorted(nodes):
+        room = room_of(node)
+        if room not in PLUGIN_KINDS and room not in floors:
+            out.append("%s is in no known room: put it in one of %s (or add the room to FLOORS)"
+                       % (node, ", ".join(sorted(floors))))
+    for src, dst in sorted(edges):
+        a, b = room_of(src), room_of(dst)
+        if a in PLUGIN_KINDS or a == b or a not in floors or b not in floors:
+            continue
+        if floors[b] >= floors[a]:
+            out.append("%s imports %s: %s (floor %d) may only import rooms below it" % (src, dst, a, floors[a], ))
+    adjacency = {}
+    for src, dst in edges:
+        adjacency.setdefault(src, set()).add(dst)
+    cyc = _cycle(adjacency)
+    if cyc:
+        out.append("import cycle between files: %s" % " -> ".join(cyc))
+    rooms = {}
+    for src, dst in edges:
+        if room_of(src) != room_of(dst):
+            rooms.setdefault(room_of(src), set()).add(room_of(dst))
+    cyc = _cycle(rooms)
+    if cyc:
+        out.append("import cycle between rooms: %s" % " -> ".join(cyc))
+    return out
+
+
+def sizes(nodes):
+    """{room: (files, lines)} with plugin kinds as rooms of their own."""
+    out = {}
+    for node, lines in nodes.items():
+        files, total = out.get(room_of(node), (0, 0))
+        out[room_of(node)] = (files + 1, total + lines)
+    return out
+
+
+def report(plugins, modules=False):
+    nodes, edges = graph(plugins)
+    lines = ["rooms (floor: room files/lines):"]
+    size = sizes(nodes)
+    for room in sorted(size, key=lambda r: (FLOORS.get(r, 9), r)):
+        floor = FLOORS.get(room)
+        lines.append("  %-8s %-13s %3d files %6d lines" % ("plugin" if floor is None else "floor %d" % floor, room,
+                                                             size[room][0], size[room][1]))
+    lines.append("  total: %d files, %d lines" % (len(nodes), sum(nodes.values())))
+    counted = {}
+    for src, dst in edges:
+        key = (room_of(src), room_of(dst))
+        if key[0] != key[1]:
+            counted[key] = counted.get(key, 0) + 1
+    lines.append("room imports (importer -> imported: file edges):")
+    for (a, b), n in sorted(counted.items(), key=lambda kv: (FLOORS.get(kv[0][0], 9), kv[0])):
+        lines.append("  %s -> %s: %d" % (a, b, n))
+    lines.append("file edges: %d" % len(edges))
+    if modules:
+        lines += ["  %s -> %s" % e for e in sorted(edges)]
+    found = problems(nodes, edges)
+    lines.append("problems: %d" % len(found))
+    lines += ["  " + p for p in found]
+    return "\n".join(lines), found
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--plugins", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "plugins"))
+    parser.add_argument("--modules", action="store_true", help="list every file-level edge")
+    args = parser.parse_args(argv)
+    text, found = report(os.path.normpath(args.plugins), args.modules)
+    print(text)
+    return 1 if found else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
