@@ -45,4 +45,4 @@ def test_an_upward_arrow_a_cycle_and_a_homeless_file_are_caught(tmp_path):
 
 def test_the_report_prints_rooms_and_problems():
     text, found = import_graph.report(os.path.join(testpaths.REPO, "plugins"))
-    assert "floor 0: host" in text and "problems: 0" in text and found == []
+    assert "floor 0  host" in text and "problems: 0" in text and found == []
