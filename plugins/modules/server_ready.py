@@ -248,33 +248,34 @@ journal_tail:
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.llmserve.sglang.plugins.module_utils.ready.params import DEFAULTS
 from ansible_collections.llmserve.sglang.plugins.module_utils.ready.waiter import BadInput, Waiter
 
 
 def main():
     module = AnsibleModule(
         argument_spec=dict(
-            url=dict(type="str", default="http://127.0.0.1:30000"),
-            health_path=dict(type="str", default="/health"),
+            url=dict(type="str", default=DEFAULTS["url"]),
+            health_path=dict(type="str", default=DEFAULTS["health_path"]),
             api_key=dict(type="str", no_log=True),
-            validate_certs=dict(type="bool", default=True),
+            validate_certs=dict(type="bool", default=DEFAULTS["validate_certs"]),
             log_path=dict(type="path"),
             unit=dict(type="str"),
             pid=dict(type="int"),
             pid_file=dict(type="path"),
-            node_rank=dict(type="int", default=0),
-            timeout=dict(type="float", default=1800),
-            stall_timeout=dict(type="float", default=600),
-            stage_timeouts=dict(type="dict", default={}),
-            interval=dict(type="float", default=1),
-            tail_lines=dict(type="int", default=40),
-            extra_patterns=dict(type="list", elements="dict", default=[], options=dict(
+            node_rank=dict(type="int", default=DEFAULTS["node_rank"]),
+            timeout=dict(type="float", default=DEFAULTS["timeout"]),
+            stall_timeout=dict(type="float", default=DEFAULTS["stall_timeout"]),
+            stage_timeouts=dict(type="dict", default=DEFAULTS["stage_timeouts"]),
+            interval=dict(type="float", default=DEFAULTS["interval"]),
+            tail_lines=dict(type="int", default=DEFAULTS["tail_lines"]),
+            extra_patterns=dict(type="list", elements="dict", default=DEFAULTS["extra_patterns"], options=dict(
                 regex=dict(type="str", required=True),
                 category=dict(type="str", default="unknown"),
                 remedy=dict(type="str"),
                 strong=dict(type="bool", default=True),
             )),
-            verify_generation=dict(type="bool", default=True),
+            verify_generation=dict(type="bool", default=DEFAULTS["verify_generation"]),
             progress_interval=dict(type="float"),
             resume_state=dict(type="dict", no_log=False),
         ),
