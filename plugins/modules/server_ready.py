@@ -14,8 +14,8 @@ version_added: "0.1.0"
 description:
   - Runs on the target host. Follows the server log incrementally (new bytes only, C(\r) progress bars
     collapsed), watches the server process or systemd unit, and probes the HTTP port.
-  - Ready means the server says so - the C(fired up) log line and/or C(health_path) answering 200 on node rank 0 -
-    confirmed by one real 1-token C(POST /generate) (see O(verify_generation)).
+  - Ready means the server says so - the C(fired up) log line and/or the readiness endpoint (O(health_path)) answering
+    200 on node rank 0 - confirmed by one real 1-token C(POST /generate) (see O(verify_generation)).
   - Fails at once when the process or unit is gone (also when it died before the wait began, in every mode), a few
     seconds after a fatal log line while the parent lingers (e.g. SGLang stays up about 70 s after the HTTP port
     bind fails),
@@ -31,10 +31,17 @@ extends_documentation_fragment:
   - llmserve.sglang.server_endpoint
 options:
   health_path:
-    description: Health endpoint. C(/health) runs a one-token generation on SGLang, so it is only called when the
-      port is open or the log says the HTTP server is up.
+    description:
+      - Readiness endpoint. Unset, it follows the SGLang version - C(/ready) from 0.5.20 on (200 once the server's
+        warm-up passed and it takes requests; no generation), C(/health) before (a one-token generation, which
+        SGLang answers in 1 s at the soonest) - and, without O(sglang_version), the module asks C(/ready) and keeps
+        to C(/health) when the server answers 404 for it.
+      - Only called when the port is open or the log says the HTTP server is up, with a timeout of at least 5 s
+        (a 1 s probe of C(/health) flaps).
     type: str
-    default: /health
+  sglang_version:
+    description: SGLang version the server runs (e.g. C(0.5.23)); picks the readiness endpoint (see O(health_path)).
+    type: str
   validate_certs:
     description: Verify TLS certificates for https URLs.
     type: bool
@@ -102,8 +109,8 @@ options:
         type: bool
         default: true
   verify_generation:
-    description: After C(health_path) says 200, send one real 1-token C(POST /generate) (C(GET /health_generate) when
-      C(/generate) is missing); a failure gives RV(reason=unhealthy).
+    description: After the readiness endpoint (or the log) says ready, send one real 1-token C(POST /generate)
+      (C(GET /health_generate) when C(/generate) is missing); a failure gives RV(reason=unhealthy).
     type: bool
     default: true
   progress_interval:
@@ -167,9 +174,14 @@ stages:
   type: list
   elements: dict
   sample: [{"stage": "load_weights", "began": 12.4}]
+health_path:
+  description: The readiness endpoint asked (C(/ready) or C(/health), see O(health_path)); null when it was never
+    asked.
+  returned: always
+  type: str
 health_status:
-  description: Last HTTP status of O(health_path) (null when never answered; when the C(fired up) line was seen the
-    module proves readiness with one generation instead of another C(/health) call, see RV(ready_by)).
+  description: Last HTTP status of the readiness endpoint (null when never answered; when the C(fired up) line was
+    seen the module proves readiness with one generation instead of another call, see RV(ready_by)).
   returned: always
   type: int
 log_tail:
@@ -256,7 +268,8 @@ def main():
     module = AnsibleModule(
         argument_spec=dict(
             url=dict(type="str", default=DEFAULTS["url"]),
-            health_path=dict(type="str", default=DEFAULTS["health_path"]),
+            health_path=dict(type="str"),
+            sglang_version=dict(type="str"),
             api_key=dict(type="str", no_log=True),
             validate_certs=dict(type="bool", default=DEFAULTS["validate_certs"]),
             log_path=dict(type="path"),

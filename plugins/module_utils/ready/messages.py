@@ -21,7 +21,9 @@ STAGE_OVER_BUDGET = "stage %s over its %ss budget (%.0fs)"
 STALLED = "no log output, CPU, I/O or GPU memory change for %.0fs"
 TIMED_OUT = "not ready within timeout %ss"
 LOG_READY_ENDPOINT_NOT = "log says ready but %s%s answers %s"
-GENERATION_FAILS = "%s answers 200 but a 1-token generation fails (%s)"
+GENERATION_FAILS = "%s but a 1-token generation fails (%s)"
+ENDPOINT_SAYS_READY = "%s answers 200"
+LOG_SAYS_READY = "the log says ready"
 EXIT_STATUS = " (exit status %s)"
 
 # the server was gone before the wait began

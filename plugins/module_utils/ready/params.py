@@ -18,10 +18,15 @@ except ImportError:  # pragma: no cover - Python 2 is not supported on targets
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.signatures import CATEGORIES
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.stages import STAGES
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import version as sglang_version
+
+# SGLang 0.5.20 added GET /ready: 200 once the warm-up passed and the server takes requests, no generation
+# (entrypoints/http_server.py; 0.5.19 has no such route). Before it, /health is the readiness probe.
+READY_ENDPOINT_SINCE = "0.5.20"
 
 DEFAULTS = {
     "url": "http://127.0.0.1:30000",
-    "health_path": "/health",
+    "health_path": None,  # chosen by the SGLang version: see readiness_path()
     "timeout": 1800.0,
     "stall_timeout": 600.0,
     "interval": 1.0,
@@ -57,6 +62,9 @@ def validate(p):
         raise BadInput("url %r has an invalid port" % p.get("url"))
     if not (p.get("health_path") or "/").startswith("/"):
         raise BadInput("health_path must start with '/'")
+    if p.get("sglang_version") is not None and not sglang_version.is_version(p["sglang_version"]):
+        raise BadInput("sglang_version %r is not a version: give it as X.Y.Z (e.g. 0.5.23), or leave it unset to "
+                       "ask the server" % (p["sglang_version"],))
     for k in ("timeout", "stall_timeout", "interval"):
         v = p.get(k)
         if v is None or not isinstance(v, (int, float)) or v <= 0:
@@ -84,3 +92,13 @@ def validate(p):
         raise BadInput("node_rank >= 1 serves an always-200 stub: give log_path and/or unit/pid to decide from")
     return {"host": parts.hostname, "port": port, "scheme": parts.scheme,
             "base": p["url"].rstrip("/")}
+
+
+def readiness_path(p):
+    """The endpoint that says ready: health_path when given; else /ready from SGLang 0.5.20 on and /health
+    before it; None when the version is unknown (the probe asks /ready and falls back to /health on a 404)."""
+    if p.get("health_path"):
+        return p["health_path"]
+    if p.get("sglang_version") is None:
+        return None
+    return "/ready" if sglang_version.compare(p["sglang_version"], READY_ENDPOINT_SINCE) >= 0 else "/health"

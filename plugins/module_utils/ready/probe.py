@@ -26,7 +26,7 @@ except ImportError:  # pragma: no cover - Python 2 is not supported on targets
 from ansible_collections.llmserve.sglang.plugins.module_utils.host import proc_watch
 from ansible_collections.llmserve.sglang.plugins.module_utils.nvidia import smi as nvidia_smi
 from ansible_collections.llmserve.sglang.plugins.module_utils.ready import messages
-from ansible_collections.llmserve.sglang.plugins.module_utils.ready.params import BadInput
+from ansible_collections.llmserve.sglang.plugins.module_utils.ready.params import BadInput, readiness_path
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.log import LogReader, LogUnreadable
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.signatures import Classifier
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.stages import StageTracker, progress_of
@@ -58,7 +58,7 @@ class Probe:
         self.cls = Classifier(params.get("extra_patterns"), s.get("cls"))
         self.proc = s.get("proc") or {}
         self.h = s.get("h") or {"status": None, "port_open": False, "last": None, "error": None,
-                                "calls": 0, "ready_hint_at": None}
+                                "calls": 0, "ready_hint_at": None, "path": readiness_path(params), "asked": False}
         self.last_progress = s.get("last_progress", 0.0)
         self.slow_polls = s.get("slow_polls", 0)
         self._last_port_probe = -1e9
@@ -210,15 +210,21 @@ class Probe:
         s.ready_hint_at = self.h["ready_hint_at"]
         if not s.rank0:
             return
+        s.health_path = self.h["path"] or "/ready"
         s.fast = s.stage == "ready" and s.verify_generation
         s.health = 200 if s.fast else self._http(s.now, urgent or (s.stage == "ready" and self.h["status"] != 200))
         s.health_error = self.h["error"]
+        s.health_path = self.h["path"] or "/ready"
         if s.health == 200 and s.first_strong_at is None:
             s.foreign_port = self._foreign_port()
             if s.stage == "starting" and s.has_log and s.pid:
                 s.process_age = proc_watch.age(s.pid)
         s.foreign_seen = bool(self.h.get("foreign"))
         s.answered_early_seen = bool(self.h.get("answered_early"))
+
+    def health_path(self):
+        """The readiness endpoint in use (None until an SGLang of unknown version answered once)."""
+        return self.h["path"]
 
     def remember_answered_early(self):
         self.h["answered_early"] = True
@@ -409,8 +415,15 @@ class Probe:
             return None
         self.h["last"] = now
         self.h["calls"] += 1
-        st, _body, err = self.request("GET", self.p["health_path"],
-                                      timeout=max(HEALTH_TIMEOUT_MIN, self.p["interval"] * 5))
+        timeout = max(HEALTH_TIMEOUT_MIN, self.p["interval"] * 5)
+        if self.h["path"] is None:
+            # The version is unknown: /ready where the server has it, else /health (an SGLang before 0.5.20
+            # answers 404 for a route it lacks; the answer is kept for the rest of the wait).
+            st, _body, err = self.request("GET", "/ready", timeout=timeout)
+            if st is not None:
+                self.h["path"] = "/health" if st == 404 else "/ready"
+        if self.h["path"] is not None:
+            st, _body, err = self.request("GET", self.h["path"], timeout=timeout)
         self.h["status"], self.h["error"] = st, err
         if st is None:
             self.h["port_open"] = self.port_open()

@@ -49,7 +49,7 @@ class Snapshot:
         "tail": (),                   # the last log lines
         "last_progress": 0.0,         # last log byte, CPU, I/O or GPU memory change
         # HTTP (rank 0)
-        "base": "", "health_path": "/health",
+        "base": "", "health_path": "/ready",  # the readiness endpoint: /ready (SGLang >= 0.5.20) or /health
         "health": None, "health_error": None,  # the readiness status: 200 also when the log said ready (see fast)
         "fast": False,                # "fired up" read and verify_generation on: a generation proves it, not /health
         "ready_hint_at": None,        # when the log first said ready
@@ -172,7 +172,8 @@ def generation_fails(s):
     if s.generation is None or s.generation[0]:
         return None
     detail = s.generation[1]
-    return Ending("unhealthy", messages.GENERATION_FAILS % (s.health_path, detail),
+    said = messages.LOG_SAYS_READY if s.fast else messages.ENDPOINT_SAYS_READY % s.health_path
+    return Ending("unhealthy", messages.GENERATION_FAILS % (said, detail),
                   key={"category": "scheduler_exception", "line": str(detail)[:300],
                        "remedy": messages.R_GENERATION})
 

@@ -73,7 +73,7 @@ class Waiter:
         p = self.p
         return verdicts.Snapshot(
             now=now, rank0=p["node_rank"] == 0, node_rank=p["node_rank"], unit=p.get("unit"),
-            base=self.net["base"], health_path=p["health_path"], fatal_grace=self.fatal_grace,
+            base=self.net["base"], fatal_grace=self.fatal_grace,
             stage_timeouts=p["stage_timeouts"], stall_timeout=p["stall_timeout"], timeout=p["timeout"],
             verify_generation=p["verify_generation"])
 
@@ -157,7 +157,7 @@ class Waiter:
         failed = reason is not None
         r = {"done": True, "failed": failed, "elapsed": round(now, 2), "stage": stages.stage,
              "stage_label": stages.label(), "stages": stages.stages, "health_status": h["status"],
-             "polls": self.n["polls"], "health_calls": h["calls"]}
+             "health_path": self.probe.health_path(), "polls": self.n["polls"], "health_calls": h["calls"]}
         r.update(self.probe.report(failed))
         if failed:
             r.update({"reason": reason, "category": verdict["category"], "key_line": verdict.get("line"),

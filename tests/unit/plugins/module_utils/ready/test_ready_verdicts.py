@@ -106,7 +106,7 @@ def test_generation_fails():
     assert V.generation_fails(Snapshot()) is None
     assert V.generation_fails(Snapshot(generation=(True, {"status": 200}))) is None
     e = V.generation_fails(Snapshot(generation=(False, {"status": 500}), health_path="/ready"))
-    assert e.reason == "unhealthy" and e.why.startswith("/ready answers 200")
+    assert e.reason == "unhealthy" and e.why.startswith("/ready answers 200 but")
     assert e.key["category"] == "scheduler_exception"
 
 
