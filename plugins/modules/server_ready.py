@@ -202,7 +202,8 @@ reason:
   description:
     - C(crashed) (the process or unit is gone - also when it was already gone as the wait began -, or a fatal line
       was logged while the parent lingers), C(stalled), C(timeout), C(unhealthy), C(not_running) (a pid that is not
-      running and no O(log_path) to explain it) or C(bad_input).
+      running and no O(log_path) to explain it), C(bad_input), or C(error) (server_ready itself broke: RV(msg) says
+      what and where; it says nothing about the server).
   returned: failure
   type: str
 category:
@@ -261,7 +262,7 @@ journal_tail:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.ready.params import DEFAULTS
-from ansible_collections.llmserve.sglang.plugins.module_utils.ready.waiter import BadInput, Waiter
+from ansible_collections.llmserve.sglang.plugins.module_utils.ready.waiter import BadInput, Waiter, error_result
 
 
 def main():
@@ -303,6 +304,10 @@ def main():
     except BadInput as e:
         reason = "not_running" if "not running" in str(e) else "bad_input"
         module.fail_json(msg=str(e), reason=reason, category="unknown", elapsed=0)
+    except Exception as e:  # noqa: BLE001 - the waiter's own failure is a verdict too
+        result = error_result(e, params)
+        result.pop("done")
+        module.fail_json(changed=False, **result)
     if module.check_mode:
         module.exit_json(changed=False, msg="check mode: options valid, not waiting", elapsed=0)
     result = waiter.run(budget=budget, return_on_stage_change=budget is not None)

@@ -41,7 +41,8 @@ R_TIMEOUT = ("still %s at the deadline and not idle: raise timeout, or per-stage
 R_FOREIGN_PORT = "another process answers on %s (ss -ltnp): stop it or change --port"
 R_CHECK_URL = "check url/port/api_key point at this server, and the firewall"
 R_GENERATION = "the scheduler cannot generate: read log_tail for the request's traceback; restart the server"
-R_NO_CAUSE = "no known failure line in the log; read log_tail and journal_tail"
+R_OWN_ERROR = ("server_ready itself could not go on, so this says nothing about the server: fix what the message "
+               "names, or report it with this message if it names nothing you can change")
 
 
 def failure(why, stage, elapsed, verdict):
@@ -59,3 +60,15 @@ def ready(elapsed):
 
 def worker_ready(node_rank, elapsed):
     return "SGLang worker (node_rank %s) initialised after %.1fs" % (node_rank, elapsed)
+
+
+def own_error(exc, where, secrets=()):
+    """What broke inside the waiter, with any secret (the API key) blanked in every spelling it may take
+    (as given, escaped by repr, or as the bytes http.client quotes)."""
+    text = "server_ready failed %s: %s: %s" % (where, type(exc).__name__, exc)
+    for secret in secrets:
+        if secret:
+            spellings = {secret, repr(secret)[1:-1], repr(secret.encode("utf-8", "replace"))[2:-1]}
+            for spelling in sorted(spellings, key=len, reverse=True):
+                text = text.replace(spelling, "<api_key>")
+    return text.replace("\n", " ")

@@ -39,6 +39,9 @@ DEFAULTS = {
 }
 
 
+_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f]")
+
+
 class BadInput(ValueError):
     pass
 
@@ -62,6 +65,11 @@ def validate(p):
         raise BadInput("url %r has an invalid port" % p.get("url"))
     if not (p.get("health_path") or "/").startswith("/"):
         raise BadInput("health_path must start with '/'")
+    for k in ("api_key", "health_path"):
+        if _CONTROL_RE.search(p.get(k) or ""):
+            # An HTTP request line or header cannot carry it (http.client refuses it); the key is never echoed.
+            raise BadInput("%s holds a control character (newline, tab, NUL, ...): no HTTP request can carry it; "
+                           "give it without (a key read from a file keeps its trailing newline: strip it)" % k)
     if p.get("sglang_version") is not None and not sglang_version.is_version(p["sglang_version"]):
         raise BadInput("sglang_version %r is not a version: give it as X.Y.Z (e.g. 0.5.23), or leave it unset to "
                        "ask the server" % (p["sglang_version"],))

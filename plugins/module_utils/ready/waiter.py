@@ -23,7 +23,9 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import os
 import time
+import traceback
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.ready import messages, verdicts
 from ansible_collections.llmserve.sglang.plugins.module_utils.ready.params import (  # noqa: F401 (BadInput: the module's)
@@ -42,6 +44,26 @@ def _boot_id():
             return f.read().strip()
     except (OSError, IOError):
         return None
+
+
+def where_it_broke(exc):
+    """The innermost frame of the collection's own code, and the one that raised when it is another's."""
+    frames = traceback.extract_tb(exc.__traceback__) if exc.__traceback__ else []
+    ours = [f for f in frames if "/module_utils/" in f.filename.replace(os.sep, "/")]
+    if not frames:
+        return "while waiting"
+    at = ours[-1] if ours else frames[-1]
+    text = "in %s (%s:%d)" % (at.name, os.path.basename(at.filename), at.lineno)
+    if frames[-1] is not at:
+        text += " raised by %s (%s:%d)" % (frames[-1].name, os.path.basename(frames[-1].filename), frames[-1].lineno)
+    return text
+
+
+def error_result(exc, params, elapsed=0.0):
+    """A verdict for the waiter's own failure: what broke and where, never a traceback or a bare None."""
+    return {"done": True, "failed": True, "reason": "error", "category": "unknown", "key_line": None,
+            "remedy": messages.R_OWN_ERROR, "elapsed": round(elapsed, 2),
+            "msg": messages.own_error(exc, where_it_broke(exc), secrets=[(params or {}).get("api_key")])}
 
 
 class Waiter:
@@ -79,6 +101,15 @@ class Waiter:
 
     # -- the loop ---------------------------------------------------------------------------------
     def run(self, budget=None, return_on_stage_change=False):
+        """Wait (at most ``budget`` seconds when given); the waiter's own exceptions come back as a verdict."""
+        try:
+            return self._run(budget, return_on_stage_change)
+        except Exception as e:  # noqa: BLE001 - any of our own failures: say what broke, never a traceback
+            r = error_result(e, self.p, self.now())
+            r.update(stage=self.probe.stages.stage, stages=self.probe.stages.stages)
+            return r
+
+    def _run(self, budget, return_on_stage_change):
         started = self.clock()
         if self.reported_stage is None:
             self.reported_stage = self.probe.stages.stage
