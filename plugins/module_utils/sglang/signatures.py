@@ -289,10 +289,12 @@ _OOM_FRAMES = [
 ]
 _FRAME_COMPILED = [(c, re.compile(rx), r) for c, rx, r in FRAME_RULES]
 
-# A bare exception whose message says GPU memory ran short is a memory failure whatever flag it names (SGLang
-# 0.5.15+: "ValueError: Loaded weights leave no GPU memory for the KV cache under --mem-fraction-static=...");
-# what it was short for (the message's subject, else the frame, else the stage) picks the oom_* category.
-_MEMORY_SHORT_RE = re.compile(r"(?i)\b(?:no|not enough|insufficient)\b[\w\s-]{0,30}?\b(?:GPU|device|CUDA)? ?memory\b")
+# A bare exception whose message says memory ran short is a memory failure whatever flag it names (SGLang 0.5.15+:
+# "ValueError: Loaded weights leave no GPU memory for the KV cache under --mem-fraction-static=..."): host memory
+# is host_oom; otherwise what it was short for (the message's subject, else the frame, else the stage) picks oom_*.
+_MEMORY_SHORT_RE = re.compile(r"(?i)\b(?:not enough|insufficient|leaves? no|no (?:free|available|remaining|more))\b"
+                              r"[\w\s()/-]{0,40}?\bmemory\b")
+_HOST_MEMORY_RE = re.compile(r"(?i)\b(?:host|CPU|pinned|system) memory\b")
 _MEMORY_SUBJECT = [("oom_kv", re.compile(r"(?i)KV[ -]?cache|KV pool|token pool|req_to_token|state cache")),
                    ("oom_cuda_graph", re.compile(r"(?i)cuda[ -]?graph"))]
 # A tensor shape that does not fit, raised where the draft model runs or loads: the draft was made for another target.
@@ -379,7 +381,9 @@ def match_line(table, line, stage="starting", frames=None, paths=None):
     if notice and not best.user:
         priority, strong = min(priority, NOTICE_PRIORITY), False
     draft = bool(frames) and any(_DRAFT_FRAME_RE.search(f) for f in frames)
-    if best.generic and _MEMORY_SHORT_RE.search(line):
+    if best.generic and _MEMORY_SHORT_RE.search(line) and _HOST_MEMORY_RE.search(line):
+        category, remedy, priority = "host_oom", R_HOSTOOM, 75
+    elif best.generic and _MEMORY_SHORT_RE.search(line):
         category, priority = "oom", 80
         for cat, rx in _MEMORY_SUBJECT:
             if rx.search(line):

@@ -191,3 +191,15 @@ def test_a_shape_error_where_the_draft_loads_is_a_draft_mismatch():
     assert v["category"] == "draft_mismatch" and "target hidden size" in v["remedy"]
     target = '  File "/opt/venv/sglang/srt/models/llama.py", line 500, in load_weights\n' + SIZE
     assert classify_text("Traceback (most recent call last):\n" + target)["category"] != "draft_mismatch"
+
+
+@pytest.mark.parametrize("line, category", [
+    # SGLang's own wordings (the wheels' mem_cache/memory_pool_host.py, model_runner_kv_cache_mixin.py, utils/common.py)
+    ("ValueError: Not enough host memory available. Requesting 80 GB but only have 12 GB free. Please reduce the size "
+     "of the hierarchical cache.", "host_oom"),
+    ("RuntimeError: Not enough GPU memory for hybrid (mamba/linear-attention) state cache. Computed "
+     "max_mamba_cache_size=0", "oom_kv"),
+    ("ValueError: No GPU memory values found.", "scheduler_exception"),  # nvidia-smi gave nothing: no shortage
+])
+def test_memory_wording_of_a_bare_exception(line, category):
+    assert classify_text(line + "\n")["category"] == category
