@@ -27,6 +27,7 @@ from ansible_collections.llmserve.sglang.plugins.module_utils.host import proc_w
 from ansible_collections.llmserve.sglang.plugins.module_utils.nvidia import smi as nvidia_smi
 from ansible_collections.llmserve.sglang.plugins.module_utils.ready import messages
 from ansible_collections.llmserve.sglang.plugins.module_utils.ready.params import BadInput, readiness_path
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import api
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.log import LogReader, LogUnreadable
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.signatures import Classifier
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.stages import StageTracker, progress_of
@@ -460,9 +461,8 @@ class Probe:
                           "speculative_draft_model_path"):
                     if k in body:
                         info[k] = body[k]
-                try:
-                    info["avg_spec_accept_length"] = body["internal_states"][0]["avg_spec_accept_length"]
-                except (KeyError, IndexError, TypeError):
-                    pass
+                accept = api.accept_length(body)
+                if accept is not None:
+                    info["avg_spec_accept_length"] = accept
                 break
         return info
