@@ -202,7 +202,7 @@ reason:
   description:
     - C(crashed) (the process or unit is gone - also when it was already gone as the wait began -, or a fatal line
       was logged while the parent lingers), C(stalled), C(timeout), C(unhealthy), C(not_running) (a pid that is not
-      running and no O(log_path) to explain it), C(bad_input), or C(error) (server_ready itself broke - RV(msg) says
+      running and no O(log_path) to explain it), C(bad_input), or C(error) (server_ready itself broke - C(msg) says
       what and where; it says nothing about the server).
   returned: failure
   type: str

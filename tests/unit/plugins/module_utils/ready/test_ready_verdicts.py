@@ -58,12 +58,15 @@ def test_fatal_line_lingers(now, fatal_at, ready_at, ends):
 
 
 def test_ready_on_rank0_needs_a_200_that_is_ours():
-    base = dict(health=200, stage="warmup", pid=5)
-    assert V.ready_on_rank0(Snapshot(**base)).failed is False
-    assert V.ready_on_rank0(Snapshot(**dict(base, health=503))) is None
-    assert V.ready_on_rank0(Snapshot(**dict(base, first_strong_at=3.0))) is None
-    assert V.ready_on_rank0(Snapshot(**dict(base, foreign_port=True))) is None
-    assert V.ready_on_rank0(Snapshot(**dict(base, rank0=False))) is None
+    def snap(**changes):
+        values = {"health": 200, "stage": "warmup", "pid": 5}
+        values.update(changes)
+        return Snapshot(**values)
+    assert V.ready_on_rank0(snap()).failed is False
+    assert V.ready_on_rank0(snap(health=503)) is None
+    assert V.ready_on_rank0(snap(first_strong_at=3.0)) is None
+    assert V.ready_on_rank0(snap(foreign_port=True)) is None
+    assert V.ready_on_rank0(snap(rank0=False)) is None
 
 
 @pytest.mark.parametrize("stage, has_log, age, early", [
@@ -84,7 +87,8 @@ def test_log_ready_but_endpoint_disagrees():
     e = V.log_ready_but_endpoint_disagrees(Snapshot(now=26.0, **s))
     assert e.reason == "unhealthy" and e.why == "log says ready but http://h:1/health answers 503"
     assert e.key["category"] == "unknown"
-    assert V.log_ready_but_endpoint_disagrees(Snapshot(now=26.0, **dict(s, health=200))) is None
+    s["health"] = 200
+    assert V.log_ready_but_endpoint_disagrees(Snapshot(now=26.0, **s)) is None
 
 
 @pytest.mark.parametrize("stage, began, quiet_since, alive, ready", [

@@ -130,7 +130,9 @@ KV_NO_ROOM = """[2026-12-03 10:00:01 TP0] Load weight end. type=LlamaForCausalLM
 [2026-12-03 10:00:01 TP0] Scheduler hit an exception: Traceback (most recent call last):
   File "/opt/venv/sglang/srt/model_executor/model_runner_kv_cache_mixin.py", line 129, in _profile_available_bytes
     raise ValueError(
-ValueError: Loaded weights leave no GPU memory for the KV cache under --mem-fraction-static=0.5. Raise --mem-fraction-static above 0.893 (minimum viable = 1 - available/pre = 0.8925). If using speculative decoding, draft weights count too.
+ValueError: Loaded weights leave no GPU memory for the KV cache under --mem-fraction-static=0.5. \
+Raise --mem-fraction-static above 0.893 (minimum viable = 1 - available/pre = 0.8925). \
+If using speculative decoding, draft weights count too.
 """
 
 DRAFT_MISSING = """Traceback (most recent call last):
@@ -139,7 +141,8 @@ DRAFT_MISSING = """Traceback (most recent call last):
   File "/opt/venv/sglang/srt/arg_groups/speculative_hook.py", line 26, in _resolve_speculative_algorithm_alias
   File "/opt/venv/transformers/utils/hub.py", line 488, in cached_files
     raise HFValidationError(
-huggingface_hub.errors.HFValidationError: Repo id must be in the form 'repo_name' or 'namespace/repo_name': '/models/no-draft'. Use `repo_type` argument if needed.
+huggingface_hub.errors.HFValidationError: Repo id must be in the form 'repo_name' or 'namespace/repo_name': \
+'/models/no-draft'. Use `repo_type` argument if needed.
 """
 
 
