@@ -142,8 +142,8 @@ def poll_cost(tmp, size, n=2000):
     sleeper = subprocess.Popen(["sleep", "600"])
     try:
         w = Waiter({"log_path": path, "pid": sleeper.pid, "url": "http://127.0.0.1:9"})
-        while w.reader.offset < os.path.getsize(path):
-            w._feed_log(0)
+        while w.probe.reader.offset < os.path.getsize(path):
+            w.probe.feed_log(0)
         line = b"[2026-01-12 10:31:12 TP0] Decode batch, #running-req: 1, #token: 100, gen throughput (token/s): 50\n"
         total = 0.0
         with open(path, "ab") as f:
@@ -151,8 +151,8 @@ def poll_cost(tmp, size, n=2000):
                 f.write(line)
                 f.flush()
                 t = time.perf_counter()
-                w._feed_log(1)
-                w._alive()
+                w.probe.feed_log(1)
+                w.probe.alive()
                 total += time.perf_counter() - t
         return total / n * 1e6
     finally:

@@ -60,7 +60,10 @@ class ActionModule(ActionBase):
         elapsed = res.get("elapsed", 0) or 0
         label = res.get("stage_label") or res.get("stage") or "?"
         if res.get("failed"):
-            return "[%s] %.0fs FAILED %s: %s" % (host, elapsed, res.get("reason"), res.get("category"))
+            if not res.get("reason"):
+                # Not the module's verdict (it could not run, or broke): its message is all there is.
+                return "[%s] %.0fs FAILED: %s" % (host, elapsed, (res.get("msg") or "no message").splitlines()[0][:300])
+            return "[%s] %.0fs FAILED %s: %s" % (host, elapsed, res["reason"], res.get("category"))
         if not pending:
             served = (res.get("server") or {}).get("served_model")
             return "[%s] %.0fs ready%s" % (host, elapsed, " (%s)" % served if served else "")

@@ -14,8 +14,8 @@ version_added: "0.1.0"
 description:
   - Runs on the target host. Follows the server log incrementally (new bytes only, C(\r) progress bars
     collapsed), watches the server process or systemd unit, and probes the HTTP port.
-  - Ready means the server says so - the C(fired up) log line and/or C(health_path) answering 200 on node rank 0 -
-    confirmed by one real 1-token C(POST /generate) (see O(verify_generation)).
+  - Ready means the server says so - the C(fired up) log line and/or the readiness endpoint (O(health_path)) answering
+    200 on node rank 0 - confirmed by one real 1-token C(POST /generate) (see O(verify_generation)).
   - Fails at once when the process or unit is gone (also when it died before the wait began, in every mode), a few
     seconds after a fatal log line while the parent lingers (e.g. SGLang stays up about 70 s after the HTTP port
     bind fails),
@@ -31,10 +31,17 @@ extends_documentation_fragment:
   - llmserve.sglang.server_endpoint
 options:
   health_path:
-    description: Health endpoint. C(/health) runs a one-token generation on SGLang, so it is only called when the
-      port is open or the log says the HTTP server is up.
+    description:
+      - Readiness endpoint. Unset, it follows the SGLang version - C(/ready) from 0.5.20 on (200 once the server's
+        warm-up passed and it takes requests; no generation), C(/health) before (a one-token generation, which
+        SGLang answers in 1 s at the soonest) - and, without O(sglang_version), the module asks C(/ready) and keeps
+        to C(/health) when the server answers 404 for it.
+      - Only called when the port is open or the log says the HTTP server is up, with a timeout of at least 5 s
+        (a 1 s probe of C(/health) flaps).
     type: str
-    default: /health
+  sglang_version:
+    description: SGLang version the server runs (e.g. C(0.5.23)); picks the readiness endpoint (see O(health_path)).
+    type: str
   validate_certs:
     description: Verify TLS certificates for https URLs.
     type: bool
@@ -102,8 +109,8 @@ options:
         type: bool
         default: true
   verify_generation:
-    description: After C(health_path) says 200, send one real 1-token C(POST /generate) (C(GET /health_generate) when
-      C(/generate) is missing); a failure gives RV(reason=unhealthy).
+    description: After the readiness endpoint (or the log) says ready, send one real 1-token C(POST /generate)
+      (C(GET /health_generate) when C(/generate) is missing); a failure gives RV(reason=unhealthy).
     type: bool
     default: true
   progress_interval:
@@ -167,9 +174,14 @@ stages:
   type: list
   elements: dict
   sample: [{"stage": "load_weights", "began": 12.4}]
+health_path:
+  description: The readiness endpoint asked (C(/ready) or C(/health), see O(health_path)); null when it was never
+    asked.
+  returned: always
+  type: str
 health_status:
-  description: Last HTTP status of O(health_path) (null when never answered; when the C(fired up) line was seen the
-    module proves readiness with one generation instead of another C(/health) call, see RV(ready_by)).
+  description: Last HTTP status of the readiness endpoint (null when never answered; when the C(fired up) line was
+    seen the module proves readiness with one generation instead of another call, see RV(ready_by)).
   returned: always
   type: int
 log_tail:
@@ -190,7 +202,8 @@ reason:
   description:
     - C(crashed) (the process or unit is gone - also when it was already gone as the wait began -, or a fatal line
       was logged while the parent lingers), C(stalled), C(timeout), C(unhealthy), C(not_running) (a pid that is not
-      running and no O(log_path) to explain it) or C(bad_input).
+      running and no O(log_path) to explain it), C(bad_input), or C(error) (server_ready itself broke - C(msg) says
+      what and where; it says nothing about the server).
   returned: failure
   type: str
 category:
@@ -214,6 +227,8 @@ category:
     - C(model_not_found) - model path or Hub repo id does not exist or lacks files.
     - C(model_access) - Hub refused access (gated, 401, no token, offline, no network).
     - C(model_unsupported) - architecture not supported by this SGLang / transformers.
+    - C(checkpoint_corrupt) - a weight file is missing, truncated or corrupt (the checkpoint is not whole).
+    - C(draft_mismatch) - the draft model's weights do not fit the target (a draft trained for another model).
     - C(warmup_failure) - the server's own warm-up request failed after the model loaded.
     - C(scheduler_exception) - a scheduler process raised, the cause is in the traceback.
     - C(unknown) - nothing recognised, key_line quotes the most telling line.
@@ -248,33 +263,35 @@ journal_tail:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.llmserve.sglang.plugins.module_utils.ready.waiter import BadInput, Waiter
+from ansible_collections.llmserve.sglang.plugins.module_utils.ready.params import DEFAULTS
+from ansible_collections.llmserve.sglang.plugins.module_utils.ready.waiter import BadInput, Waiter, error_result
 
 
 def main():
     module = AnsibleModule(
         argument_spec=dict(
-            url=dict(type="str", default="http://127.0.0.1:30000"),
-            health_path=dict(type="str", default="/health"),
+            url=dict(type="str", default=DEFAULTS["url"]),
+            health_path=dict(type="str"),
+            sglang_version=dict(type="str"),
             api_key=dict(type="str", no_log=True),
-            validate_certs=dict(type="bool", default=True),
+            validate_certs=dict(type="bool", default=DEFAULTS["validate_certs"]),
             log_path=dict(type="path"),
             unit=dict(type="str"),
             pid=dict(type="int"),
             pid_file=dict(type="path"),
-            node_rank=dict(type="int", default=0),
-            timeout=dict(type="float", default=1800),
-            stall_timeout=dict(type="float", default=600),
-            stage_timeouts=dict(type="dict", default={}),
-            interval=dict(type="float", default=1),
-            tail_lines=dict(type="int", default=40),
-            extra_patterns=dict(type="list", elements="dict", default=[], options=dict(
+            node_rank=dict(type="int", default=DEFAULTS["node_rank"]),
+            timeout=dict(type="float", default=DEFAULTS["timeout"]),
+            stall_timeout=dict(type="float", default=DEFAULTS["stall_timeout"]),
+            stage_timeouts=dict(type="dict", default=DEFAULTS["stage_timeouts"]),
+            interval=dict(type="float", default=DEFAULTS["interval"]),
+            tail_lines=dict(type="int", default=DEFAULTS["tail_lines"]),
+            extra_patterns=dict(type="list", elements="dict", default=DEFAULTS["extra_patterns"], options=dict(
                 regex=dict(type="str", required=True),
                 category=dict(type="str", default="unknown"),
                 remedy=dict(type="str"),
                 strong=dict(type="bool", default=True),
             )),
-            verify_generation=dict(type="bool", default=True),
+            verify_generation=dict(type="bool", default=DEFAULTS["verify_generation"]),
             progress_interval=dict(type="float"),
             resume_state=dict(type="dict", no_log=False),
         ),
@@ -289,6 +306,10 @@ def main():
     except BadInput as e:
         reason = "not_running" if "not running" in str(e) else "bad_input"
         module.fail_json(msg=str(e), reason=reason, category="unknown", elapsed=0)
+    except Exception as e:  # noqa: BLE001 - the waiter's own failure is a verdict too
+        result = error_result(e, params)
+        result.pop("done")
+        module.fail_json(changed=False, **result)
     if module.check_mode:
         module.exit_json(changed=False, msg="check mode: options valid, not waiting", elapsed=0)
     result = waiter.run(budget=budget, return_on_stage_change=budget is not None)

@@ -56,6 +56,16 @@ LOG_ERRORS = ("error", "critical", "fatal", "exception")
 
 # Errors from below SGLang, in their real wording: (source, stage the line shows up in, log lines, expected).
 BELOW = [
+    # A checkpoint that is not whole: the safetensors library's header checks (Debug names in older releases, lower
+    # case in newer ones) and torch's reader on a cut .bin archive.
+    ("safetensors", "load_weights", "safetensors_rust.SafetensorError: Error while deserializing header: "
+     "HeaderTooLarge", "checkpoint_corrupt"),
+    ("safetensors", "load_weights", "safetensors_rust.SafetensorError: Error while deserializing header: "
+     "MetadataIncompleteBuffer", "checkpoint_corrupt"),
+    ("safetensors", "load_weights", "safetensors_rust.SafetensorError: Error while deserializing header: "
+     "header too large", "checkpoint_corrupt"),
+    ("torch", "load_weights", "RuntimeError: PytorchStreamReader failed reading zip archive: failed finding central "
+     "directory", "checkpoint_corrupt"),
     ("torch", "load_weights", "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a "
      "total capacity of 79.19 GiB of which 1.02 GiB is free.", "oom_weights"),
     ("torch", "kv_cache", "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.17 GiB.", "oom_kv"),

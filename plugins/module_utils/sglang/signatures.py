@@ -28,6 +28,13 @@ Three general rules sit on top of the table:
 * The generic ``oom`` category is resolved from the stage the line was seen in:
   out of memory while loading weights, allocating the KV cache, capturing CUDA
   graphs or serving the first requests needs different fixes.
+* A bare exception whose message says GPU memory ran short is a memory failure
+  (resolved like ``oom``, first by what the message says it was short for),
+  even when it names a flag; one raised where the draft runs or loads
+  (``speculative``/``eagle``/``draft`` frames) with a tensor shape that does not
+  fit is ``draft_mismatch``.
+* When the log names a path the launch gave to a flag (its ``server_args=`` line,
+  or the draft's code path in the traceback), the remedy names that flag.
 
 The categories live in ``CATEGORY_DOCS`` here and nowhere else; the module's
 documentation is checked against it by a unit test.
@@ -37,6 +44,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import os
 import re
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.stages import StageTracker
@@ -61,6 +69,8 @@ CATEGORY_DOCS = (
     ("model_not_found", "model path or Hub repo id does not exist or lacks files"),
     ("model_access", "Hub refused access (gated, 401, no token, offline, no network)"),
     ("model_unsupported", "architecture not supported by this SGLang / transformers"),
+    ("checkpoint_corrupt", "a weight file is missing, truncated or corrupt (the checkpoint is not whole)"),
+    ("draft_mismatch", "the draft model's weights do not fit the target (a draft trained for another model)"),
     ("warmup_failure", "the server's own warm-up request failed after the model loaded"),
     ("scheduler_exception", "a scheduler process raised, the cause is in the traceback"),
     ("unknown", "nothing recognised, key_line quotes the most telling line"),
@@ -111,6 +121,13 @@ R_MODEL = ("the model was not found: check --model-path (a local folder with con
 R_ACCESS = ("the model Hub refused access: set HF_TOKEN for an account that accepted the "
             "model's licence (gated repos), check network access to huggingface.co, or use a "
             "local --model-path (HF_HUB_OFFLINE=1 needs the files in the cache)")
+R_CKPT = ("the checkpoint is not whole (a shard missing, truncated or corrupt, as an interrupted copy leaves it): "
+          "re-stage %s from its source and check it against the source's size and sha256")
+R_DRAFT = ("the draft's weights do not fit the target: it was trained for another model; check the draft config's "
+           "target hidden size, vocab size and aux layer ids against the target's config, or use the draft made for "
+           "this target (--speculative-draft-model-path)")
+R_PATH_FLAG = ("the path given to %s (%s) was not found or lacks files: check that value (a local folder with "
+               "config.json; an absolute path that does not exist is taken for a Hub repo id)")
 R_UNSUP = ("this SGLang / transformers does not know the model's architecture: upgrade "
            "sglang and transformers, or try --model-impl transformers")
 R_WATCHDOG = ("a forward step hung past --watchdog-timeout: check NCCL/GPU health "
@@ -189,12 +206,19 @@ BUILTIN = [
     ("model_not_found",
      r"is not a local folder and is not a valid model identifier|Repository Not Found|"
      r"RepositoryNotFoundError|HFValidationError|Repo id must be in the form|does not appear to have a file named \S+|"
-     r"Can't load the configuration of|Can't load tokenizer for|No such file or directory: '[^']*(?:config\.json|"
-     r"\.safetensors)'|EntryNotFoundError|Incorrect path_or_model_id|404 Client Error|Cannot find any model weights|"
-     r"shard file\(s\) missing", R_MODEL, 85, True),
+     r"Can't load the configuration of|Can't load tokenizer for|No such file or directory: ['\"][^'\"]*config\.json['\"]|"
+     r"EntryNotFoundError|Incorrect path_or_model_id|404 Client Error|Cannot find any model weights", R_MODEL, 85, True),
     ("model_unsupported",
      r"Model architectures? \[[^\]]*\] (?:is|are) not supported|Unsupported architectures?: |"
      r"but Transformers does not recognize this architecture", R_UNSUP, 85, True),
+    # The safetensors library's header checks (Debug names, and the lower-case Display wording of newer releases),
+    # SGLang's own index check (0.5.23 weight_utils: "... references N shard file(s) missing from ..."), a weight
+    # file the loader cannot open, and torch's reader on a cut .bin archive.
+    ("checkpoint_corrupt",
+     r"Error while deserializing header|SafetensorError|\b(?:HeaderTooLarge|HeaderTooSmall|"
+     r"InvalidHeader(?:Start|Deserialization|Length)|MetadataIncompleteBuffer)\b|incomplete metadata|file not fully covered|"
+     r"shard file\(s\) missing|No such file or directory: ['\"][^'\"]*\.(?:safetensors|bin)['\"]|"
+     r"PytorchStreamReader failed reading zip archive", R_CKPT, 88, True),
     # Driver API symbols are cu + CamelCase (cuGreenCtxDestroy, cuModuleGetFunction); runtime (cuda*),
     # cuBLAS/cuDNN (cublas*, cudnn*) and C++ symbols (_Z...) are import problems, not the driver's.
     ("driver_mismatch", r"undefined symbol: cu[A-Z]\w+", R_DRV, 80, True),
@@ -265,6 +289,23 @@ _OOM_FRAMES = [
 ]
 _FRAME_COMPILED = [(c, re.compile(rx), r) for c, rx, r in FRAME_RULES]
 
+# A bare exception whose message says memory ran short is a memory failure whatever flag it names (SGLang 0.5.15+:
+# "ValueError: Loaded weights leave no GPU memory for the KV cache under --mem-fraction-static=..."): host memory
+# is host_oom; otherwise what it was short for (the message's subject, else the frame, else the stage) picks oom_*.
+_MEMORY_SHORT_RE = re.compile(r"(?i)\b(?:not enough|insufficient|leaves? no|no (?:free|available|remaining|more))\b"
+                              r"[\w\s()/-]{0,40}?\bmemory\b")
+_HOST_MEMORY_RE = re.compile(r"(?i)\b(?:host|CPU|pinned|system) memory\b")
+_MEMORY_SUBJECT = [("oom_kv", re.compile(r"(?i)KV[ -]?cache|KV pool|token pool|req_to_token|state cache")),
+                   ("oom_cuda_graph", re.compile(r"(?i)cuda[ -]?graph"))]
+# A tensor shape that does not fit, raised where the draft model runs or loads: the draft was made for another target.
+_SHAPE_RE = re.compile(r"The size of tensor a \(\d+\) must match the size of tensor b \(\d+\)|size mismatch for \S+|"
+                       r"shapes cannot be multiplied|copying a param with shape")
+_DRAFT_FRAME_RE = re.compile(r"(?i)speculative|eagle|draft")
+# A path the log names, given to a launch flag (SGLang logs server_args=ServerArgs(model_path='...', ...)).
+_SERVER_ARGS_PATH_RE = re.compile(r"\b(\w*(?:_path|_dir|chat_template))='([^']+)'")
+_WEIGHT_FILE_RE = re.compile(r"[\w./-]*[\w-]+\.(?:safetensors|bin|pt|pth)\b(?!\.index)")
+DRAFT_FLAG = "--speculative-draft-model-path"
+
 
 def _excerpt(line, m, width=500):
     """The line, or for a long one (a flattened paste) the window around the match."""
@@ -315,12 +356,13 @@ def frame_of(line):
     return (m.group(1), m.group(2)) if m else None
 
 
-def match_line(table, line, stage="starting", frames=None):
+def match_line(table, line, stage="starting", frames=None, paths=None):
     """Best signature for one line: dict or None.
 
     ``frames`` are the traceback frame lines just above (see Classifier), used to
     place a bare exception line: the innermost frame that a FRAME_RULES entry
-    knows decides.
+    knows decides.  ``paths`` maps path values of the launch (from its server_args
+    line) to their flags, so that a remedy names the flag whose value is wrong.
     """
     best = None
     found = None
@@ -338,7 +380,19 @@ def match_line(table, line, stage="starting", frames=None):
     category, remedy, priority, strong = best.category, best.remedy, best.priority, best.strong
     if notice and not best.user:
         priority, strong = min(priority, NOTICE_PRIORITY), False
-    if best.generic:
+    draft = bool(frames) and any(_DRAFT_FRAME_RE.search(f) for f in frames)
+    if best.generic and _MEMORY_SHORT_RE.search(line) and _HOST_MEMORY_RE.search(line):
+        category, remedy, priority = "host_oom", R_HOSTOOM, 75
+    elif best.generic and _MEMORY_SHORT_RE.search(line):
+        category, priority = "oom", 80
+        for cat, rx in _MEMORY_SUBJECT:
+            if rx.search(line):
+                category = cat
+                remedy = _REMEDY[cat]
+                break
+    elif best.generic and draft and _SHAPE_RE.search(line):
+        category, remedy, priority = "draft_mismatch", R_DRAFT, 88
+    elif best.generic:
         placed = _place(frames) if frames else None
         if placed:
             category, remedy, priority = placed[0], placed[1], FRAME_PRIORITY
@@ -348,8 +402,36 @@ def match_line(table, line, stage="starting", frames=None):
     if category == "oom":
         category = _oom_by_frame(frames) or _OOM_BY_STAGE.get(stage, "oom_weights")
         remedy = _REMEDY[category]
+    if category == "checkpoint_corrupt":
+        named = _WEIGHT_FILE_RE.search(line)
+        remedy = R_CKPT % (os.path.basename(named.group(0)) if named else "the weight files the loader read last")
+    if category in ("model_not_found", "checkpoint_corrupt") and not best.user:
+        flag = _flag_of_path(line, paths) or (DRAFT_FLAG if draft else None)
+        if flag and category == "model_not_found":
+            remedy = R_PATH_FLAG % (flag, _path_in(line, paths, flag) or "the value given")
+        elif flag:
+            remedy += " (the files given to %s)" % flag
     return {"category": category, "remedy": remedy, "priority": priority,
             "strong": strong, "line": _excerpt(line, found), "stage": stage}
+
+
+def _flag_of_path(line, paths):
+    """The launch flag whose path value the line names (the longest such value), or None."""
+    hits = [(len(v), f) for v, f in (paths or {}).items() if v and v in line]
+    return max(hits)[1] if hits else None
+
+
+def _path_in(line, paths, flag):
+    for value, f in (paths or {}).items():
+        if f == flag and value in line:
+            return value
+    m = re.search(r"'(/[^']+)'|\"(/[^\"]+)\"", line)
+    return (m.group(1) or m.group(2)) if m else None
+
+
+def paths_of_server_args(line):
+    """{path value: --flag} from SGLang's server_args=ServerArgs(...) line."""
+    return dict((value, "--" + key.replace("_", "-")) for key, value in _SERVER_ARGS_PATH_RE.findall(line))
 
 
 def _oom_by_frame(frames):
@@ -382,10 +464,11 @@ class Classifier:
             self.frames = state.get("frames") or []
             self.frame_age = state.get("frame_age", 0)
             self.telling = state.get("telling")
+            self.paths = state.get("paths") or {}
 
     def dump(self):
         return {"best": self.best, "first_strong_at": self.first_strong_at, "frames": self.frames,
-                "frame_age": self.frame_age, "telling": self.telling}
+                "frame_age": self.frame_age, "telling": self.telling, "paths": self.paths}
 
     def reset(self):
         self.best = None
@@ -393,6 +476,7 @@ class Classifier:
         self.frames = []         # frame lines of the traceback being read
         self.frame_age = 0       # lines since the last one
         self.telling = None      # most telling unmatched line, for `unknown`
+        self.paths = {}          # path values of the launch -> their flags
 
     def feed(self, line, stage, now):
         if len(line) < 600 and frame_of(line):  # (a flattened paste is no frame line)
@@ -402,8 +486,10 @@ class Classifier:
             self.frame_age = 0
             return None
         self.frame_age += 1
+        if "server_args=ServerArgs(" in line:
+            self.paths.update(paths_of_server_args(line))
         frames = self.frames if self.frame_age <= FRAME_REACH else None
-        m = match_line(self.table, line, stage, frames)
+        m = match_line(self.table, line, stage, frames, self.paths)
         if m is None:
             if _TELLING_RE.search(line) and not NOISE_RE.search(line):
                 self.telling = line.strip()[:500]

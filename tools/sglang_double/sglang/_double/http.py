@@ -134,7 +134,7 @@ class Handler(BaseHTTPRequestHandler):
             ("POST", "/generate"): self.generate, ("PUT", "/generate"): self.generate,
             ("POST", "/v1/chat/completions"): self.chat,
         }
-        if at_least("0.5.23"):
+        if at_least("0.5.20"):  # GET /ready came with 0.5.20 (entrypoints/http_server.py; 0.5.19 lacks it)
             routes[("GET", "/ready")] = lambda: self._send(200 if st.status == "up" else 503)
         if st.args.get("enable_metrics"):
             routes[("GET", "/metrics")] = self.metrics

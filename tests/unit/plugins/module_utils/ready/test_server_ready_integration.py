@@ -97,6 +97,20 @@ def test_ready(double):
     assert t_ready is not None
 
 
+@pytest.mark.parametrize("version, told, path", [
+    ("0.5.23", None, "/ready"),            # asked, answered: /ready it is
+    ("0.5.10.post1", None, "/health"),     # /ready answers 404: /health
+    ("0.5.23", "0.5.23", "/ready"),
+    ("0.5.23", "0.5.15.post1", "/health"),  # told an older version: /health without asking /ready
+])
+def test_ready_from_the_endpoint_of_the_version(double, version, told, path):
+    # No log: readiness can only come from the endpoint.
+    d = double("ready", version=version)
+    r = wait(d, log_path=None, sglang_version=told)
+    assert not r["failed"], r["msg"]
+    assert r["health_path"] == path and r["ready_by"] == "health+generation" and r["health_status"] == 200
+
+
 @pytest.mark.parametrize("scenario, category", [
     ("crash_oom_cuda_graph", "oom_cuda_graph"),
     ("crash_oom_kv", "oom_kv"),

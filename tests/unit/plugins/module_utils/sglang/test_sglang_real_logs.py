@@ -52,6 +52,9 @@ def test_manifest_matches_folder():
 def test_real_log_category_and_key_line(name):
     exp = EXPECTED[name]
     v = classify_text(load(name))
+    if exp.get("known_miss", "").startswith("category"):
+        assert v["category"] != exp["category"], "a known miss now passes: drop its known_miss"
+        pytest.xfail(exp["known_miss"])
     assert v["category"] == exp["category"], (name, v)
     if exp["category"] == "unknown":
         # Nothing matched: the key line quotes the most telling line, never a notice.

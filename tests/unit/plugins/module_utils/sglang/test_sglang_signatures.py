@@ -122,3 +122,87 @@ def test_bare_exception_line_without_message_is_the_key_line():
             "AssertionError\n")
     v = classify_text(text)
     assert (v["category"], v["line"]) == ("scheduler_exception", "AssertionError")
+
+
+# -- rules added for the H200 misreads and the checkpoint categories (wording from the 0.5.15.post1 / 0.5.23 wheels'
+# model_runner_kv_cache_mixin.py, arg_groups/speculative_hook.py and weight_utils.py; hand-built, not held out)
+KV_NO_ROOM = """[2026-12-03 10:00:01 TP0] Load weight end. type=LlamaForCausalLM, dtype=torch.bfloat16, avail mem=1.2 GB
+[2026-12-03 10:00:01 TP0] Scheduler hit an exception: Traceback (most recent call last):
+  File "/opt/venv/sglang/srt/model_executor/model_runner_kv_cache_mixin.py", line 129, in _profile_available_bytes
+    raise ValueError(
+ValueError: Loaded weights leave no GPU memory for the KV cache under --mem-fraction-static=0.5. \
+Raise --mem-fraction-static above 0.893 (minimum viable = 1 - available/pre = 0.8925). \
+If using speculative decoding, draft weights count too.
+"""
+
+DRAFT_MISSING = """Traceback (most recent call last):
+  File "/opt/venv/sglang/srt/server_args.py", line 2709, in __post_init__
+  File "/opt/venv/sglang/srt/arg_groups/speculative_hook.py", line 90, in handle_speculative_decoding
+  File "/opt/venv/sglang/srt/arg_groups/speculative_hook.py", line 26, in _resolve_speculative_algorithm_alias
+  File "/opt/venv/transformers/utils/hub.py", line 488, in cached_files
+    raise HFValidationError(
+huggingface_hub.errors.HFValidationError: Repo id must be in the form 'repo_name' or 'namespace/repo_name': \
+'/models/no-draft'. Use `repo_type` argument if needed.
+"""
+
+
+def test_weights_leaving_no_kv_room_is_memory_not_arguments():
+    v = classify_text(KV_NO_ROOM)
+    assert v["category"] == "oom_kv", v
+    assert "--mem-fraction-static" in v["remedy"] and "--context-length" in v["remedy"] and "--tp" in v["remedy"]
+    assert "--help" not in v["remedy"]
+
+
+def test_a_missing_draft_names_the_draft_flag_not_model_path():
+    v = classify_text(DRAFT_MISSING)
+    assert v["category"] == "model_not_found"
+    assert "--speculative-draft-model-path" in v["remedy"] and "/models/no-draft" in v["remedy"]
+    assert "--model-path" not in v["remedy"].replace("--speculative-draft-model-path", "")
+
+
+def test_a_path_of_the_launch_names_its_flag():
+    log = ("[2026-12-03 10:00:00] server_args=ServerArgs(model_path='/models/llama', tokenizer_path='/models/tok', "
+           "speculative_draft_model_path='/models/draft', port=30000)\n"
+           "OSError: Can't load tokenizer for '/models/tok'. If you were trying to load it from the Hub, make sure\n")
+    v = classify_text(log)
+    assert v["category"] == "model_not_found" and "--tokenizer-path (/models/tok)" in v["remedy"]
+
+
+@pytest.mark.parametrize("line, named", [
+    ("RuntimeError: /m/model.safetensors.index.json references 1 shard file(s) missing from /m (incomplete "
+     "download?): ['model-00003-of-00004.safetensors']", "model-00003-of-00004.safetensors"),
+    ("safetensors_rust.SafetensorError: Error while deserializing header: MetadataIncompleteBuffer", None),
+    ("safetensors_rust.SafetensorError: Error while deserializing header: incomplete metadata, file not fully covered",
+     None),
+    ('FileNotFoundError: No such file or directory: "/m/model-00002-of-00004.safetensors"',
+     "model-00002-of-00004.safetensors"),
+])
+def test_a_checkpoint_that_is_not_whole(line, named):
+    v = classify_text(line + "\n")
+    assert v["category"] == "checkpoint_corrupt" and "re-stage" in v["remedy"]
+    if named:
+        assert "re-stage %s" % named in v["remedy"]
+
+
+SIZE = "RuntimeError: The size of tensor a (512) must match the size of tensor b (256) at non-singleton dimension 1\n"
+
+
+def test_a_shape_error_where_the_draft_loads_is_a_draft_mismatch():
+    draft = ('  File "/opt/venv/sglang/srt/speculative/eagle_worker.py", line 124, in __init__\n'
+             '  File "/opt/venv/sglang/srt/models/llama_eagle3.py", line 240, in load_weights\n') + SIZE
+    v = classify_text("Traceback (most recent call last):\n" + draft)
+    assert v["category"] == "draft_mismatch" and "target hidden size" in v["remedy"]
+    target = '  File "/opt/venv/sglang/srt/models/llama.py", line 500, in load_weights\n' + SIZE
+    assert classify_text("Traceback (most recent call last):\n" + target)["category"] != "draft_mismatch"
+
+
+@pytest.mark.parametrize("line, category", [
+    # SGLang's own wordings (the wheels' mem_cache/memory_pool_host.py, model_runner_kv_cache_mixin.py, utils/common.py)
+    ("ValueError: Not enough host memory available. Requesting 80 GB but only have 12 GB free. Please reduce the size "
+     "of the hierarchical cache.", "host_oom"),
+    ("RuntimeError: Not enough GPU memory for hybrid (mamba/linear-attention) state cache. Computed "
+     "max_mamba_cache_size=0", "oom_kv"),
+    ("ValueError: No GPU memory values found.", "scheduler_exception"),  # nvidia-smi gave nothing: no shortage
+])
+def test_memory_wording_of_a_bare_exception(line, category):
+    assert classify_text(line + "\n")["category"] == category

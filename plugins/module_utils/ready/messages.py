@@ -1,0 +1,74 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The words of server_ready's verdicts, apart from the rules that pick them (verdicts.py).
+
+The failure causes found in the log have their remedies in sglang/signatures.py; these are the
+texts for how the wait itself ended.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+FIRED_UP = "The server is fired up and ready to roll!"
+
+# why the wait ended
+PROCESS_EXITED = "server process %s exited"
+UNIT_STOPPED = "unit %s is %s/%s"
+FATAL_LINGERS = "fatal error in log %.0fs ago and no recovery"
+STAGE_OVER_BUDGET = "stage %s over its %ss budget (%.0fs)"
+STALLED = "no log output, CPU, I/O or GPU memory change for %.0fs"
+TIMED_OUT = "not ready within timeout %ss"
+LOG_READY_ENDPOINT_NOT = "log says ready but %s%s answers %s"
+GENERATION_FAILS = "%s but a 1-token generation fails (%s)"
+ENDPOINT_SAYS_READY = "%s answers 200"
+LOG_SAYS_READY = "the log says ready"
+EXIT_STATUS = " (exit status %s)"
+
+# the server was gone before the wait began
+UNIT_DIED_BEFORE = "unit %s died before the wait began (%s/%s, result %s)"
+PID_DIED_BEFORE = "pid %s is not running: it exited before the wait began (or the pid is wrong)"
+SUPERVISED_DIED_BEFORE = "server (pid %s) exited before the wait began"
+
+# remedies for the endings the log does not explain
+R_EXIT_2 = "exit status 2 is argparse's: check the launch arguments"
+R_STALL_NCCL = ("NCCL/torch.distributed init does not finish: on PCIe boxes try NCCL_P2P_DISABLE=1; check "
+                "--dist-init-addr reachability and that every node was started; NCCL_DEBUG=INFO tells where it waits")
+R_STALL = "the server is stuck: py-spy dump --pid <pid> (and children) shows where"
+R_TIMEOUT = ("still %s at the deadline and not idle: raise timeout, or per-stage stage_timeouts to catch slow "
+             "stages sooner")
+R_FOREIGN_PORT = "another process answers on %s (ss -ltnp): stop it or change --port"
+R_CHECK_URL = "check url/port/api_key point at this server, and the firewall"
+R_GENERATION = "the scheduler cannot generate: read log_tail for the request's traceback; restart the server"
+R_OWN_ERROR = ("server_ready itself could not go on, so this says nothing about the server: fix what the message "
+               "names, or report it with this message if it names nothing you can change")
+
+
+def failure(why, stage, elapsed, verdict):
+    """The one-line diagnosis: what ended the wait and where, the key log line, the category and what to try."""
+    parts = ["%s in stage %s after %.0fs" % (why, verdict.get("stage") or stage, elapsed)]
+    if verdict.get("line"):
+        parts.append("log: %s" % verdict["line"][:300])
+    parts.append("%s -> try: %s" % (verdict["category"], verdict["remedy"]))
+    return " | ".join(parts).replace("\n", " ")
+
+
+def ready(elapsed):
+    return "SGLang server ready after %.1fs" % elapsed
+
+
+def worker_ready(node_rank, elapsed):
+    return "SGLang worker (node_rank %s) initialised after %.1fs" % (node_rank, elapsed)
+
+
+def own_error(exc, where, secrets=()):
+    """What broke inside the waiter, with any secret (the API key) blanked in every spelling it may take
+    (as given, escaped by repr, or as the bytes http.client quotes)."""
+    text = "server_ready failed %s: %s: %s" % (where, type(exc).__name__, exc)
+    for secret in secrets:
+        if secret:
+            spellings = {secret, repr(secret)[1:-1], repr(secret.encode("utf-8", "replace"))[2:-1]}
+            for spelling in sorted(spellings, key=len, reverse=True):
+                text = text.replace(spelling, "<api_key>")
+    return text.replace("\n", " ")
