@@ -337,7 +337,7 @@ def evaluate(fabric, gpus):
             notes.append("GPU%s not in lspci's listing: its bridges were not checked" % ", GPU".join(
                 str(i) for i in missing))
     for severity, indexes, bridges, why in _acs_findings(fabric, p2p, modes):
-        names = ", ".join("%s (%s: %s)" % (_short(b["bdf"]), b["name"].split(" (")[0], " ".join(
+        names = ", ".join("%s (%s: %s)" % (_short(b["bdf"]), _device_name(b["name"]), " ".join(
             bit + "+" for bit in b["redirect"])) for b in bridges)
         addresses = [_short(b["bdf"]) for b in bridges]
         setpci = "; ".join("setpci -s %s ECAP_ACS+0x6.w=0000" % a for a in addresses)
@@ -377,7 +377,9 @@ def evaluate(fabric, gpus):
                          "nothing to fix on the host" % ", ".join(gns))
         others = sorted(pair for pair in bad if bad[pair] != "GNS")
         if others:
-            first = int(others[0].split("-")[0])
+            # the GPU in most of the pairs: the one whose link to its peers is cut
+            ends = [int(end) for pair in others for end in pair.split("-")]
+            first = max(sorted(set(ends)), key=ends.count)
             problems.append(_problem(
                 "gpu_p2p", WARNING, "no GPU-to-GPU P2P between %s: %s" % (", ".join(
                     "GPU%s-GPU%s" % tuple(pair.split("-")) for pair in others[:8]) + (
@@ -430,6 +432,13 @@ def _acs_findings(fabric, p2p, modes):
         else:
             merged.append((severity, list(indexes), list(bridges), why))
     return merged
+
+
+def _device_name(name):
+    """``PCI bridge: Advanced Micro Devices, Inc. [AMD] Device 153e (prog-if 00 [Normal decode])`` -> the vendor and
+    device only."""
+    name = name.split(": ", 1)[-1]
+    return re.sub(r"\s*\((?:prog-if|rev) [^)]*\)", "", name).strip()
 
 
 def _cmdline_summary(settings):
