@@ -354,9 +354,11 @@ def evaluate(fabric, gpus):
         detail = "%s: the IOMMU translates their DMA (domain type %s)" % (
             ", ".join(label[i] for i in translated), "/".join(kind))
         if "OK" in statuses or "U" in statuses:
-            problems.append(_problem("iommu", ERROR, detail + "; nvidia-smi reports P2P between them, so NCCL sends "
-                                     "GPU-to-GPU traffic through the IOMMU: NCCL hangs after init on such hosts "
-                                     "(vllm#33041, NVIDIA NCCL troubleshooting 'IOMMU')", IOMMU_FIX, translated[0]))
+            problems.append(_problem("iommu", ERROR, detail + "; %s, so NCCL sends GPU-to-GPU traffic through the "
+                                     "IOMMU: NCCL hangs after init on such hosts (vllm#33041, NVIDIA NCCL "
+                                     "troubleshooting 'IOMMU')" % ("nvidia-smi reports P2P OK between them" if "OK" in
+                                                                   statuses else "P2P between them was not read"),
+                                     IOMMU_FIX, translated[0]))
         else:
             problems.append(_problem("iommu", WARNING, detail + "; P2P is not available between them, so NCCL "
                                      "copies through host memory (slower all-reduce)", IOMMU_FIX, translated[0]))
@@ -364,7 +366,9 @@ def evaluate(fabric, gpus):
         notes.append("IOMMU mode of the GPUs unknown: they are not in this host's sysfs (kernel command line: "
                      "%s)" % _cmdline_summary(iommu["cmdline"]))
     else:
-        notes.append("IOMMU: %s" % ", ".join("%s %s" % (label[i], modes[i]) for i in sorted(modes)))
+        notes.append("IOMMU (%s groups on the host): %s" % (
+            "?" if iommu.get("groups") is None else iommu["groups"],
+            ", ".join("%s %s" % (label[i], modes[i]) for i in sorted(modes))))
 
     if fabric["p2p_error"]:
         problems.append(_problem("gpu_p2p", WARNING, "P2P not checked: %s" % fabric["p2p_error"],

@@ -172,7 +172,7 @@ def test_real_rtxpro6000_host_with_acs_redirect_cleared_and_iommu_off_is_clean(t
     problems, notes = verdict(facts, ASUS_GPUS)
     assert facts["applies"] and facts["why"] == "8 GPUs, PCIe only"
     assert problems == []
-    assert notes == ["IOMMU: " + ", ".join("GPU%d (%s:00.0) off" % (i, b) for i, b in enumerate(ASUS_GPUS))]
+    assert notes == ["IOMMU (0 groups on the host): " + ", ".join("GPU%d (%s:00.0) off" % (i, b) for i, b in enumerate(ASUS_GPUS))]
 
 
 def test_acs_redirect_with_p2p_ok_and_the_iommu_translating_is_an_error_naming_bridges_and_fix(tmp_path):
