@@ -150,7 +150,7 @@ def parse_cmdline(text):
     acs}``, each the value as given or None."""
     settings = {"intel_iommu": None, "amd_iommu": None, "iommu": None, "passthrough": None, "acs": []}
     for word in (text or "").split():
-        key, _, value = word.partition("=")
+        key, value = word.partition("=")[::2]
         if key in ("intel_iommu", "amd_iommu", "iommu"):
             settings[key] = value
         elif key == "iommu.passthrough":
@@ -421,8 +421,8 @@ def _acs_findings(fabric, p2p, modes):
         key = (severity, tuple(b["bdf"] for b in bad))
         groups.setdefault(key, {"gpus": [], "bridges": bad, "why": why})["gpus"].append(gpu["index"])
     findings = []
-    for (severity, _), entry in sorted(groups.items(), key=lambda item: (item[0][0] != ERROR, item[1]["gpus"])):
-        findings.append((severity, entry["gpus"], entry["bridges"], entry["why"]))
+    for key, entry in sorted(groups.items(), key=lambda item: (item[0][0] != ERROR, item[1]["gpus"])):
+        findings.append((key[0], entry["gpus"], entry["bridges"], entry["why"]))
     # Bridges shared by several GPUs (a switch's upstream port, a root port) are named once per finding; merge the
     # findings that share a severity and a reason so an 8-GPU host with one bad root port reads as one line.
     merged = []

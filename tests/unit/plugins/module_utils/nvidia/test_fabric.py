@@ -178,7 +178,7 @@ def test_real_rtxpro6000_host_with_acs_redirect_cleared_and_iommu_off_is_clean(t
 def test_acs_redirect_with_p2p_ok_and_the_iommu_translating_is_an_error_naming_bridges_and_fix(tmp_path):
     facts = collect(tmp_path, fixture("fabric", "h100x8-gpud", "lspci-vvv.txt"), H100_REDIRECTED,
                     p2p_all("OK", 4), "BOOT_IMAGE=/vmlinuz ro intel_iommu=on", domain_type="DMA")
-    problems, _ = verdict(facts, H100_REDIRECTED)
+    problems = verdict(facts, H100_REDIRECTED)[0]
     acs = [p for p in problems if p["check"] == "pcie_acs"]
     assert [(p["severity"], p["gpu"]) for p in acs] == [(fabric.ERROR, 0)]
     detail, remedy = acs[0]["detail"], acs[0]["remedy"]
@@ -205,7 +205,7 @@ def test_acs_redirect_with_the_iommu_in_passthrough_is_a_warning(tmp_path):
 def test_acs_redirect_where_p2p_is_not_supported_is_a_warning_and_p2p_ns_is_reported(tmp_path):
     facts = collect(tmp_path, fixture("fabric", "h100x8-gpud", "lspci-vvv.txt"), H100_REDIRECTED,
                     p2p_all("NS", 4), "", domain_type="DMA")
-    problems, _ = verdict(facts, H100_REDIRECTED)
+    problems = verdict(facts, H100_REDIRECTED)[0]
     by_check = dict((p["check"], p) for p in problems)
     assert sorted(by_check) == ["gpu_p2p", "iommu", "pcie_acs"]
     assert all(p["severity"] == fabric.WARNING for p in problems)
@@ -217,7 +217,7 @@ def test_acs_redirect_where_p2p_is_not_supported_is_a_warning_and_p2p_ns_is_repo
 def test_iommu_translating_without_acs_redirect_is_an_error_with_p2p_ok(tmp_path):
     facts = collect(tmp_path, fixture("fabric", "rtxpro6000x8-asus", "lspci-vvv.txt"), ASUS_GPUS,
                     p2p_all("OK", 8), "amd_iommu=on", domain_type="DMA-FQ")
-    problems, _ = verdict(facts, ASUS_GPUS)
+    problems = verdict(facts, ASUS_GPUS)[0]
     assert [(p["check"], p["severity"]) for p in problems] == [("iommu", fabric.ERROR)]
     assert "domain type DMA-FQ" in problems[0]["detail"]
 
@@ -267,7 +267,7 @@ def test_gate_refuses_acs_redirect_above_a_gpu_naming_the_root_port(tmp_path):
 
 
 def test_gate_without_root_warns_that_acs_was_not_read(tmp_path):
-    _, problems = gate(tmp_path, "", FAKE_LSPCI_USER="1")
+    problems = gate(tmp_path, "", FAKE_LSPCI_USER="1")[1]
     assert [(p["check"], p["severity"]) for p in problems] == [("pcie_acs", gh.WARNING)]
     assert "become: true" in problems[0]["remedy"] and "17:01.1" in problems[0]["detail"]
 
@@ -287,6 +287,6 @@ def test_gate_without_lspci_says_so(tmp_path):
 
 
 def test_gate_reports_p2p_ns_for_one_gpu(tmp_path):
-    _, problems = gate(tmp_path, "p2p_ns:5")
+    problems = gate(tmp_path, "p2p_ns:5")[1]
     assert [(p["check"], p["severity"], p["gpu"]) for p in problems] == [("gpu_p2p", gh.WARNING, 5)]
     assert "GPU0-GPU5" in problems[0]["detail"] and "GPU5-GPU7" in problems[0]["detail"]
