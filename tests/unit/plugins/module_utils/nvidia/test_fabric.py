@@ -41,13 +41,14 @@ def gpus_at(buses):
 
 
 def sysfs(tmp_path, buses, domain_type=None):
-    """A /sys/bus/pci/devices and /sys/kernel/iommu_groups as the kernel lays them out: each GPU's device folder,
+    """A /sys/bus/pci/devices and /sys/kernel/iommu_groups as the kernel lays them out: each GPU's device folder
+    (``buses``: bus numbers of GPUs at <bus>:00.0, or full addresses),
     with an ``iommu_group`` link to its group (holding ``type``) when ``domain_type`` is given (None: no IOMMU)."""
     devices, groups = tmp_path / "devices", tmp_path / "iommu_groups"
     devices.mkdir()
     groups.mkdir()
     for number, bus in enumerate(buses):
-        dev = devices / ("0000:%s:00.0" % bus)
+        dev = devices / (bus if ":" in bus else "0000:%s:00.0" % bus)
         dev.mkdir()
         if domain_type:
             group = groups / str(40 + number)
@@ -161,6 +162,23 @@ def test_iommu_domain_type_decides_over_the_command_line(tmp_path):
     assert info["groups"] == 2
     assert info["gpus"]["0000:18:00.0"] == {"group": "40", "type": "DMA-FQ", "mode": fabric.TRANSLATED}
     assert info["gpus"]["0000:3a:00.0"]["mode"] == fabric.UNKNOWN  # not in this sysfs
+
+
+def test_real_h200_p2p_r_and_iommu_listing(tmp_path):
+    # The lent H200 (tests/fixtures/nvidia/h200-fabric): topo -p2p r of one GPU, no IOMMU group although the
+    # kernel's default domain type is "Translated"; the GPU's sysfs folder exists (h200-device/pci-sysfs.txt).
+    assert fabric.parse_p2p(fixture("h200-fabric", "topo-p2p-r.txt")) == {}
+    cmdline = fixture("h200-fabric", "proc-cmdline.txt")
+    assert fabric._cmdline_mode(fabric.parse_cmdline(cmdline)) == fabric.TRANSLATED  # what the fallback would say
+    assert "Default domain type: Translated" in fixture("h200-fabric", "dmesg-iommu.txt")
+    slot = [line.split()[0] for line in fixture("h200-device", "pci-sysfs.txt").splitlines() if "0x10de" in line][0]
+    devices, groups = sysfs(tmp_path, [slot])
+    assert int(fixture("h200-fabric", "iommu-groups-count.txt")) == len(os.listdir(groups)) == 0
+    info = fabric.read_iommu([slot], cmdline, devices, groups)
+    assert info["gpus"][slot] == {"group": None, "type": None, "mode": fabric.OFF}
+    one = fabric.collect(None, None, "/usr/bin/nvidia-smi", gpus_at(["00"]), ns.parse_topology(
+        fixture("h200-health", "topo-m.txt")))
+    assert not one["applies"]
 
 
 # ---------------------------------------------------------------- verdicts
