@@ -17,6 +17,10 @@ description:
     reasons, PCIe link, temperature, persistence, MIG, fabric state, recovery action), C(nvidia-smi topo -m),
     C(--query-compute-apps), C(nvlink --status) where NVLink exists, the card's own PCIe link capability from
     sysfs, and the kernel log (C(dmesg) and C(journalctl -k -b)) for Xid events since the driver loaded.
+  - "On hosts with two or more GPUs and a GPU pair without NVLink, the PCIe fabric between them (C(pcie_fabric)):
+    ACS P2P redirect on the bridges above each GPU (C(lspci -vvv -D)), the IOMMU domain of each GPU
+    (C(/sys/kernel/iommu_groups), C(/proc/cmdline)) and GPU-to-GPU P2P (C(nvidia-smi topo -p2p r)), the causes of
+    NCCL hangs after init on PCIe-only boxes. Each finding names the bridges, the fix and its cost."
   - Each check gives a verdict per GPU or per host. A problem has a C(check) name, the C(gpu) index (null for the
     host), a C(severity) (C(error) makes the host unhealthy, C(warning) does not), a C(detail) and a C(remedy).
   - Never fails by itself, also not on a host without a driver; C(healthy) says the verdict and the caller
@@ -82,6 +86,15 @@ options:
     default: []
   kernel_log:
     description: Read the kernel log for Xid events. Needs root where C(kernel.dmesg_restrict=1).
+    type: bool
+    default: true
+  pcie_fabric:
+    description:
+      - Check the PCIe fabric between the GPUs (checks C(pcie_acs), C(iommu), C(gpu_p2p)) where it matters, on two
+        or more GPUs with a pair without NVLink. Reading the bridges' ACS needs root (C(lspci)) and C(pciutils).
+      - "Rules: ACS redirect above a GPU is an error where nvidia-smi reports P2P OK and the IOMMU translates the
+        GPU's DMA (or that is unknown), a warning otherwise; an IOMMU translating the GPUs' DMA is an error where
+        P2P is reported OK; GPU pairs without P2P are a warning. See docs/gpu_health.md."
     type: bool
     default: true
   dcgm_diag:
@@ -193,7 +206,9 @@ facts:
     - Raw facts the checks read. C(gpus) per GPU (ECC counters, remap state, clock event reasons and counters,
       PCIe gen/width current and maximum, card maximum from sysfs, temperatures, power, recovery action, fabric
       state), C(driver_version), C(cuda_driver_version), C(nvcc), C(topology), C(processes), C(nvlink),
-      C(xids) (code, pci, message, line), C(kernel_log_source), C(pci_devices), C(dropped_fields).
+      C(xids) (code, pci, message, line), C(kernel_log_source), C(pci_devices), C(dropped_fields),
+      C(pcie_fabric) (C(applies), C(why), per GPU the C(bridges) above it with their ACS control and redirect
+      bits, C(p2p) status per GPU pair, C(iommu) domain per GPU and the kernel command line's settings).
   returned: always
   type: dict
 nccl:
@@ -225,6 +240,7 @@ def main():
             own_process_patterns=dict(type="list", elements="str", default=[]),
             ignore=dict(type="list", elements="str", default=[]),
             kernel_log=dict(type="bool", default=True),
+            pcie_fabric=dict(type="bool", default=True),
             dcgm_diag=dict(type="bool", default=False),
             nccl_allreduce=dict(type="bool", default=False),
             nccl_python=dict(type="path", default="/opt/sglang/venv/bin/python"),

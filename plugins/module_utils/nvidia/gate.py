@@ -25,7 +25,8 @@ def unknown_ignores(names):
 def check(params, run, which, tmpdir):
     """``(result, warnings)``: the module's return values (healthy, problems, ignored, summary, notes, checks, facts,
     nccl) and the warnings to show. ``run(argv, data=None) -> (rc, out, err)``, ``which(name) -> path or None``."""
-    facts = gh.collect(run, which, nvidia_smi=params["nvidia_smi_path"], kernel_log=params["kernel_log"])
+    facts = gh.collect(run, which, nvidia_smi=params["nvidia_smi_path"], kernel_log=params["kernel_log"],
+                       pcie_fabric=params.get("pcie_fabric", True))
     problems = gh.evaluate(facts, params)
     skipped = set()
     if not params["kernel_log"]:
@@ -116,6 +117,9 @@ def _verdicts(kept, ignored, skipped, facts):
         verdicts["nvlink"] = "skipped"
     if not facts["nvswitch"] and not any(gpu["fabric_state"] for gpu in facts["gpus"]):
         verdicts["fabric_manager"] = "skipped"
+    if not (facts.get("pcie_fabric") or {}).get("applies"):
+        for name in ("pcie_acs", "iommu", "gpu_p2p"):
+            verdicts[name] = "skipped"
     for item in ignored:
         verdicts[item["check"]] = "ignored"
     for item in kept:

@@ -17,6 +17,7 @@ import os
 import re
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.host import ownership
+from ansible_collections.llmserve.sglang.plugins.module_utils.nvidia import fabric as fabric_mod
 from ansible_collections.llmserve.sglang.plugins.module_utils.nvidia import smi as smi_mod
 from ansible_collections.llmserve.sglang.plugins.module_utils.nvidia import xid as xid_mod
 
@@ -65,8 +66,8 @@ PCIE_X16_GBPS = {1: 4.0, 2: 8.0, 3: 15.75, 4: 31.5, 5: 63.0, 6: 121.0}
 ALL_CHECKS = [
     "nvidia_smi", "gpu_count", "gpu_model", "driver", "toolkit", "ecc_mode", "ecc_errors", "retired_pages",
     "remapped_rows", "recovery_action", "clock_events", "temperature", "pcie_link", "persistence_mode",
-    "mig_mode", "foreign_processes", "nvlink", "fabric_manager", "xid", "kernel_log", "dcgm_diag",
-    "nccl_allreduce",
+    "mig_mode", "foreign_processes", "nvlink", "fabric_manager", "pcie_acs", "iommu", "gpu_p2p", "xid",
+    "kernel_log", "dcgm_diag", "nccl_allreduce",
 ]
 
 DEFAULTS = {
@@ -239,12 +240,12 @@ def query_health(run, smi):
 
 
 def collect(run, which, nvidia_smi=None, sysfs="/sys/bus/pci/devices", proc_root="/proc", kernel_log=True,
-            nvcc_path=None):
+            nvcc_path=None, pcie_fabric=True, iommu_groups="/sys/kernel/iommu_groups"):
     """Gather the raw facts. Never raises; a failing tool is recorded in ``facts['errors']``."""
     facts = {"nvidia_smi": None, "smi_error": None, "driver_version": None, "cuda_driver_version": None,
              "nvcc": None, "gpus": [], "dropped_fields": [], "pci_devices": [], "topology": None,
              "processes": [], "nvlink": None, "fabricmanager_active": None, "kernel_log_source": None,
-             "kernel_log_errors": [], "xids": [], "nvswitch": False}
+             "kernel_log_errors": [], "xids": [], "nvswitch": False, "pcie_fabric": None}
     facts["pci_devices"] = smi_mod.pci_nvidia_devices(sysfs)
     facts["nvswitch"] = any(dev["class"].startswith("0x0680") for dev in facts["pci_devices"])
     nvcc = smi_mod.find_nvcc(which, nvcc_path)
@@ -286,6 +287,10 @@ def collect(run, which, nvidia_smi=None, sysfs="/sys/bus/pci/devices", proc_root
     if facts["nvswitch"] and which("systemctl"):
         rc, out, err = run(["systemctl", "is-active", "nvidia-fabricmanager"])
         facts["fabricmanager_active"] = (out or "").strip() == "active"
+    if pcie_fabric:
+        facts["pcie_fabric"] = fabric_mod.collect(run, which, smi, gpus, facts["topology"],
+                                                  cmdline_path=os.path.join(proc_root, "cmdline"),
+                                                  devices_dir=sysfs, groups_dir=iommu_groups)
     return facts
 
 
@@ -641,6 +646,7 @@ def evaluate(facts, opts):
         problems += check_modes(gpu)
     problems += check_processes(facts, opts)
     problems += check_fabric(facts)
+    problems += fabric_mod.evaluate(facts.get("pcie_fabric"), facts["gpus"])[0]
     problems += check_xids(facts)
     return order_problems(problems)
 
@@ -675,6 +681,7 @@ def notes(facts):
                 and idle:
             lines.append("%s: PCIe Gen%d at idle (Gen%d under load; idle GPUs lower the link speed to save "
                          "power)" % (_gpu_label(gpu), gpu["pcie_gen_current"], gpu["pcie_gen_max"]))
+    lines += fabric_mod.evaluate(facts.get("pcie_fabric"), facts["gpus"])[1]
     if facts["kernel_log_source"]:
         lines.append("kernel log read from %s: %d Xid event(s) since the driver loaded"
                      % (facts["kernel_log_source"], len(facts["xids"])))

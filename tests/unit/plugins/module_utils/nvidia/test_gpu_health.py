@@ -156,7 +156,8 @@ def fake_host(profile, faults=""):
                               universal_newlines=True, check=False)
         return proc.returncode, proc.stdout, proc.stderr
 
-    tools = {"nvidia-smi": os.path.join(FAKE, "nvidia-smi"), "dmesg": os.path.join(FAKE, "dmesg")}
+    tools = {"nvidia-smi": os.path.join(FAKE, "nvidia-smi"), "dmesg": os.path.join(FAKE, "dmesg"),
+             "lspci": os.path.join(FAKE, "lspci")}
     return run, tools.get
 
 
