@@ -34,6 +34,7 @@ except ImportError:  # pragma: no cover - Python 2 is not supported on targets
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.host import proc_watch
 from ansible_collections.llmserve.sglang.plugins.module_utils.nvidia import smi as nvidia_smi
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.api import accept_length
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.log import LogReader, LogUnreadable
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.signatures import Classifier, CATEGORIES
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.stages import StageTracker, STAGES, progress_of
@@ -324,10 +325,9 @@ class Waiter:
                           "speculative_draft_model_path"):
                     if k in body:
                         info[k] = body[k]
-                try:
-                    info["avg_spec_accept_length"] = body["internal_states"][0]["avg_spec_accept_length"]
-                except (KeyError, IndexError, TypeError):
-                    pass
+                accept = accept_length(body)  # the mean over DP ranks, as spec_check and the benchmark read it
+                if accept is not None:
+                    info["avg_spec_accept_length"] = accept
                 break
         return info
 
