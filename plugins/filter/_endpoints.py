@@ -11,16 +11,20 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.llmserve.sglang.plugins.module_utils.host.net import local_url
+from ansible_collections.llmserve.sglang.plugins.module_utils.host.net import local_url, split_listen_address
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.api import accept_length
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.replica import worker_urls
 
 
-def _local_url(listen_host, port, scheme="http"):
+def _local_url(listen_host, port=None, scheme="http"):
+    """``listen_host`` and ``port``, or one ``HOST:PORT`` listen address when ``port`` is left out."""
     try:
+        if port is None:
+            listen_host, port = split_listen_address(listen_host)
         return local_url(listen_host, port, scheme)
     except (TypeError, ValueError):
-        raise AnsibleFilterError("_local_url: port %r is not a number: set the listener's port to an integer" % (port,))
+        raise AnsibleFilterError("_local_url: %r / %r is not a listen address and port: give HOST and PORT, or HOST:PORT"
+                                 % (listen_host, port))
 
 
 def _replica_urls(hosts, hostvars, groups, scheme="http", default_port=30000):

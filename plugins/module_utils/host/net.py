@@ -26,6 +26,17 @@ def host_port(address, port):
     return "%s:%s" % (address, port)
 
 
+def split_listen_address(address):
+    """``'0.0.0.0:9090'`` -> ``('0.0.0.0', 9090)``; ``'[::]:9090'`` -> ``('::', 9090)``; ``':9090'`` -> ``('', 9090)``
+    (Prometheus' ``--web.listen-address`` and the like). Raises ValueError without a port."""
+    host, sep, port = str(address).rpartition(":")
+    if not sep or not port.isdigit():
+        raise ValueError("%r is not HOST:PORT" % (address,))
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    return host, int(port)
+
+
 def local_url(listen_host, port, scheme="http"):
     """The URL a client on the same machine uses for a server listening on ``listen_host``:``port``.
 

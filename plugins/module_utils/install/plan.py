@@ -279,15 +279,15 @@ def request(settings, python, old_spec, wheel_names, compute_caps):
     ``server_env``.
     """
     spec = install_spec(settings, python, wheel_names)
-    venv_python = settings["venv"] + "/bin/python"
+    sglang_argv = [settings["venv"] + "/bin/python", "-m", "pip", "install", "--no-deps"] \
+        + (["--force-reinstall"] if settings.get("force_reinstall") else []) \
+        + spec["sources"] + ["sglang==%s" % settings["version"]]
     return {
         "spec": spec,
         "reinstall": bool(settings.get("force_reinstall")) or old_spec != spec,
         "sources": spec["sources"],
         "pip_env": pip_env(settings),
-        "sglang_argv": [venv_python, "-m", "pip", "install", "--no-deps"]
-                       + (["--force-reinstall"] if settings.get("force_reinstall") else [])
-                       + spec["sources"] + ["sglang==%s" % settings["version"]],
+        "sglang_argv": sglang_argv,
         "server_env": server_env(settings, compute_caps),
     }
 

@@ -29,7 +29,6 @@ NEW_CLI = (0, 5, 23)
 ADAPTIVE_FLAG = (0, 5, 11)
 
 
-
 def sm120_env(ptxas_path=None):
     """The environment SGLang needs on compute capability 12.x (RTX PRO 6000, ...): the one home of this rule.
 

@@ -17,7 +17,8 @@ PLAY = """
         content: "{{ {'status': server_host | llmserve.sglang._local_url(server_port),
                       'router': groups['gpu'] | llmserve.sglang._replica_urls(hostvars, groups, 'http', 30000),
                       'accept': {'internal_states': [{'avg_spec_accept_length': 3.0}, {'avg_spec_accept_length': 2.0}]}
-                                | llmserve.sglang._accept_length} | to_json }}"
+                                | llmserve.sglang._accept_length,
+                      'prometheus': '[::]:9090' | llmserve.sglang._local_url} | to_json }}"
       delegate_to: localhost
 """
 
@@ -41,10 +42,12 @@ def test_filters_through_ansible(tmp_path):
     env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(testpaths.REPO, "ansible.cfg"))
     run = subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", str(tmp_path / "inv.yml"),
                           str(tmp_path / "play.yml"), "-e", "out=%s" % tmp_path],
-                         cwd=testpaths.REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
+                         cwd=testpaths.REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                         universal_newlines=True, check=False)
     assert run.returncode == 0, run.stdout[-3000:]
     g1 = json.loads((tmp_path / "g1.json").read_text())
     assert g1["status"] == "http://[::1]:30000"            # the issue's case: status on server_host "::1"
     assert g1["router"] == ["http://10.0.0.1:30000", "http://[fd00::3]:30010"]
     assert g1["accept"] == 2.5
+    assert g1["prometheus"] == "http://[::1]:9090"                  # one HOST:PORT listen address
     assert json.loads((tmp_path / "g2.json").read_text())["status"] == "http://127.0.0.1:30000"

@@ -81,3 +81,17 @@ def test_listening_sockets_sees_a_real_listener_and_only_listeners():
 
 def test_listening_sockets_unreadable_proc(tmp_path):
     assert net.listening_sockets(30000, proc_root=str(tmp_path)) is None
+
+
+@pytest.mark.parametrize("address, parts", [
+    ("0.0.0.0:9090", ("0.0.0.0", 9090)), ("[::]:9090", ("::", 9090)), (":9090", ("", 9090)),
+    ("10.0.0.5:9090", ("10.0.0.5", 9090)), ("[fd00::5]:9090", ("fd00::5", 9090)),
+])
+def test_split_listen_address(address, parts):
+    assert net.split_listen_address(address) == parts
+
+
+@pytest.mark.parametrize("bad", ["9090x", "host", "host:", "[::1]"])
+def test_split_listen_address_needs_a_port(bad):
+    with pytest.raises(ValueError, match="not HOST:PORT"):
+        net.split_listen_address(bad)

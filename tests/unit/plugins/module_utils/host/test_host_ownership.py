@@ -42,7 +42,7 @@ def test_identity_and_descent_of_real_processes():
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
     try:
         me = ownership.identity(os.getpid())
-        assert me and sys.executable.split("/")[-1] in me["cmdline"]
+        assert me and os.path.basename(sys.executable) in me["cmdline"]
         assert ownership.parent(child.pid) == os.getpid()
         assert ownership.descends_from(child.pid, os.getpid())
         assert ownership.descends_from(child.pid, child.pid)

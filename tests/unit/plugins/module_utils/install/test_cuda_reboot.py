@@ -10,8 +10,9 @@ NEW = {"present": True, "driver_version": "580.95.05", "kernel_module_flavor": "
 CHANGED = ["driver packages changed"]
 
 
-def decide(policy="if_needed", gpu=OLD, changes=CHANGED, marker=False, serving=(), if_serving=False):
-    return cr.decide(policy, gpu, "580", "open", changes, marker, list(serving), if_serving)
+def decide(policy="if_needed", gpu=None, changes=None, marker=False, serving=(), if_serving=False):
+    return cr.decide(policy, OLD if gpu is None else gpu, "580", "open", CHANGED if changes is None else changes, marker,
+                     list(serving), if_serving)
 
 
 @pytest.mark.parametrize("policy, gpu, changes, marker, serving, if_serving, action, required", [

@@ -27,7 +27,7 @@ def test_log_lines_and_server_info_layouts():
     assert sa.log_accept_lengths(text) == [2.5, 1.0]
     assert sa.log_accept_lengths("Decode batch, #running-req: 1, gen throughput (token/s): 9,") == []
     assert accept_length({"internal_states": [{"avg_spec_accept_length": 3.0},
-                                                             {"avg_spec_accept_length": 2.0}]}) == 2.5
+                                              {"avg_spec_accept_length": 2.0}]}) == 2.5
     assert accept_length({"internal_states": [{"last_gen_throughput": 1.0}]}) is None
     assert accept_length(None) is None
     assert sa.meta_accept({"completion_tokens": 48, "spec_verify_ct": 15}) == (48, 15.0)

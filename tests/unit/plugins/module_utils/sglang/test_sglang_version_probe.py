@@ -13,7 +13,7 @@ from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import vers
 def runner(pythonpath):
     def run(argv):
         env = dict(os.environ, PYTHONPATH=str(pythonpath), PYTHONNOUSERSITE="1")
-        p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, env=env)
+        p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, env=env, check=False)
         return p.returncode, p.stdout, p.stderr
     return run
 
