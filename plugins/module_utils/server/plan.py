@@ -235,6 +235,7 @@ def validate(raw):
     _validate_spec(s, raw, bad, started)
     _validate_env(s, bad)
     _validate_args(s, bad)
+    _validate_text(s, bad)
     for name in ("unit_hardening", "unit_limits", "unit_extra"):
         for k, v in sorted(s[name].items(), key=lambda kv: str(kv[0])):
             if not UNIT_KEY_RE.match(str(k)):
@@ -296,14 +297,79 @@ def _validate_env(s, bad):
                         "use letters, digits and '_', not starting with a digit, e.g. NCCL_DEBUG")
             elif not _scalar(v):
                 bad.add(name, {k: v}, "has a value that is not a string or number", "give a plain value, e.g. \"1\"")
-            elif v is not None and ("\n" in str(v) or "\x00" in str(v)):
-                bad.add(name, {k: "..."}, "has a value with a line break or NUL", "give a one-line value")
+            elif v is not None and _control_name(str(v)):
+                bad.add(name, {k: "..."}, "has a value with %s" % _control_name(str(v)), "give a one-line value")
+
+
+# Numeric SGLang options whose argparse type is int/float with no range (SGLang checks none of these before it has
+# loaded the weights, or at all): (low, low_inclusive, high or None, example). Keyed by the option name as written.
+ARG_RANGES = {
+    "mem-fraction-static": (0.0, False, 1.0, 0.85),
+    "schedule-conservativeness": (0.0, False, None, 1.0),
+    "max-running-requests": (1, True, None, 256),
+    "cuda-graph-max-bs": (1, True, None, 128),
+    "max-total-tokens": (1, True, None, 262144),
+    "context-length": (1, True, None, 131072),
+    "max-prefill-tokens": (1, True, None, 16384),
+    "page-size": (1, True, None, 64),
+    "stream-interval": (1, True, None, 1),
+    "dp-size": (1, True, None, 1),
+    "pp-size": (1, True, None, 1),
+    "ep-size": (1, True, None, 8),
+    "watchdog-timeout": (0.0, False, None, 300),
+    "dist-timeout": (1, True, None, 600),
+    "num-continuous-decode-steps": (1, True, None, 1),
+    "max-queued-requests": (1, True, None, 1024),
+}
+# C0 control characters and DEL: a newline in an HTTP header value, a unit file line or an argv element splits it.
+CONTROL_RE = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def _control_name(v):
+    """'newline', 'NUL', ... for the first control character of v's text, or None."""
+    m = CONTROL_RE.search(v) if isinstance(v, str) else None
+    if not m:
+        return None
+    c = m.group(0)
+    return {"\n": "a newline", "\r": "a carriage return", "\x00": "a NUL", "\t": "a tab"}.get(c, "control character 0x%02x" % ord(c))
+
+
+def _validate_text(s, bad):
+    """Text that reaches a header, a unit line or an argv element: one line of printable characters."""
+    checks = [(name, s[name], s[name]) for name in ("api_key", "served_model_name", "model_path", "python", "home",
+                                                      "config_dir", "log_dir", "host")]
+    for key in ("draft_model_path", "algorithm"):
+        if isinstance(s["speculative"].get(key), str):
+            checks.append(("speculative", s["speculative"][key], {key: s["speculative"][key]}))
+    for name, value, shown in checks:
+        what = _control_name(value)
+        if what:
+            bad.add(name, shown, "contains %s" % what,
+                    "remove it (a stray line break from a vault or a file lookup: use | trim)", secret=name == "api_key")
 
 
 def _validate_args(s, bad):
     for k, v in sorted(s["args"].items(), key=lambda kv: str(kv[0])):
         if not FLAG_RE.match(str(k)):
             bad.add("args", {k: v}, "has a key that is not an SGLang option name", "give option names like mem-fraction-static")
+            continue
+        values = v if isinstance(v, (list, tuple)) else [v]
+        what = next((w for w in (_control_name(x) for x in values) if w), None)
+        if what:
+            bad.add("args", {k: v}, "has a value that contains %s" % what,
+                    "give it on one line without control characters (| trim a looked-up value)")
+            continue
+        rng = ARG_RANGES.get(str(k).lstrip("-").replace("_", "-"))
+        if rng is None or v is None or isinstance(v, bool):
+            continue
+        low, low_inclusive, high, example = rng
+        n = _to_float(v)
+        if n is None:
+            continue  # not a number: SGLang's own parser (the preflight) says so in its words
+        if n < low or (n == low and not low_inclusive) or (high is not None and n > high):
+            bounds = "%s %s%s" % (">=" if low_inclusive else ">", low, " and <= %s" % high if high is not None else "")
+            bad.add("args", {k: v}, "is out of range (SGLang does not check it before loading the model)",
+                    "give a value %s, e.g. %s: %s" % (bounds, k, example))
 
 
 # --------------------------------------------------------------------------------------------------------------------

@@ -108,7 +108,7 @@ def test_crash_looping_unit_counts_as_not_running():
     ("dist_init_port", 65534, "server_dist_init_port=65534 is out of range"),
     ("env", {"BAD NAME": "x"}, 'server_env={"BAD NAME": "x"} has a name that is not an environment variable name'),
     ("env", {"OK": {"nested": 1}}, "has a value that is not a string or number"),
-    ("env", {"OK": "a\nb"}, "has a value with a line break"),
+    ("env", {"OK": "a\nb"}, "has a value with a newline"),
     ("base_env", {"1X": "y"}, "server_base_env="),
     ("instance", "../etc", "cannot name a systemd unit"),
     ("instance", "", "cannot name a systemd unit"),
