@@ -32,6 +32,7 @@ from ansible_collections.llmserve.sglang.plugins.module_utils.server.layout impo
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.argv import render, shell_join
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.replica import NOT_A_GROUP, NOT_A_MEMBER, replica_nodes
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.version import is_version
+from ansible_collections.llmserve.sglang.plugins.module_utils.server.orphans import MARKER as ORPHAN_MARKER
 
 MANAGED = "Managed by llmserve.sglang.server: changes here are overwritten."
 HELPERS = ("sglang_peer_watch.py", "sglang_supervise.py")
@@ -49,7 +50,7 @@ SETTINGS = {
     "create_user": "bool", "home": "str", "config_dir": "str", "log_dir": "str", "log_keep": "int",
     "restart_policy": "str", "restart_sec": "int", "start_limit_burst": "int", "start_limit_interval": "int",
     "stop_timeout": "int", "unit_hardening": "dict", "unit_limits": "dict", "unit_extra": "dict",
-    "restart": "str", "preflight": "bool", "rollback": "bool", "stop_on_failure": "bool", "wait": "bool",
+    "restart": "str", "preflight": "bool", "on_failure": "str", "stop_grace_unready": "int", "wait": "bool",
     "ready_timeout": "int", "stall_timeout": "int", "ready_interval": "float", "stage_timeouts": "dict",
     "tail_lines": "int", "progress_interval": "float", "tp_group": "str", "dist_init_host": "str",
     "dist_init_port": "int", "peer_watch": "bool", "peer_watch_port": "int",
@@ -67,11 +68,13 @@ CHOICES = {
     "restart_policy": ("no", "on-failure", "on-abnormal", "always"),
     "restart": ("always", "changed", "never"),
     "spec_check": ("off", "warn", "fail"),
+    "on_failure": ("rollback", "stop"),
 }
 # (minimum, maximum or None) of the numbers.
 RANGES = {
     "tp": (1, None), "port": (1, 65535), "log_keep": (0, None), "restart_sec": (0, None),
     "start_limit_burst": (1, None), "start_limit_interval": (0, None), "stop_timeout": (1, None),
+    "stop_grace_unready": (1, None),
     "ready_timeout": (1, None), "stall_timeout": (1, None), "ready_interval": (0.1, None), "tail_lines": (0, None),
     "progress_interval": (1, None), "dist_init_port": (1, 65530), "peer_watch_port": (1, 65535),
     "spec_min_accept_length": (1.0, None), "spec_check_requests": (0, None), "spec_check_max_new_tokens": (1, None),
@@ -381,6 +384,7 @@ def paths(s):
     d = "%s/%s" % (s["config_dir"].rstrip("/"), inst)
     run = "%s/%s" % (RUN_ROOT, inst)
     return {
+        "instance": inst,
         "unit_name": "sglang-%s.service" % inst,
         "unit": "/etc/systemd/system/sglang-%s.service" % inst,
         "instance_dir": d,
@@ -568,6 +572,8 @@ def plan(raw_settings, host):
     env = dict(base_env)
     env.update(launch["env"])
     env.update(user_env)
+    # every process of the instance inherits it (through setsid and double forks): how a stop finds what it left
+    env[ORPHAN_MARKER] = s["instance"]
     if s["cuda_visible_devices"]:
         env["CUDA_VISIBLE_DEVICES"] = ",".join(str(d) for d in s["cuda_visible_devices"])
     out.update(argv=launch["argv"], env=dict((k, str(v)) for k, v in env.items()), warnings=launch["warnings"])
@@ -692,15 +698,18 @@ def settle(own, peers):
     return out
 
 
-def failure_message(own, ready, failed_step, rollback_ready, failed_nodes, rollback_enabled):
-    """The one message a failed start ends with: the waiter's own diagnosis, the replica's, what became of the old one.
+def failure_message(own, ready, failed_step, rollback_ready, failed_nodes, on_failure="rollback"):
+    """The one message a failed start ends with: the waiter's own diagnosis, the replica's, how the server that failed
+    was stopped, what it left on the GPUs, and what became of the previous configuration.
 
     ``ready`` is server_ready's result (its ``msg`` is the full diagnosis), ``failed_step`` the instance controller's
-    result for step=failed (peer_failure, rolled_back), ``rollback_ready`` server_ready's result for the previous
-    configuration, ``failed_nodes`` the nodes of the replica whose wait failed.
+    result for action=recover (peer_failure, stopped, orphans, rolled_back), ``rollback_ready`` server_ready's result
+    for the previous configuration, ``failed_nodes`` the nodes of the replica whose wait failed, ``on_failure``
+    server_on_failure (rollback or stop).
     """
     label = own.get("label") or "the server"
-    peer = (failed_step or {}).get("peer_failure")
+    failed_step = failed_step or {}
+    peer = failed_step.get("peer_failure")
     if peer:
         delay = float(peer.get("time") or 0) - float(peer.get("sent") or peer.get("time") or 0)
         why = ("%s is not ready: node %s of the replica failed (%s), so this node (rank %s) was stopped %.1f s later "
@@ -710,18 +719,29 @@ def failure_message(own, ready, failed_step, rollback_ready, failed_nodes, rollb
         why += "."
     else:
         why = "%s is not ready: node(s) %s of the replica failed (see their messages)." % (label, ", ".join(failed_nodes or []))
+    stopped = failed_step.get("stopped") or {}
+    if stopped.get("killed"):
+        why += " It did not act on SIGTERM: killed after %s s (server_stop_grace_unready)." % stopped.get("grace")
+    ended = (failed_step.get("orphans") or {}).get("ended") or []
+    if ended:
+        why += " Ended %d process(es) it left on the GPUs: %s." % (len(ended), ", ".join(
+            "pid %s (%s MiB)" % (o.get("pid"), o.get("used_memory_mib")) for o in ended))
     log = " Log kept: %s." % own.get("paths", {}).get("log", "?")
-    if rollback_enabled:
-        if not (failed_step or {}).get("rolled_back"):
-            nxt = " No previous configuration to roll back to in %s." % own["paths"]["previous_dir"]
+    previous = own.get("paths", {}).get("previous_dir", "?")
+    if own.get("action") == "start":
+        nxt = " Nothing ran before this deploy, so nothing is rolled back: the instance stays stopped."
+    elif on_failure == "rollback":
+        if not failed_step.get("rolled_back"):
+            nxt = " Nothing to roll back to (no previous configuration in %s): the instance stays stopped." % previous
         elif (rollback_ready or {}).get("failed", True):
-            nxt = " Rolled back to the previous configuration, but it is not ready either: %s" % (
+            nxt = " Rolled back to the previous configuration, but it did NOT come back: %s" % (
                 (rollback_ready or {}).get("msg") or "not waited on")
         else:
-            nxt = " Rolled back: the previous configuration runs and is ready again."
+            nxt = " Rolled back: the previous configuration came back and is ready (in %.1f s)." % float(
+                (rollback_ready or {}).get("elapsed") or 0)
     else:
-        nxt = (" The previous configuration is kept in %s: rerun with -e server_rollback=true to put it back."
-               % own.get("paths", {}).get("previous_dir", "?"))
+        nxt = (" Left stopped (server_on_failure=stop); the previous configuration is kept in %s "
+               "(server_on_failure=rollback puts it back on a failed deploy)." % previous)
     return why + log + nxt
 
 
