@@ -10,6 +10,7 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.llmserve.sglang.plugins.module_utils.server import health
 from ansible_collections.llmserve.sglang.plugins.module_utils.server.plan import failure_message, report, settle
 
 
@@ -54,7 +55,13 @@ def server_report(plan, ready=None):
     return report(plan, ready if isinstance(ready, dict) else None)
 
 
+def server_health_endpoint(hosts, hostvars, record="llmserve_sglang"):
+    """/ready where every worker host's SGLang has it, else /health (module_utils/server/health.py)."""
+    return health.endpoint(health.worker_versions(hosts, hostvars, record))
+
+
 class FilterModule(object):
     def filters(self):
         return {"_server_settle": server_settle, "_server_replica_failures": server_replica_failures,
-                "_server_failure": server_failure, "_server_report": server_report}
+                "_server_failure": server_failure, "_server_report": server_report,
+                "_server_health_endpoint": server_health_endpoint}
