@@ -138,6 +138,19 @@ def _ids(owner, group):
     return uid, gid
 
 
+def _copy_atomic(src, dst):
+    """A copy that is whole or absent: a controller killed mid-deploy never leaves half a file."""
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(dst), prefix="." + os.path.basename(dst) + ".")
+    os.close(fd)
+    try:
+        shutil.copy2(src, tmp)
+        os.rename(tmp, dst)
+    except Exception:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
 class Instance(object):
     """The acting half. ``check_mode``: report what would change, change nothing."""
 
@@ -186,7 +199,7 @@ class Instance(object):
             if os.path.isfile(src):
                 kept.append(key)
                 if not self.check:
-                    shutil.copy2(src, os.path.join(prev, os.path.basename(src)))
+                    _copy_atomic(src, os.path.join(prev, os.path.basename(src)))
         if kept:
             self.changes.append("kept the running configuration in %s" % prev)
         return kept
@@ -238,7 +251,7 @@ class Instance(object):
             src = os.path.join(prev, os.path.basename(self.paths[key]))
             if os.path.isfile(src):
                 if not self.check:
-                    shutil.copy2(src, self.paths[key])
+                    _copy_atomic(src, self.paths[key])
             elif key == "api_key" and os.path.isfile(self.paths[key]) and not self.check:
                 os.unlink(self.paths[key])  # the previous configuration ran without a key
         self.changes.append("restored the previous configuration from %s" % prev)
