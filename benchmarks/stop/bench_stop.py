@@ -15,9 +15,10 @@ while it lives - as the driver lists a process until its memory is released.
            (SGLANG_DOUBLE_DETACH=1, setsid + double fork). Processes of the instance still on the GPU after them:
            before = the supervisor's stop alone (its process-group kill), after = action=stop (with the sweep).
 
-Runs on a checkout (python3 benchmarks/stop/bench_stop.py) or a fleet host given --repo; needs no root.
+Runs on a checkout (python3 benchmarks/stop/bench_stop.py; pid-file mode needs no root) or on a fleet host
+(copy the checkout there; --manager systemd needs root and systemd as PID 1).
 
-Usage: python3 benchmarks/stop/bench_stop.py [--stop-timeout 120] [--grace 10] [--cycles 20] [--python PY]
+Usage: python3 benchmarks/stop/bench_stop.py [--manager pidfile|systemd] [--stop-timeout 120] [--grace 10] [--cycles 20]
 """
 import argparse
 import json
@@ -36,6 +37,8 @@ def main():
     ap.add_argument("--cycles", type=int, default=20)
     ap.add_argument("--python", default=sys.executable, help="the python the double runs with")
     ap.add_argument("--only", choices=["frozen", "orphans"])
+    ap.add_argument("--manager", choices=["pidfile", "systemd"], default="pidfile",
+                    help="systemd: a unit sglang-NAME.service (root, systemd as PID 1; KillMode=control-group)")
     a = ap.parse_args()
     sys.path.insert(0, os.path.join(REPO, "collections"))
     from ansible_collections.llmserve.sglang.plugins.module_utils.server import instance as si
@@ -60,7 +63,9 @@ def main():
                  supervisor=supervise.__file__)
         dirs = [{"path": d, "owner": None, "group": None, "mode": "0750"}
                 for d in (p["instance_dir"], p["previous_dir"], os.path.dirname(p["log"]), p["run_dir"])]
-        inst = si.Instance({"manager": "pidfile", "paths": p, "dirs": dirs, "log_keep": 1,
+        if a.manager == "systemd":
+            p["unit"] = "/etc/systemd/system/" + p["unit_name"]
+        inst = si.Instance({"manager": a.manager, "paths": p, "dirs": dirs, "log_keep": 1,
                             "stop_timeout": a.stop_timeout, "stop_grace_unready": a.grace}, run, python=sys.executable)
         inst.ensure_dirs()
         env = {"PYTHONPATH": os.path.join(REPO, "tools", "sglang_double"), "SGLANG_DOUBLE_SCENARIO": scenario,
@@ -74,7 +79,26 @@ def main():
             json.dump({"pid_file": p["pid_file"], "log": p["log"], "env_file": p["env"], "timeout": a.stop_timeout,
                        "command": [a.python, "-m", "sglang.launch_server", "--model-path", "/m", "--tp", "2",
                                    "--host", "127.0.0.1", "--port", str(port)]}, f)
+        if a.manager == "systemd":
+            with open(p["launch_spec"]) as f:
+                command = json.load(f)["command"]
+            with open(p["unit"], "w") as f:
+                f.write("[Service]\nType=simple\nEnvironmentFile=%s\nExecStart=%s\nStandardOutput=append:%s\n"
+                        "StandardError=append:%s\nTimeoutStopSec=%d\nKillMode=control-group\nRestart=on-failure\n"
+                        "[Install]\nWantedBy=multi-user.target\n"
+                        % (p["env"], " ".join(command), p["log"], p["log"], a.stop_timeout))
+            run(["systemctl", "daemon-reload"])
         return inst, p, env["SGLANG_DOUBLE_EVENTS"]
+
+    def stop_before(p):
+        """What the clean-up did before: the manager's stop, bounded by server_stop_timeout, and nothing after it."""
+        if a.manager == "systemd":
+            run(["systemctl", "stop", p["unit_name"]])
+        else:
+            supervise.stop_server(p["pid_file"], a.stop_timeout)
+
+    def running(inst, p):
+        return inst.state()["active_state"] not in ("inactive", "failed")
 
     def ours_on_gpu(name):
         return [x["pid"] for x in orphans.gpu_processes() or [] if orphans.why_ours(x["pid"], name)]
@@ -99,10 +123,10 @@ def main():
             wait(lambda: len(ours_on_gpu(name)) == 2)
             t0 = time.time()  # the stall verdict
             if label == "before":
-                supervise.stop_server(p["pid_file"], a.stop_timeout)
+                stop_before(p)
             else:
                 si.act(inst, {"action": "recover", "on_failure": "stop", "stop_grace_unready": a.grace})
-            wait(lambda: not ours_on_gpu(name) and not supervise.state_of(p["pid_file"])["running"], a.stop_timeout + 30)
+            wait(lambda: not ours_on_gpu(name) and not running(inst, p), a.stop_timeout + 30)
             out["frozen_" + label] = round(time.time() - t0, 2)
             print("frozen start-up, verdict to GPU free, %s: %.2f s" % (label, out["frozen_" + label]), flush=True)
         print("ratio after/before: %.3f" % (out["frozen_after"] / out["frozen_before"]))
@@ -115,7 +139,7 @@ def main():
                 si.act(inst, {"action": "start", "fingerprint": "x"})
                 wait(lambda: ready(events))
                 if label == "before":
-                    supervise.stop_server(p["pid_file"], a.stop_timeout)
+                    stop_before(p)
                 else:
                     si.act(inst, {"action": "stop"})
             time.sleep(1)
