@@ -191,7 +191,7 @@ class Instance(object):
                     self.changes.append("owner %s:%s %s" % (d["owner"], d["group"], d["path"]))
 
     def backup(self):
-        """Keep the configuration that runs now in previous/ (server_rollback puts it back)."""
+        """Keep the configuration that runs now in previous/ (server_on_failure: rollback puts it back)."""
         prev = self.paths["previous_dir"]
         kept = []
         for key in KEPT:
