@@ -27,12 +27,14 @@ def endpoint(versions):
 
 
 def worker_versions(hosts, hostvars, record="llmserve_sglang"):
-    """The SGLang version of each worker host: the plan roles/server settled in this run, else the install record
-    roles/sglang left (local facts), else '' (unknown)."""
+    """The SGLang version of each worker host: the plan roles/server settled in this run, else what the instance
+    recorded at its last start (server_info's ``recorded``), else the install record roles/sglang left (local
+    facts), else '' (unknown)."""
     out = []
     for h in hosts or []:
         hv = hostvars[h] if h in hostvars else {}
         plan = hv.get("__server_plan") or {}
+        recorded = (hv.get("__server_info") or {}).get("recorded") or {}
         local = (hv.get("ansible_local") or {}).get(record) or {}
-        out.append(str(plan.get("version") or local.get("installed_version") or ""))
+        out.append(str(plan.get("version") or recorded.get("version") or local.get("installed_version") or ""))
     return out
