@@ -23,9 +23,9 @@ def test_worker_versions_prefer_this_runs_plan_then_the_install_record():
 
 
 def test_the_router_filter_reads_the_workers_of_the_group():
-    from ansible_collections.llmserve.sglang.plugins.filter.server_plan import FilterModule
+    from ansible_collections.llmserve.sglang.plugins.filter._server import FilterModule
 
-    pick = FilterModule().filters()["server_health_endpoint"]
+    pick = FilterModule().filters()["_server_health_endpoint"]
     hostvars = {"a": {"__server_plan": {"version": "0.5.23"}}, "b": {"__server_plan": {"version": "0.5.20"}}}
     assert pick(["a", "b"], hostvars) == "/ready"
     assert pick(["a", "b", "c"], dict(hostvars, c={"__server_plan": {"version": "0.5.15.post1"}})) == "/health"
