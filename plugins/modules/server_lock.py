@@ -123,9 +123,10 @@ def main():
         if not res["taken"]:
             module.exit_json(changed=False, failed=False, refused=True, held_by=res["held_by"], took_over=None,
                              msg=res["message"])
-        warnings = [res["message"]] if res["took_over"] else []
+        if res["took_over"]:
+            module.warn(res["message"])
         module.exit_json(changed=res["message"] != "holds the lock already", refused=False, held_by=res["held_by"],
-                         took_over=res["took_over"], msg=res["message"], warnings=warnings)
+                         took_over=res["took_over"], msg=res["message"])
     mismatch = None
     if p["fingerprint"]:
         recorded = ""
