@@ -53,11 +53,10 @@ class ActionModule(ActionBase):
         result = super(ActionModule, self).run(tmp, task_vars)
         args = dict(self._task.args)
         me = holder()
-        if args.get("state", "held") == "released":
-            args["holder"] = me
-            return dict(result, **self._execute_module("llmserve.sglang.server_lock", module_args=args,
-                                                         task_vars=task_vars))
         args["holder"] = me
+        if args.get("state", "held") == "released":
+            released = self._execute_module("llmserve.sglang.server_lock", module_args=args, task_vars=task_vars)
+            return dict(result, **released)
         res = self._execute_module("llmserve.sglang.server_lock", module_args=args, task_vars=task_vars)
         held = res.get("held_by") or {}
         if res.get("refused") and held.get("controller") == me["controller"] and not _alive(held.get("pid"), held.get("start")):

@@ -26,6 +26,9 @@ author:
 extends_documentation_fragment:
   - llmserve.sglang.server_instance
 options:
+  manager:
+    choices: [systemd, pidfile]
+    default: systemd
   state:
     description: C(held) takes the lock (refused while another live deploy holds it), C(released) gives it back.
     type: str

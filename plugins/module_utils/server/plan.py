@@ -340,8 +340,8 @@ def _control_name(v):
 
 def _validate_text(s, bad):
     """Text that reaches a header, a unit line or an argv element: one line of printable characters."""
-    checks = [(name, s[name], s[name]) for name in ("api_key", "served_model_name", "model_path", "python", "home",
-                                                      "config_dir", "log_dir", "host")]
+    names = ("api_key", "served_model_name", "model_path", "python", "home", "config_dir", "log_dir", "host")
+    checks = [(name, s[name], s[name]) for name in names]
     for key in ("draft_model_path", "algorithm"):
         if isinstance(s["speculative"].get(key), str):
             checks.append(("speculative", s["speculative"][key], {key: s["speculative"][key]}))

@@ -21,7 +21,6 @@ def test_worker_versions_prefer_this_runs_plan_then_the_install_record():
     assert health.worker_versions(["a", "b", "c", "gone", "d"], hostvars) == ["0.5.23", "0.5.15.post1", "", "", "0.5.20"]
 
 
-
 def test_the_router_filter_reads_the_workers_of_the_group():
     from ansible_collections.llmserve.sglang.plugins.filter._server import FilterModule
 

@@ -11,7 +11,6 @@ import time
 import pytest
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.server import lock
-from ansible_collections.llmserve.sglang.plugins.module_utils.server import instance as si
 from ansible_collections.llmserve.sglang.plugins.module_utils.server import plan as sp
 
 
@@ -79,7 +78,6 @@ def test_racing_takers_never_both_win(tmp_path, existing):
 WRITER = """
 import sys
 sys.path[:0] = %r
-from ansible_collections.llmserve.sglang.plugins.module_utils.server import instance as si
 paths = dict(%r)
 inst = si.Instance({"manager": "pidfile", "paths": paths, "dirs": []}, None)
 files = [{"path": p, "content": c * (4 << 20), "mode": "0644", "owner": None, "group": None} for p, c in %r]
