@@ -10,6 +10,7 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.llmserve.sglang.plugins.module_utils.server import health
 from ansible_collections.llmserve.sglang.plugins.module_utils.server.plan import failure_message, report, settle
 
 
@@ -31,7 +32,7 @@ def server_settle(plan, hostvars, play_hosts, me):
         raise AnsibleFilterError("_server_settle: input must be the plan of llmserve.sglang.server_plan")
     own = dict(plan, _host=me)
     # the peers' own plans (registered by the plan task), not their settled ones: no recursion between nodes
-    peers = dict((n, r.get("plan") or {}) for n, r in _peers(own, hostvars, play_hosts, "__server_planned").items()
+    peers = dict((n, r.get("plan") or {}) for n, r in _peers(own, hostvars, play_hosts, "__server_own_plan").items()
                  if isinstance(r, dict))
     return settle(plan, peers)
 
@@ -44,9 +45,9 @@ def server_replica_failures(plan, hostvars, play_hosts, me):
     return sorted(n for n, r in nodes.items() if isinstance(r, dict) and r.get("failed"))
 
 
-def server_failure(plan, ready, failed_step=None, rollback_ready=None, failed_nodes=None, rollback=False):
+def server_failure(plan, ready, failed_step=None, rollback_ready=None, failed_nodes=None, on_failure="rollback"):
     """The message a failed start ends with (module_utils/server/plan.failure_message)."""
-    return failure_message(plan, ready, failed_step, rollback_ready, failed_nodes, rollback)
+    return failure_message(plan, ready, failed_step, rollback_ready, failed_nodes, on_failure)
 
 
 def server_report(plan, ready=None):
@@ -54,7 +55,13 @@ def server_report(plan, ready=None):
     return report(plan, ready if isinstance(ready, dict) else None)
 
 
+def server_health_endpoint(hosts, hostvars, record="llmserve_sglang"):
+    """/ready where every worker host's SGLang has it, else /health (module_utils/server/health.py)."""
+    return health.endpoint(health.worker_versions(hosts, hostvars, record))
+
+
 class FilterModule(object):
     def filters(self):
         return {"_server_settle": server_settle, "_server_replica_failures": server_replica_failures,
-                "_server_failure": server_failure, "_server_report": server_report}
+                "_server_failure": server_failure, "_server_report": server_report,
+                "_server_health_endpoint": server_health_endpoint}

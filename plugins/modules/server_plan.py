@@ -52,7 +52,7 @@ EXAMPLES = r"""
 - name: Plan the instance
   llmserve.sglang.server_plan:
     info: "{{ __server_info }}"
-  register: __server_planned
+  register: __server_own_plan
 """
 
 RETURN = r"""

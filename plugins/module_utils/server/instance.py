@@ -24,6 +24,7 @@ import subprocess
 import tempfile
 import time
 
+from ansible_collections.llmserve.sglang.plugins.module_utils.server import orphans as server_orphans
 from ansible_collections.llmserve.sglang.plugins.module_utils.server import supervise as server_supervise
 
 UNIT_PROPS = ("ActiveState", "SubState", "MainPID", "LoadState", "Result", "UnitFileState", "ActiveEnterTimestamp",
@@ -137,6 +138,19 @@ def _ids(owner, group):
     return uid, gid
 
 
+def _copy_atomic(src, dst):
+    """A copy that is whole or absent: a controller killed mid-deploy never leaves half a file."""
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(dst), prefix="." + os.path.basename(dst) + ".")
+    os.close(fd)
+    try:
+        shutil.copy2(src, tmp)
+        os.rename(tmp, dst)
+    except Exception:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
 class Instance(object):
     """The acting half. ``check_mode``: report what would change, change nothing."""
 
@@ -148,6 +162,10 @@ class Instance(object):
         self.python = python
         self.changes = []
         self.diff = []
+        self.stopped = None
+        self.orphans = []
+        # the server's pid before it is stopped: its process group and session are the instance's
+        self.server_pid = None
 
     # ---- files
     def ensure_dirs(self):
@@ -173,7 +191,7 @@ class Instance(object):
                     self.changes.append("owner %s:%s %s" % (d["owner"], d["group"], d["path"]))
 
     def backup(self):
-        """Keep the configuration that runs now in previous/ (server_rollback puts it back)."""
+        """Keep the configuration that runs now in previous/ (server_on_failure: rollback puts it back)."""
         prev = self.paths["previous_dir"]
         kept = []
         for key in KEPT:
@@ -181,7 +199,7 @@ class Instance(object):
             if os.path.isfile(src):
                 kept.append(key)
                 if not self.check:
-                    shutil.copy2(src, os.path.join(prev, os.path.basename(src)))
+                    _copy_atomic(src, os.path.join(prev, os.path.basename(src)))
         if kept:
             self.changes.append("kept the running configuration in %s" % prev)
         return kept
@@ -233,7 +251,7 @@ class Instance(object):
             src = os.path.join(prev, os.path.basename(self.paths[key]))
             if os.path.isfile(src):
                 if not self.check:
-                    shutil.copy2(src, self.paths[key])
+                    _copy_atomic(src, self.paths[key])
             elif key == "api_key" and os.path.isfile(self.paths[key]) and not self.check:
                 os.unlink(self.paths[key])  # the previous configuration ran without a key
         self.changes.append("restored the previous configuration from %s" % prev)
@@ -260,27 +278,64 @@ class Instance(object):
     def state(self):
         return read_state(self.p["manager"], self.paths["unit_name"], self.paths["pid_file"], self.run)
 
-    def stop(self, disable=False):
+    def stop(self, disable=False, grace=None):
+        """Stop the server: SIGTERM, SIGKILL after ``grace`` seconds (None: the manager's own bound, TimeoutStopSec or
+        the supervisor's timeout - the drain of a serving server). Then end what the instance left on the GPUs.
+        Returns whether something was running; ``self.stopped`` says how it went."""
+        started = time.time()
+        killed = False
         if self.p["manager"] == "systemd":
+            unit = self.paths["unit_name"]
             st = self.state()
             if st["load_state"] in ("not-found", ""):
                 return False
             was = st["active_state"] not in ("inactive", "failed")
             if not self.check:
-                if was:
-                    self._systemctl("stop", self.paths["unit_name"])
+                if was and grace is None:
+                    self._systemctl("stop", unit)
+                elif was:
+                    # A stop job in progress keeps Restart= from starting it again; SIGKILL ends the job early.
+                    self._systemctl("stop", "--no-block", unit)
+                    if not self._wait_inactive(grace):
+                        killed = True
+                        self.run(["systemctl", "kill", "--signal=SIGKILL", unit])
+                    self._systemctl("stop", unit)
                 if disable and st["enabled"]:
-                    self._systemctl("disable", self.paths["unit_name"])
+                    self._systemctl("disable", unit)
             if was:
-                self.changes.append("stopped %s" % self.paths["unit_name"])
-            return was
-        if self.check:
-            was = bool(server_supervise.state_of(self.paths["pid_file"]).get("running"))
+                self.changes.append("stopped %s%s" % (unit, " (SIGKILL after %s s)" % grace if killed else ""))
         else:
-            was = server_supervise.stop_server(self.paths["pid_file"], self.p.get("stop_timeout")) != "not running"
-        if was:
-            self.changes.append("stopped the supervised server (%s)" % self.paths["pid_file"])
+            was = bool(server_supervise.state_of(self.paths["pid_file"]).get("running"))
+            timeout = grace if grace is not None else self.p.get("stop_timeout")
+            if not self.check:
+                how = server_supervise.stop_server(self.paths["pid_file"], timeout)
+                was = how != "not running"
+                killed = how == "stopped (killed)"
+            if was:
+                self.changes.append("stopped the supervised server (%s)%s" % (
+                    self.paths["pid_file"], " (SIGKILL after %s s)" % timeout if killed else ""))
+        self.stopped = {"seconds": round(time.time() - started, 1), "grace": grace, "killed": killed}
+        self.sweep(grace if grace is not None else self.p.get("stop_grace_unready", 10))
         return was
+
+    def _wait_inactive(self, seconds):
+        deadline = time.time() + float(seconds)
+        while time.time() < deadline:
+            if self.state()["active_state"] in ("inactive", "failed"):
+                return True
+            time.sleep(0.2)
+        return False
+
+    def sweep(self, grace):
+        """End what the instance left on the GPUs (a scheduler that outlived its launcher)."""
+        pids = [p for p in (self.server_pid,) if p]
+        res = server_orphans.sweep(self.paths["instance"], self.paths["unit_name"] if self.p["manager"] == "systemd"
+                                   else None, pids, grace=grace, check=self.check)
+        self.orphans.append(res)
+        for o in res["ended"]:
+            self.changes.append("ended pid %d left on the GPU (%s MiB, %s; SIG%s): %s" % (
+                o["pid"], o["used_memory_mib"], o["why"], o["signal"], o["cmdline"]))
+        return res
 
     def start(self, daemon_reload=False):
         """Start from a clean slate: start limits reset, a unit waiting for its auto-restart restarted now."""
@@ -347,20 +402,31 @@ class Instance(object):
             return None
 
 
+ACTIONS = ("write", "none", "start", "restart", "stop", "end_watch", "recover")
+
+
 def act(inst, params):
-    """Carry out one step of the plan. Returns the module result (without 'changed')."""
-    step = params["step"]
-    res = {"step": step}
-    if step == "write":
+    """Carry out one action of the plan. Returns the module result (without 'changed').
+
+    write      the directories and files (and previous/ kept first with ``backup``)
+    none       nothing, or reload systemd for a unit file that waits for the next restart
+    start, restart, stop   what the plan decided (stop also disables)
+    end_watch  the wait succeeded: end the multi-node peer watch
+    recover    the wait failed: end the watch, stop what failed with the short grace of a server that never became
+               ready, then ``on_failure`` - rollback (put previous/ back and start it) or stop (keep it stopped)
+    """
+    action = params["action"]
+    res = {"action": action}
+    inst.server_pid = inst.state().get("pid") or None if action in ("restart", "stop", "recover") else None
+    if action == "write":
         inst.ensure_dirs()
         if params.get("backup"):
             res["kept"] = inst.backup()
         res["written"] = inst.write(params.get("files") or [], params.get("remove") or [])
-    elif step == "act":
-        action = params["action"]
+    elif action in ("start", "restart", "stop"):
         if action in ("restart", "stop"):
-            inst.stop(disable=action == "stop")
-        if action in ("start", "restart"):
+            res["was_running"] = inst.stop(disable=action == "stop")
+        if action != "stop":
             inst.rotate_log()
             err = inst.start(daemon_reload=params.get("daemon_reload", False))
             if err:
@@ -368,27 +434,29 @@ def act(inst, params):
             inst.record(params["fingerprint"])
             if params.get("peer_watch"):
                 inst.peer_watch_start(params["peer_watch"])
-        elif action == "none" and params.get("daemon_reload") and not inst.check:
-            inst._systemctl("daemon-reload")  # pylint: disable=protected-access
-            inst.changes.append("reloaded systemd: the new unit waits for the next restart")
-    elif step == "failed":
-        # the start failed: end the peer watch, stop what failed (no crash loop holding the GPUs), maybe roll back
+    elif action == "none" and params.get("daemon_reload") and not inst.check:
+        inst._systemctl("daemon-reload")  # pylint: disable=protected-access
+        inst.changes.append("reloaded systemd: the new unit waits for the next restart")
+    elif action == "end_watch":
         if params.get("peer_watch"):
             res["peer_failure"] = inst.peer_watch_end()
-        if params.get("stop_on_failure", True):
-            inst.stop()
-        if params.get("rollback"):
+    elif action == "recover":
+        if params.get("peer_watch"):
+            res["peer_failure"] = inst.peer_watch_end()
+        # it never became ready: there is no request to drain, and a frozen start-up ignores SIGTERM
+        inst.stop(grace=params.get("stop_grace_unready", 10))
+        res["on_failure"] = params.get("on_failure", "rollback")
+        if res["on_failure"] == "rollback":
             res["rolled_back"] = inst.restore()
             if res["rolled_back"]:
                 inst.rotate_log()
                 err = inst.start(daemon_reload=inst.p["manager"] == "systemd")
                 if err:
                     res["start_error"] = err
-    elif step == "ready":
-        if params.get("peer_watch"):
-            res["peer_failure"] = inst.peer_watch_end()
-    elif step == "stop":
-        res["was_running"] = inst.stop(disable=True)
-    res["state"] = inst.state() if not inst.check or step != "write" else None
+    if inst.stopped is not None:
+        res["stopped"] = inst.stopped
+    if inst.orphans:
+        res["orphans"] = inst.orphans[-1]
+    res["state"] = inst.state() if not inst.check or action != "write" else None
     res["changes"] = list(inst.changes)
     return res

@@ -32,6 +32,7 @@ from ansible_collections.llmserve.sglang.plugins.module_utils.server.layout impo
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.argv import render, shell_join
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.replica import NOT_A_GROUP, NOT_A_MEMBER, replica_nodes
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.version import is_version
+from ansible_collections.llmserve.sglang.plugins.module_utils.server.orphans import MARKER as ORPHAN_MARKER
 
 MANAGED = "Managed by llmserve.sglang.server: changes here are overwritten."
 HELPERS = ("sglang_peer_watch.py", "sglang_supervise.py")
@@ -49,7 +50,8 @@ SETTINGS = {
     "create_user": "bool", "home": "str", "config_dir": "str", "log_dir": "str", "log_keep": "int",
     "restart_policy": "str", "restart_sec": "int", "start_limit_burst": "int", "start_limit_interval": "int",
     "stop_timeout": "int", "unit_hardening": "dict", "unit_limits": "dict", "unit_extra": "dict",
-    "restart": "str", "preflight": "bool", "rollback": "bool", "stop_on_failure": "bool", "wait": "bool",
+    "restart": "str", "preflight": "bool", "on_failure": "str", "stop_grace_unready": "int", "wait": "bool",
+    "lock_stale_after": "int",
     "ready_timeout": "int", "stall_timeout": "int", "ready_interval": "float", "stage_timeouts": "dict",
     "tail_lines": "int", "progress_interval": "float", "tp_group": "str", "dist_init_host": "str",
     "dist_init_port": "int", "peer_watch": "bool", "peer_watch_port": "int",
@@ -67,11 +69,13 @@ CHOICES = {
     "restart_policy": ("no", "on-failure", "on-abnormal", "always"),
     "restart": ("always", "changed", "never"),
     "spec_check": ("off", "warn", "fail"),
+    "on_failure": ("rollback", "stop"),
 }
 # (minimum, maximum or None) of the numbers.
 RANGES = {
     "tp": (1, None), "port": (1, 65535), "log_keep": (0, None), "restart_sec": (0, None),
     "start_limit_burst": (1, None), "start_limit_interval": (0, None), "stop_timeout": (1, None),
+    "stop_grace_unready": (1, None), "lock_stale_after": (60, None),
     "ready_timeout": (1, None), "stall_timeout": (1, None), "ready_interval": (0.1, None), "tail_lines": (0, None),
     "progress_interval": (1, None), "dist_init_port": (1, 65530), "peer_watch_port": (1, 65535),
     "spec_min_accept_length": (1.0, None), "spec_check_requests": (0, None), "spec_check_max_new_tokens": (1, None),
@@ -235,6 +239,7 @@ def validate(raw):
     _validate_spec(s, raw, bad, started)
     _validate_env(s, bad)
     _validate_args(s, bad)
+    _validate_text(s, bad)
     for name in ("unit_hardening", "unit_limits", "unit_extra"):
         for k, v in sorted(s[name].items(), key=lambda kv: str(kv[0])):
             if not UNIT_KEY_RE.match(str(k)):
@@ -296,14 +301,79 @@ def _validate_env(s, bad):
                         "use letters, digits and '_', not starting with a digit, e.g. NCCL_DEBUG")
             elif not _scalar(v):
                 bad.add(name, {k: v}, "has a value that is not a string or number", "give a plain value, e.g. \"1\"")
-            elif v is not None and ("\n" in str(v) or "\x00" in str(v)):
-                bad.add(name, {k: "..."}, "has a value with a line break or NUL", "give a one-line value")
+            elif v is not None and _control_name(str(v)):
+                bad.add(name, {k: "..."}, "has a value with %s" % _control_name(str(v)), "give a one-line value")
+
+
+# Numeric SGLang options whose argparse type is int/float with no range (SGLang checks none of these before it has
+# loaded the weights, or at all): (low, low_inclusive, high or None, example). Keyed by the option name as written.
+ARG_RANGES = {
+    "mem-fraction-static": (0.0, False, 1.0, 0.85),
+    "schedule-conservativeness": (0.0, False, None, 1.0),
+    "max-running-requests": (1, True, None, 256),
+    "cuda-graph-max-bs": (1, True, None, 128),
+    "max-total-tokens": (1, True, None, 262144),
+    "context-length": (1, True, None, 131072),
+    "max-prefill-tokens": (1, True, None, 16384),
+    "page-size": (1, True, None, 64),
+    "stream-interval": (1, True, None, 1),
+    "dp-size": (1, True, None, 1),
+    "pp-size": (1, True, None, 1),
+    "ep-size": (1, True, None, 8),
+    "watchdog-timeout": (0.0, False, None, 300),
+    "dist-timeout": (1, True, None, 600),
+    "num-continuous-decode-steps": (1, True, None, 1),
+    "max-queued-requests": (1, True, None, 1024),
+}
+# C0 control characters and DEL: a newline in an HTTP header value, a unit file line or an argv element splits it.
+CONTROL_RE = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def _control_name(v):
+    """'newline', 'NUL', ... for the first control character of v's text, or None."""
+    m = CONTROL_RE.search(v) if isinstance(v, str) else None
+    if not m:
+        return None
+    c = m.group(0)
+    return {"\n": "a newline", "\r": "a carriage return", "\x00": "a NUL", "\t": "a tab"}.get(c, "control character 0x%02x" % ord(c))
+
+
+def _validate_text(s, bad):
+    """Text that reaches a header, a unit line or an argv element: one line of printable characters."""
+    names = ("api_key", "served_model_name", "model_path", "python", "home", "config_dir", "log_dir", "host")
+    checks = [(name, s[name], s[name]) for name in names]
+    for key in ("draft_model_path", "algorithm"):
+        if isinstance(s["speculative"].get(key), str):
+            checks.append(("speculative", s["speculative"][key], {key: s["speculative"][key]}))
+    for name, value, shown in checks:
+        what = _control_name(value)
+        if what:
+            bad.add(name, shown, "contains %s" % what,
+                    "remove it (a stray line break from a vault or a file lookup: use | trim)", secret=name == "api_key")
 
 
 def _validate_args(s, bad):
     for k, v in sorted(s["args"].items(), key=lambda kv: str(kv[0])):
         if not FLAG_RE.match(str(k)):
             bad.add("args", {k: v}, "has a key that is not an SGLang option name", "give option names like mem-fraction-static")
+            continue
+        values = v if isinstance(v, (list, tuple)) else [v]
+        what = next((w for w in (_control_name(x) for x in values) if w), None)
+        if what:
+            bad.add("args", {k: v}, "has a value that contains %s" % what,
+                    "give it on one line without control characters (| trim a looked-up value)")
+            continue
+        rng = ARG_RANGES.get(str(k).lstrip("-").replace("_", "-"))
+        if rng is None or v is None or isinstance(v, bool):
+            continue
+        low, low_inclusive, high, example = rng
+        n = _to_float(v)
+        if n is None:
+            continue  # not a number: SGLang's own parser (the preflight) says so in its words
+        if n < low or (n == low and not low_inclusive) or (high is not None and n > high):
+            bounds = "%s %s%s" % (">=" if low_inclusive else ">", low, " and <= %s" % high if high is not None else "")
+            bad.add("args", {k: v}, "is out of range (SGLang does not check it before loading the model)",
+                    "give a value %s, e.g. %s: %s" % (bounds, k, example))
 
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -315,6 +385,7 @@ def paths(s):
     d = "%s/%s" % (s["config_dir"].rstrip("/"), inst)
     run = "%s/%s" % (RUN_ROOT, inst)
     return {
+        "instance": inst,
         "unit_name": "sglang-%s.service" % inst,
         "unit": "/etc/systemd/system/sglang-%s.service" % inst,
         "instance_dir": d,
@@ -328,6 +399,7 @@ def paths(s):
         "log": "%s/%s.log" % (s["log_dir"].rstrip("/"), inst),
         "run_dir": run,
         "pid_file": run + "/server.pid",
+        "lock": "%s/%s.deploy.lock" % (RUN_ROOT, inst),
         "peer_marker": run + "/peer-failed.json",
         "peer_done": run + "/wait-done",
         "helper_dir": HELPER_DIR,
@@ -502,6 +574,8 @@ def plan(raw_settings, host):
     env = dict(base_env)
     env.update(launch["env"])
     env.update(user_env)
+    # every process of the instance inherits it (through setsid and double forks): how a stop finds what it left
+    env[ORPHAN_MARKER] = s["instance"]
     if s["cuda_visible_devices"]:
         env["CUDA_VISIBLE_DEVICES"] = ",".join(str(d) for d in s["cuda_visible_devices"])
     out.update(argv=launch["argv"], env=dict((k, str(v)) for k, v in env.items()), warnings=launch["warnings"])
@@ -626,15 +700,18 @@ def settle(own, peers):
     return out
 
 
-def failure_message(own, ready, failed_step, rollback_ready, failed_nodes, rollback_enabled):
-    """The one message a failed start ends with: the waiter's own diagnosis, the replica's, what became of the old one.
+def failure_message(own, ready, failed_step, rollback_ready, failed_nodes, on_failure="rollback"):
+    """The one message a failed start ends with: the waiter's own diagnosis, the replica's, how the server that failed
+    was stopped, what it left on the GPUs, and what became of the previous configuration.
 
     ``ready`` is server_ready's result (its ``msg`` is the full diagnosis), ``failed_step`` the instance controller's
-    result for step=failed (peer_failure, rolled_back), ``rollback_ready`` server_ready's result for the previous
-    configuration, ``failed_nodes`` the nodes of the replica whose wait failed.
+    result for action=recover (peer_failure, stopped, orphans, rolled_back), ``rollback_ready`` server_ready's result
+    for the previous configuration, ``failed_nodes`` the nodes of the replica whose wait failed, ``on_failure``
+    server_on_failure (rollback or stop).
     """
     label = own.get("label") or "the server"
-    peer = (failed_step or {}).get("peer_failure")
+    failed_step = failed_step or {}
+    peer = failed_step.get("peer_failure")
     if peer:
         delay = float(peer.get("time") or 0) - float(peer.get("sent") or peer.get("time") or 0)
         why = ("%s is not ready: node %s of the replica failed (%s), so this node (rank %s) was stopped %.1f s later "
@@ -644,18 +721,29 @@ def failure_message(own, ready, failed_step, rollback_ready, failed_nodes, rollb
         why += "."
     else:
         why = "%s is not ready: node(s) %s of the replica failed (see their messages)." % (label, ", ".join(failed_nodes or []))
+    stopped = failed_step.get("stopped") or {}
+    if stopped.get("killed"):
+        why += " It did not act on SIGTERM: killed after %s s (server_stop_grace_unready)." % stopped.get("grace")
+    ended = (failed_step.get("orphans") or {}).get("ended") or []
+    if ended:
+        why += " Ended %d process(es) it left on the GPUs: %s." % (len(ended), ", ".join(
+            "pid %s (%s MiB)" % (o.get("pid"), o.get("used_memory_mib")) for o in ended))
     log = " Log kept: %s." % own.get("paths", {}).get("log", "?")
-    if rollback_enabled:
-        if not (failed_step or {}).get("rolled_back"):
-            nxt = " No previous configuration to roll back to in %s." % own["paths"]["previous_dir"]
+    previous = own.get("paths", {}).get("previous_dir", "?")
+    if own.get("action") == "start":
+        nxt = " Nothing ran before this deploy, so nothing is rolled back: the instance stays stopped."
+    elif on_failure == "rollback":
+        if not failed_step.get("rolled_back"):
+            nxt = " Nothing to roll back to (no previous configuration in %s): the instance stays stopped." % previous
         elif (rollback_ready or {}).get("failed", True):
-            nxt = " Rolled back to the previous configuration, but it is not ready either: %s" % (
+            nxt = " Rolled back to the previous configuration, but it did NOT come back: %s" % (
                 (rollback_ready or {}).get("msg") or "not waited on")
         else:
-            nxt = " Rolled back: the previous configuration runs and is ready again."
+            nxt = " Rolled back: the previous configuration came back and is ready (in %.1f s)." % float(
+                (rollback_ready or {}).get("elapsed") or 0)
     else:
-        nxt = (" The previous configuration is kept in %s: rerun with -e server_rollback=true to put it back."
-               % own.get("paths", {}).get("previous_dir", "?"))
+        nxt = (" Left stopped (server_on_failure=stop); the previous configuration is kept in %s "
+               "(server_on_failure=rollback puts it back on a failed deploy)." % previous)
     return why + log + nxt
 
 

@@ -16,7 +16,8 @@ supervisor must outlive the module that starts it).
 with the environment of ``--env-file`` (``NAME="json string"`` lines, as roles/server writes server.env), appends its
 stdout and stderr to ``--log``, writes the server's pid to ``P`` and its own to ``P.supervisor``, and records how the
 server ended in ``P.status`` (JSON: pid, started, ended, returncode; a negative returncode is the killing signal).
-``stop`` asks the supervisor to stop: SIGTERM to the server's process group, SIGKILL after ``--timeout`` seconds.
+``stop`` asks the supervisor to stop: SIGTERM to the server's process group, SIGKILL after ``--timeout`` seconds
+(the caller kills the group itself at its own bound, which may be shorter: a start-up that never became ready).
 ``state`` prints that JSON, with ``running``, ``supervisor_pid`` and, while running, ``since`` (the server's start,
 epoch seconds, from /proc) and ``uptime``.  ``--spec`` reads the options from a JSON file (roles/server's launch.json:
 ``pid_file``, ``log``, ``env_file``, ``user``, ``cwd``, ``timeout``, ``command``); options given on the command line win.
@@ -222,13 +223,24 @@ def stop_server(pid_file, timeout=120):
         os.kill(sup, signal.SIGTERM)
     else:  # supervisor gone (killed): stop the server's group directly
         os.killpg(server, signal.SIGTERM)
-    deadline = time.time() + float(timeout or 120) + 10
-    while time.time() < deadline:
-        if not read_pid(pid_file + ".supervisor") and not read_pid(pid_file):
-            return "stopped"
-        time.sleep(0.1)
-    if server and read_pid(pid_file):
-        os.killpg(server, signal.SIGKILL)
+
+    def gone(seconds):
+        deadline = time.time() + seconds
+        while time.time() < deadline:
+            if not read_pid(pid_file + ".supervisor") and not read_pid(pid_file):
+                return True
+            time.sleep(0.1)
+        return False
+
+    # the caller's bound, not the supervisor's: a start-up that never became ready is stopped with a short grace
+    if gone(float(timeout if timeout is not None else 120)):
+        return "stopped"
+    if server:
+        try:
+            os.killpg(server, signal.SIGKILL)
+        except OSError:
+            pass
+    gone(10)  # the supervisor records how the server ended and removes the pid files
     return "stopped (killed)"
 
 

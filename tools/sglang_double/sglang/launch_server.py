@@ -23,6 +23,8 @@ def main():
     settings = Settings()
     events = Events(settings.events)
     me = os.getpid()
+    if settings.frozen:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
 
     def exit_now(code):
         events.emit("exit", code=code)
@@ -111,7 +113,8 @@ def main():
         # Worker nodes: the always-200 stub on --host/--port, then block until the schedulers exit.
         make_server(host, port, State(a, engine, settings, stub=True))
         log("Dummy health check server started in background thread at %s:%d" % (host, port))
-        signal.signal(signal.SIGTERM, lambda *_: kill_tree(True, 0))
+        if not settings.frozen:
+            signal.signal(signal.SIGTERM, lambda *_: kill_tree(True, 0))
         while True:
             time.sleep(3600)
 
@@ -179,7 +182,8 @@ def main():
         kill_tree(False)
         exit_now(0)
 
-    signal.signal(signal.SIGTERM, on_sigterm)
+    if not settings.frozen:
+        signal.signal(signal.SIGTERM, on_sigterm)
 
     events.emit("stage", stage="warmup")
     if settings.hang_stage == "warmup":

@@ -40,7 +40,10 @@ class Settings(object):
         self.busy_seconds = 0.0
         self.fail_after = None  # generate_fails_after:<s>: ready, then generation fails <s> later (a GPU gone bad)
         name = self.scenario
-        if name.startswith("hang:"):
+        # frozen:<stage> hangs like hang:<stage> and does not act on SIGTERM, as a process blocked inside a CUDA or
+        # NCCL call never returns to Python to run its handler: only SIGKILL ends it.
+        self.frozen = name.startswith("frozen:")
+        if name.startswith("hang:") or self.frozen:
             self.hang_stage = name.split(":", 1)[1]
             if self.hang_stage not in STAGES:
                 raise SystemExit("sglang double: unknown hang stage %r (stages: %s)" % (self.hang_stage, ", ".join(STAGES)))

@@ -4,6 +4,7 @@
 
 Started by the parent (launch_server) with its settings in SGLANG_DOUBLE_CHILD; reports readiness
 over an inherited pipe like SGLang's scheduler pipe, and signals SIGQUIT to the parent on failure.
+SGLANG_DOUBLE_GPU_MIB makes it show on the fake nvidia-smi; SGLANG_DOUBLE_DETACH leaves a process behind (below).
 """
 import json
 import os
@@ -179,10 +180,44 @@ class Child(object):
         return list(reversed(bss))  # SGLang captures the largest batch first
 
 
+def hold_gpu_memory(pid):
+    """SGLANG_DOUBLE_GPU_MIB=N: pid holds N MiB on the fake GPU (tools/fake_nvidia lists it while it lives)."""
+    mib = os.environ.get("SGLANG_DOUBLE_GPU_MIB")
+    folder = os.environ.get("FAKE_NVIDIA_APPS") or "/run/fake-nvidia/apps"
+    if not mib or not os.path.isdir(folder):
+        return
+    with open(os.path.join(folder, str(pid)), "w") as f:
+        json.dump({"used_memory": int(mib), "process_name": "sglang::scheduler"}, f)
+
+
+def detach_a_leftover():
+    """SGLANG_DOUBLE_DETACH=1: a process of the scheduler leaves its session (setsid, double fork) and keeps GPU
+    memory after the server is gone, as the schedulers of sglang#23627 outlived their launcher."""
+    if os.environ.get("SGLANG_DOUBLE_DETACH") != "1" or os.fork():
+        return
+    os.setsid()
+    if os.fork():
+        os._exit(0)
+    hold_gpu_memory(os.getpid())
+    for fd in (0, 1, 2):
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    while True:
+        time.sleep(3600)
+
+
 def main():
     _die_with_parent()
     cfg = json.loads(os.environ["SGLANG_DOUBLE_CHILD"])
-    Child(cfg, Settings()).run(cfg["ready_fd"])
+    settings = Settings()
+    if settings.frozen:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    hold_gpu_memory(os.getpid())
+    if cfg.get("node_rank", 0) == 0 and 0 in cfg["ranks"]:
+        detach_a_leftover()
+    Child(cfg, settings).run(cfg["ready_fd"])
 
 
 if __name__ == "__main__":

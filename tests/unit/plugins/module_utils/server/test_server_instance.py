@@ -90,7 +90,7 @@ def test_pidfile_start_record_stop(tmp_path):
     spec = {"pid_file": p["pid_file"], "log": p["log"], "timeout": 5,
             "command": [sys.executable, "-c", "import time; print('serving', flush=True); time.sleep(60)"]}
     inst.write([f(p["launch_spec"], json.dumps(spec))])
-    res = si.act(inst, {"step": "act", "action": "start", "fingerprint": "fp1"})
+    res = si.act(inst, {"action": "start", "fingerprint": "fp1"})
     try:
         assert "start_error" not in res
         assert res["state"]["active_state"] == "active" and res["state"]["pid"] > 0
@@ -100,9 +100,9 @@ def test_pidfile_start_record_stop(tmp_path):
         info = si.read_state("pidfile", "unused", p["pid_file"], run)
         assert info["pid"] == res["state"]["pid"] and info["since"]
     finally:
-        stopped = si.act(inst, {"step": "stop"})
+        stopped = si.act(inst, {"action": "stop"})
     assert stopped["was_running"] and stopped["state"]["active_state"] == "inactive"
-    assert si.act(inst, {"step": "stop"})["was_running"] is False
+    assert si.act(inst, {"action": "stop"})["was_running"] is False
 
 
 def test_pidfile_server_that_exits_at_once_is_reported_not_raised(tmp_path):
@@ -111,8 +111,8 @@ def test_pidfile_server_that_exits_at_once_is_reported_not_raised(tmp_path):
     spec = {"pid_file": p["pid_file"], "log": p["log"], "command": [sys.executable, "-c", "raise SystemExit(3)"]}
     inst.write([f(p["launch_spec"], json.dumps(spec))])
     # whether the supervisor still saw it start depends on timing; either way the step returns, the wait diagnoses
-    res = si.act(inst, {"step": "act", "action": "start", "fingerprint": "fp"})
-    assert res["step"] == "act"
+    res = si.act(inst, {"action": "start", "fingerprint": "fp"})
+    assert res["action"] == "start"
     deadline = time.time() + 10
     while time.time() < deadline and server_supervise.state_of(p["pid_file"]).get("returncode") is None:
         time.sleep(0.1)

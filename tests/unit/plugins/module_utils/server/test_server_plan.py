@@ -108,7 +108,7 @@ def test_crash_looping_unit_counts_as_not_running():
     ("dist_init_port", 65534, "server_dist_init_port=65534 is out of range"),
     ("env", {"BAD NAME": "x"}, 'server_env={"BAD NAME": "x"} has a name that is not an environment variable name'),
     ("env", {"OK": {"nested": 1}}, "has a value that is not a string or number"),
-    ("env", {"OK": "a\nb"}, "has a value with a line break"),
+    ("env", {"OK": "a\nb"}, "has a value with a newline"),
     ("base_env", {"1X": "y"}, "server_base_env="),
     ("instance", "../etc", "cannot name a systemd unit"),
     ("instance", "", "cannot name a systemd unit"),
@@ -260,15 +260,35 @@ def test_replica_restarts_as_a_whole_and_shares_rank0s_token():
 
 
 def test_failure_message_is_the_waiters_plus_what_became_of_the_old_server():
-    pl = sp.plan(defaults(), host())
+    first = sp.plan(defaults(), host())
+    assert first["action"] == "start"
+    assert "Nothing ran before this deploy" in sp.failure_message(first, {"failed": True}, {}, None, [], "rollback")
+    changed = defaults()
+    changed["args"] = {"mem-fraction-static": 0.8}
+    pl = sp.plan(changed, running(first))
+    assert pl["action"] == "restart"
     ready = {"failed": True, "msg": "server process exited (code 1) in stage cuda_graph after 4s | oom_cuda_graph -> try: x"}
-    msg = sp.failure_message(pl, ready, {"rolled_back": True}, {"failed": False}, ["gpu1"], True)
-    assert msg.startswith("sglang-default.service is not ready: server process exited")
-    assert "oom_cuda_graph" in msg and "Log kept: /var/log/sglang/default.log" in msg and "Rolled back:" in msg
-    msg = sp.failure_message(pl, ready, {}, None, ["gpu1"], False)
-    assert "rerun with -e server_rollback=true" in msg
+    msg = sp.failure_message(pl, ready, {"rolled_back": True}, {"failed": False, "elapsed": 7.25}, ["gpu1"], "rollback")
+    assert msg.startswith("sglang-default.service is not ready: server process exited"), msg
+    assert "oom_cuda_graph" in msg and "Log kept: /var/log/sglang/default.log" in msg
+    assert "Rolled back: the previous configuration came back and is ready (in 7.2 s)" in msg
+    back_but_broken = sp.failure_message(pl, ready, {"rolled_back": True}, {"failed": True, "msg": "stalled"}, [], "rollback")
+    assert "did NOT come back: stalled" in back_but_broken
+    assert "Nothing to roll back to" in sp.failure_message(pl, ready, {"rolled_back": False}, None, [], "rollback")
+    msg = sp.failure_message(pl, ready, {}, None, ["gpu1"], "stop")
+    assert "Left stopped (server_on_failure=stop)" in msg and "/etc/sglang/default/previous" in msg
     peer = {"peer_failure": {"node": "n1", "detail": "unit gone", "sent": 10.0, "time": 10.4}}
-    assert "node n1 of the replica failed (unit gone)" in sp.failure_message(pl, ready, peer, None, ["gpu1"], False)
+    assert "node n1 of the replica failed (unit gone)" in sp.failure_message(pl, ready, peer, None, ["gpu1"], "stop")
+
+
+def test_failure_message_says_a_frozen_start_was_killed_and_what_it_left_on_the_gpus():
+    pl = sp.plan(defaults(), host())
+    ready = {"failed": True, "msg": "stalled in load_weights"}
+    step = {"stopped": {"seconds": 10.3, "grace": 10, "killed": True},
+            "orphans": {"checked": True, "ended": [{"pid": 4711, "used_memory_mib": 80000}], "left": []}}
+    msg = sp.failure_message(pl, ready, step, None, [], "stop")
+    assert "did not act on SIGTERM: killed after 10 s (server_stop_grace_unready)" in msg
+    assert "Ended 1 process(es) it left on the GPUs: pid 4711 (80000 MiB)" in msg
 
 
 def test_report_says_what_was_decided():
