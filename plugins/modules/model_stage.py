@@ -49,11 +49,6 @@ options:
     description: Refuse a C(hub) or C(http) C(revision) that is not a 40-hex commit sha.
     type: bool
     default: false
-  fanout:
-    description:
-      - Copy from this seed host's staged tree (same C(dest)) with rsync over SSH instead of fetching from the
-        source - keys C(from_host), C(ssh_user), C(ssh_port), C(ssh_key). Empty - fetch from the source.
-    type: dict
   verify:
     description: How a model already in place is re-checked - C(cheap) (size and mtime) or C(full) (hash every file).
     type: str
@@ -89,10 +84,10 @@ EXAMPLES = r"""
       token_file: /etc/llmserve/hf_token
     require_pinned: true
 
-- name: Copy it from the first host instead of the Hub
+- name: Copy it from the host that fetched it (what llmserve.sglang.model_plan hands the other hosts)
   llmserve.sglang.model_stage:
-    model: {name: kimi-k2.5, kind: hub, repo: moonshotai/Kimi-K2.5, dest: /models/Kimi-K2.5}
-    fanout: {from_host: 10.0.0.11, ssh_user: root}
+    model: {name: kimi-k2.5, kind: host, from_host: 10.0.0.11, ssh_user: root, path: /models/Kimi-K2.5,
+            dest: /models/Kimi-K2.5}
 """
 
 RETURN = r"""
@@ -145,7 +140,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.models import stage
 from ansible_collections.llmserve.sglang.plugins.module_utils.models.plan import (
-    PlanError, fanout, human, space_refusal, validate)
+    PlanError, human, space_refusal, validate)
 from ansible_collections.llmserve.sglang.plugins.module_utils.models.verify import verify_tree
 
 
@@ -175,7 +170,6 @@ def main():
             model=dict(type="dict", required=True),
             token=dict(type="str", no_log=True),
             require_pinned=dict(type="bool", default=False),
-            fanout=dict(type="dict"),
             verify=dict(type="str", choices=["cheap", "full"], default="cheap"),
             workers=dict(type="int"),
             hf_cli=dict(type="path"),
@@ -185,14 +179,14 @@ def main():
         supports_check_mode=True,
     )
     p = module.params
+    # A token given inline is refused below; its value must not come back in the invocation either.
+    for model in (p["models"] if "models" in p else [p["model"]]):
+        if isinstance(model, dict) and model.get("token"):
+            module.no_log_values.add(str(model["token"]))
     try:
-        (model,) = validate([p["model"]], p["require_pinned"])
+        (model,) = validate([dict((k, v) for k, v in p["model"].items() if k != "phase")], p["require_pinned"])
     except PlanError as e:
         module.fail_json(msg=str(e))
-    if p["fanout"]:
-        seed = dict(p["fanout"])
-        model = fanout(model, "self", "seed", seed.pop("from_host"), True)
-        model.update(dict((k, v) for k, v in seed.items() if v))
     dest, partial = model["dest"], stage.partial_of(model["dest"])
     require_tokenizer = model["role"] != "draft"
     state = p["resume_state"] or {}
