@@ -48,7 +48,7 @@ class ActionModule(ActionBase):
                 display.display(self.line(host, res))
                 continue
             if res.get("action") == "staged":
-                display.display("[%s] %s: staged at %s in %.0fs" % (host, res.get("name"), res.get("dest"),
+                display.display("[%s] %s: staged at %s in %.0fs" % (host, res.get("name"), res.get("model_path"),
                                                                     res.get("elapsed", 0)))
             result.update(res)
             return result

@@ -95,8 +95,8 @@ action:
   description: C(present) (already staged and whole), C(staged) (fetched, verified, published), C(would_stage) (check mode).
   returned: always
   type: str
-dest:
-  description: Where the model is.
+model_path:
+  description: Where the model is (its C(dest)).
   returned: always
   type: str
 reason:
@@ -190,7 +190,7 @@ def main():
     dest, partial = model["dest"], stage.partial_of(model["dest"])
     require_tokenizer = model["role"] != "draft"
     state = p["resume_state"] or {}
-    result = dict(changed=False, dest=dest, name=model["name"])
+    result = dict(changed=False, model_path=dest, name=model["name"])
 
     if not state:
         reason = None
@@ -255,7 +255,7 @@ def main():
     now = time.time()
     done_bytes = stage.bytes_under(partial)
     rate = max(0, done_bytes - state["last_bytes"]) / max(now - state["last_time"], 1e-6)
-    eta = (state["total"] - done_bytes) / rate if state["total"] and rate > 0 else None
+    eta = max(0.0, state["total"] - done_bytes) / rate if state["total"] and rate > 0 else None
     state.update(last_bytes=done_bytes, last_time=now)
     module.exit_json(_model_stage_pending=True, _model_stage_state=state, action="staging",
                      stage=status.get("state", "starting"), bytes=done_bytes, rate=rate, eta=eta,

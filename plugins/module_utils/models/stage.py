@@ -25,7 +25,7 @@ import time
 try:
     from urllib.request import Request, urlopen
     from urllib.error import HTTPError, URLError
-    from urllib.parse import quote
+    from urllib.parse import quote, urlencode
 except ImportError:  # pragma: no cover - Python 2 is not supported on targets
     raise
 
@@ -95,9 +95,12 @@ def expected(model, token=None):
         for sibling in info.get("siblings") or []:
             lfs = sibling.get("lfs") or {}
             files[sibling["rfilename"]] = {"size": sibling.get("size", lfs.get("size")), "sha256": lfs.get("sha256")}
-        keep = selected(sorted(files), allow, ignore)
-        files = dict((k, files[k]) for k in keep)
-        return files, _total(files), info.get("sha") or revision
+        files = _select(files, allow, ignore)
+        resolved = info.get("sha") or revision
+        if files and _total(files) is None:
+            # Servers that list siblings without blobs (a mirror) answer paths-info: the sizes and LFS sha256.
+            files = _paths_info(endpoint, model["repo"], resolved, sorted(files), token)
+        return files, _total(files), resolved
     if kind == "http" and is_tarball(model["url"]):
         try:
             response = _get(model["url"], token, timeout=60)
@@ -141,6 +144,24 @@ def expected(model, token=None):
         files = _select(mf.expected_files(source_manifest), allow, ignore)
         return files, _total(files), source_manifest.get("revision")
     raise StageError("unknown kind %r" % kind)
+
+
+def _paths_info(endpoint, repo, revision, paths, token):
+    url = "%s/api/models/%s/paths-info/%s" % (endpoint, repo, quote(revision, safe=""))
+    body = urlencode([("paths", p) for p in paths] + [("expand", "false")]).encode()
+    request = Request(url, data=body, headers={"Content-Type": "application/x-www-form-urlencoded"})
+    if token:
+        request.add_header("Authorization", "Bearer %s" % token)
+    try:
+        entries = json.load(urlopen(request, timeout=60))
+    except (HTTPError, URLError, OSError, ValueError) as e:
+        raise StageError("cannot read the file sizes of %s from %s: %s" % (repo, endpoint, e))
+    files = {}
+    for entry in entries:
+        if entry.get("type", "file") == "file":
+            lfs = entry.get("lfs") or {}
+            files[entry["path"]] = {"size": entry.get("size"), "sha256": lfs.get("oid") or lfs.get("sha256")}
+    return files
 
 
 def _select(files, allow, ignore):
