@@ -21,8 +21,8 @@ SHARD = "model-00002-of-00004.safetensors"
 
 
 class RangeHandler(http.server.SimpleHTTPRequestHandler):
-    """http.server plus single-range GETs, as nginx or an object store answer them; counts bytes sent."""
-    sent = 0
+    """http.server plus single-range GETs, as nginx or an object store answer them; counts bytes sent per path."""
+    sent = None
 
     def log_message(self, *args):
         pass
@@ -45,7 +45,8 @@ class RangeHandler(http.server.SimpleHTTPRequestHandler):
     def copyfile(self, source, outputfile):
         before = source.tell()
         super().copyfile(source, outputfile)
-        type(self).sent += source.tell() - before
+        if type(self).sent is not None:
+            type(self).sent[self.path] = type(self).sent.get(self.path, 0) + source.tell() - before
 
 
 @pytest.fixture
@@ -77,13 +78,12 @@ def _stage(model, tmp_path):
 def test_http_tree_resumes_with_range(served, tmp_path):
     root, serve = served
     class Counting(RangeHandler):
-        sent = 0
+        sent = {}
     base = serve(Counting)
     dest = str(tmp_path / "m" / "kimi")
     model = {"name": "k", "kind": "http", "url": base + "/kimi", "dest": dest}
     files, total, revision = stage.expected(model)
     assert revision == "rev1" and total == mf.total_size(mf.load(root))
-    Counting.sent = 0  # the manifest read above is not part of the transfer
     # an interrupted transfer left half a shard behind
     partial = stage.partial_of(dest)
     os.makedirs(partial)
@@ -92,7 +92,9 @@ def test_http_tree_resumes_with_range(served, tmp_path):
     with open(os.path.join(partial, SHARD), "wb") as f:
         f.write(half)
     stage.fetch_and_verify(model, partial, files, revision)(lambda *a, **k: None)
-    assert Counting.sent == total - len(half)
+    shard_size = os.path.getsize(os.path.join(root, SHARD))
+    assert Counting.sent["/kimi/" + SHARD] == shard_size - len(half)
+    assert sum(v for k, v in Counting.sent.items() if not k.endswith(mf.MANIFEST_NAME)) == total - len(half)
     stage.publish(partial, dest)
     check = verify_tree(dest, "full")
     assert check["ok"] and check["method"] == "manifest-full" and check["revision"] == "rev1"
