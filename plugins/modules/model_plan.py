@@ -27,7 +27,7 @@ options:
     elements: dict
     required: true
   require_pinned:
-    description: Refuse a C(hub) or C(http) C(revision) that is not a 40-hex commit sha.
+    description: Refuse a C(hub) C(revision) that is not a 40-hex commit sha.
     type: bool
     default: false
   fanout:

@@ -46,7 +46,7 @@ options:
     description: Hub or artifact-server token (from a vaulted variable). Passed in the environment, never in an argv.
     type: str
   require_pinned:
-    description: Refuse a C(hub) or C(http) C(revision) that is not a 40-hex commit sha.
+    description: Refuse a C(hub) C(revision) that is not a 40-hex commit sha.
     type: bool
     default: false
   verify:

@@ -72,7 +72,8 @@ def validate(models, require_pinned=False):
         if url and not re.match(r"^https?://", str(url)):
             problems.append("%s: url %r is not http:// or https://" % (label, url))
         revision = model.get("revision")
-        if require_pinned and kind in ("hub", "http") and not (revision and COMMIT.match(str(revision))):
+        # Only the Hub moves a name under you; an artifact URL or a path is what it is.
+        if require_pinned and kind == "hub" and not (revision and COMMIT.match(str(revision))):
             problems.append("%s: revision %r is not a commit sha (40 hex digits) and models_require_pinned is set; "
                             "pin the commit the Hub shows for the repo" % (label, revision))
         for key in ("allow_patterns", "ignore_patterns"):

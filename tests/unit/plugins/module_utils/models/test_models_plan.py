@@ -77,3 +77,9 @@ def test_fanout_copies_from_the_seed():
     assert fanout(model, "gpu2", "gpu1", "10.0.0.1", False) is model
     copy = fanout(model, "gpu2", "gpu1", "10.0.0.1", True)
     assert copy["kind"] == "host" and copy["from_host"] == "10.0.0.1" and copy["path"] == "/models/kimi"
+
+
+def test_pinning_is_a_hub_rule():
+    # an artifact URL or a path names one thing; only a Hub branch or tag moves under you
+    model = {"name": "d", "kind": "http", "url": "http://a/d.tar.gz", "dest": "/m/d"}
+    assert validate([model], require_pinned=True)[0]["url"] == "http://a/d.tar.gz"
