@@ -217,7 +217,7 @@ def main():
         if not running and not (status and status.get("state") == "done"):
             if total is not None:
                 present = stage.bytes_under(partial) if os.path.isdir(partial) else 0
-                refusal = space_refusal(partial, total, _free_bytes(partial), present)
+                refusal = space_refusal(dest, stage.space_needed(model, total), _free_bytes(partial), present)
                 if refusal:
                     module.fail_json(msg=refusal, **result)
             hf_cli = None

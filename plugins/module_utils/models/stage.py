@@ -164,6 +164,14 @@ def _paths_info(endpoint, repo, revision, paths, token):
     return files
 
 
+def space_needed(model, total):
+    """Bytes the partial tree will hold at its peak: a tarball sits beside what it unpacks to until it is removed
+    (and a compressed safetensors tarball unpacks to at least its own size)."""
+    if model["kind"] == "http" and is_tarball(model["url"]):
+        return 2 * total
+    return total
+
+
 def _select(files, allow, ignore):
     return dict((k, files[k]) for k in selected(sorted(files), allow, ignore))
 

@@ -100,3 +100,17 @@ def test_model_stage_stages_then_changes_nothing_and_refuses_a_full_disk(tmp_pat
     assert not again["changed"] and again["action"] == "present" and again["verify"]["hashed"] == 0
     check = _run("model_stage", {"model": dict(model, dest=str(tmp_path / "n")), "_ansible_check_mode": True})
     assert check["changed"] and check["action"] == "would_stage" and not os.path.exists(str(tmp_path / "n"))
+
+
+def test_model_stage_refuses_before_fetching_when_the_disk_is_too_small(tmp_path):
+    from ansible_collections.llmserve.sglang.plugins.module_utils.models import manifest as mf
+    src = tiny.write_target(str(tmp_path / "src"), shards=2)
+    promised = mf.build(src, {"kind": "dir"})
+    promised["files"][0]["size"] = 1 << 50  # what the source says it holds: more than any disk here
+    mf.write(src, promised)
+    dest = str(tmp_path / "m")
+    result = _run("model_stage", {"model": {"name": "k", "kind": "dir", "path": src, "dest": dest}})
+    assert result["failed"]
+    assert result["msg"].startswith("not enough disk for the model at %s: needs 1024.0 TiB more" % dest)
+    assert "free; free space or choose another dest" in result["msg"]
+    assert not os.path.exists(dest) and not os.path.exists(dest + ".partial")

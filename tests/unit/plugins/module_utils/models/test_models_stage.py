@@ -134,6 +134,7 @@ def test_tarball_with_one_top_directory(served, tmp_path):
     dest = str(tmp_path / "m" / "kimi")
     files, total, _ = _stage({"name": "k", "kind": "http", "url": base + "/kimi.tar.gz", "dest": dest}, tmp_path)
     assert files is None and total == os.path.getsize(str(tmp_path / "srv" / "kimi.tar.gz"))
+    assert stage.space_needed({"kind": "http", "url": base + "/kimi.tar.gz"}, total) == 2 * total
     assert sorted(os.listdir(dest)) == sorted(os.listdir(root))
     assert verify_tree(dest, "full")["ok"]
 
