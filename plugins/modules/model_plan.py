@@ -82,7 +82,7 @@ from ansible_collections.llmserve.sglang.plugins.module_utils.models.plan import
 def main():
     module = AnsibleModule(
         argument_spec=dict(
-            models=dict(type="list", elements="raw", required=True),
+            models=dict(type="list", elements="dict", required=True),
             require_pinned=dict(type="bool", default=False),
             fanout=dict(type="bool", default=False),
             host=dict(type="str", default=""),

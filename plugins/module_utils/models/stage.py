@@ -235,8 +235,8 @@ def _fetch_hub(model, partial, token, hf_cli):
     env.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
     proc = subprocess.run(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
     if proc.returncode != 0:
-        raise StageError("hf download %s failed (rc %d): %s" % (model["repo"], proc.returncode,
-                                                                  proc.stdout.strip()[-600:]))
+        raise StageError("hf download %s failed (rc %d): %s"
+                         % (model["repo"], proc.returncode, proc.stdout.strip()[-600:]))
 
 
 def _fetch_url(url, path, size, token):
@@ -347,8 +347,8 @@ def _fetch_rsync(model, partial, files):
     proc = subprocess.run(argv, input="\n".join(sorted(files or [])) if "--files-from=-" in argv else None,
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
     if proc.returncode != 0:
-        raise StageError("rsync from %s:%s failed (rc %d): %s" % (model["from_host"], model["path"],
-                                                                    proc.returncode, proc.stdout.strip()[-600:]))
+        raise StageError("rsync from %s:%s failed (rc %d): %s"
+                         % (model["from_host"], model["path"], proc.returncode, proc.stdout.strip()[-600:]))
 
 
 def read_status(partial):

@@ -74,8 +74,8 @@ def test_model_verify_refuses_a_relative_path():
 
 
 def test_model_plan_masks_an_inline_token():
-    result = _run("model_plan", {"models": [{"name": "k", "kind": "hub", "repo": "a/b", "dest": "/m",
-                                              "token": "hf_UNITSECRET"}]})
+    inline = {"name": "k", "kind": "hub", "repo": "a/b", "dest": "/m", "token": "hf_UNITSECRET"}
+    result = _run("model_plan", {"models": [inline]})
     assert result["failed"] and "token given inline" in result["msg"]
     assert "hf_UNITSECRET" not in json.dumps(result)
 

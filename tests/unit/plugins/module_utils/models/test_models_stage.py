@@ -77,6 +77,7 @@ def _stage(model, tmp_path):
 
 def test_http_tree_resumes_with_range(served, tmp_path):
     root, serve = served
+
     class Counting(RangeHandler):
         sent = {}
     base = serve(Counting)
