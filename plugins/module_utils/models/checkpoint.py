@@ -140,7 +140,7 @@ def _check_sharded(path):
             problems.append("%s: missing (the index names it for %d tensors)" % (shard, len(by_shard[shard])))
             continue
         try:
-            header, _ = read_header(shard_path)
+            header = read_header(shard_path)[0]
         except ShardError as e:
             problems.append(str(e))
             continue

@@ -76,7 +76,7 @@ def build(root, source, revision=None, workers=None, expected=None):
     if expected is not None:
         mismatches = compare(manifest, expected)
         if mismatches:
-            raise ValueError("; ".join(text for _, text in mismatches))
+            raise ValueError("; ".join(mismatch[1] for mismatch in mismatches))
     return manifest
 
 

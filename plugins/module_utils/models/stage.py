@@ -133,7 +133,8 @@ def expected(model, token=None):
         return files, _total(files), revision
     if kind == "host":
         argv = _ssh_argv(model) + [_remote(model), "cat", os.path.join(model["path"], mf.MANIFEST_NAME)]
-        proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+        proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True,
+                              check=False)
         if proc.returncode != 0:
             raise StageError("cannot read the staged manifest on %s:%s over SSH: %s (stage it there first)"
                              % (model["from_host"], model["path"], proc.stderr.strip()[-300:]))
@@ -185,7 +186,7 @@ def _total(files):
 def bytes_under(root):
     """Bytes on disk under ``root`` (what a transfer has written so far, its temporary files included)."""
     total = 0
-    for dirpath, _, filenames in os.walk(root):
+    for dirpath, _dirs, filenames in os.walk(root):
         for name in filenames:
             try:
                 total += os.lstat(os.path.join(dirpath, name)).st_size
@@ -233,7 +234,8 @@ def _fetch_hub(model, partial, token, hf_cli):
     # Xet-backed repos: use every core and more memory for the transfer (huggingface_hub's documented switch).
     env.setdefault("HF_XET_HIGH_PERFORMANCE", "1")
     env.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
-    proc = subprocess.run(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
+    proc = subprocess.run(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
+                          check=False)
     if proc.returncode != 0:
         raise StageError("hf download %s failed (rc %d): %s"
                          % (model["repo"], proc.returncode, proc.stdout.strip()[-600:]))
@@ -342,10 +344,13 @@ def _fetch_rsync(model, partial, files):
     ssh = " ".join(_ssh_argv(model))
     argv = ["rsync", "-a", "--partial", "--inplace", "-e", ssh, "--exclude", mf.MANIFEST_NAME,
             "--exclude", STATUS_NAME, "%s:%s/" % (_remote(model), model["path"].rstrip("/")), partial + "/"]
+    listing = None
     if files is not None and (model.get("allow_patterns") or model.get("ignore_patterns")):
+        # Only the files the patterns keep: rsync reads their names on stdin.
         argv[1:1] = ["--files-from=-"]
-    proc = subprocess.run(argv, input="\n".join(sorted(files or [])) if "--files-from=-" in argv else None,
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
+        listing = "\n".join(sorted(files))
+    proc = subprocess.run(argv, check=False, input=listing, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          universal_newlines=True)
     if proc.returncode != 0:
         raise StageError("rsync from %s:%s failed (rc %d): %s"
                          % (model["from_host"], model["path"], proc.returncode, proc.stdout.strip()[-600:]))
@@ -424,13 +429,13 @@ def fetch_and_verify(model, partial, files, revision, token=None, hf_cli="hf", r
         source = dict((k, model[k]) for k in ("kind", "repo", "url", "path", "from_host", "endpoint") if k in model)
         manifest = mf.build(partial, source, revision, workers)
         mismatches = mf.compare(manifest, files or {})
-        for rel, _ in mismatches:
+        for rel in [mismatch[0] for mismatch in mismatches]:
             if os.path.exists(os.path.join(partial, rel)):
                 os.remove(os.path.join(partial, rel))
         if mismatches:
             raise StageError("the fetched copy does not match its source (the files named are fetched again on the "
-                             "next run): %s" % "; ".join(text for _, text in mismatches))
-        problems, _ = check_checkpoint(partial, require_tokenizer=require_tokenizer)
+                             "next run): %s" % "; ".join(mismatch[1] for mismatch in mismatches))
+        problems = check_checkpoint(partial, require_tokenizer=require_tokenizer)[0]
         if problems:
             raise StageError("the fetched checkpoint is not whole: %s" % "; ".join(problems))
         mf.write(partial, manifest)

@@ -55,7 +55,7 @@ def test_library_written_file_parses_and_short_one_is_named(tmp_path):
 
 def test_missing_shard_named_with_its_tensor_count(target):
     os.remove(_shard(target, 3))
-    problems, _ = check_checkpoint(target)
+    problems = check_checkpoint(target)[0]
     assert problems == ["model-00003-of-00004.safetensors: missing (the index names it for 2 tensors)"]
 
 
@@ -64,7 +64,7 @@ def test_truncated_shard_named_with_expected_and_actual_size(target):
     size = os.path.getsize(path)
     with open(path, "r+b") as f:
         f.truncate(size // 2)
-    problems, _ = check_checkpoint(target)
+    problems = check_checkpoint(target)[0]
     assert problems == ["model-00002-of-00004.safetensors: short: expected %d bytes, found %d" % (size, size // 2)]
 
 
@@ -109,7 +109,7 @@ def test_offsets_disagreeing_with_shape(tmp_path):
 def test_config_and_tokenizer_required(target):
     os.remove(os.path.join(target, "config.json"))
     os.remove(os.path.join(target, "tokenizer.json"))
-    problems, _ = check_checkpoint(target)
+    problems = check_checkpoint(target)[0]
     assert problems[0] == "config.json: missing (every checkpoint needs it)"
     assert problems[1].startswith("tokenizer: none of tokenizer.json")
     assert check_checkpoint(target, require_tokenizer=False)[0] == problems[:1]

@@ -43,7 +43,7 @@ def test_plain_eagle_draft_under_eagle3_is_refused(pair):
 
 
 def test_hidden_size_and_vocab_mismatch_named(tmp_path, pair):
-    target, _ = pair
+    target = pair[0]
     other = tiny.write_draft(str(tmp_path / "o"), hidden=128, vocab=512, aux=(1, 3, 6))
     problems = draft_problems(_config(other), _config(target), "EAGLE3")
     assert problems == [

@@ -133,7 +133,7 @@ def test_tarball_with_one_top_directory(served, tmp_path):
         tar.add(root, arcname="kimi")
     base = serve(RangeHandler)
     dest = str(tmp_path / "m" / "kimi")
-    files, total, _ = _stage({"name": "k", "kind": "http", "url": base + "/kimi.tar.gz", "dest": dest}, tmp_path)
+    files, total = _stage({"name": "k", "kind": "http", "url": base + "/kimi.tar.gz", "dest": dest}, tmp_path)[:2]
     assert files is None and total == os.path.getsize(str(tmp_path / "srv" / "kimi.tar.gz"))
     assert stage.space_needed({"kind": "http", "url": base + "/kimi.tar.gz"}, total) == 2 * total
     assert sorted(os.listdir(dest)) == sorted(os.listdir(root))
@@ -141,7 +141,7 @@ def test_tarball_with_one_top_directory(served, tmp_path):
 
 
 def test_tarball_leaving_the_tree_refused(tmp_path, served):
-    _, serve = served
+    serve = served[1]
     evil = tmp_path / "srv" / "evil.tar"
     (tmp_path / "x").write_text("x")
     with tarfile.open(str(evil), "w") as tar:
@@ -173,10 +173,10 @@ def test_dir_copy_resumes_and_incomplete_source_refused(tmp_path):
 def test_worker_reports_through_its_status_file(tmp_path):
     src = tiny.write_target(str(tmp_path / "src"), shards=2)
     model = {"name": "k", "kind": "dir", "path": src, "dest": str(tmp_path / "m"), "role": "target"}
-    files, _, revision = stage.expected(model)
+    files, _total, revision = stage.expected(model)
     partial = stage.partial_of(model["dest"])
     stage.start_worker(stage.fetch_and_verify(model, partial, files, revision), partial)
-    for _ in range(200):
+    for _attempt in range(200):
         status = stage.read_status(partial)
         if status["state"] in ("done", "failed"):
             break
