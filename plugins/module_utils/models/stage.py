@@ -21,13 +21,11 @@ import subprocess
 import sys
 import tarfile
 import time
+from urllib.error import HTTPError, URLError
+from urllib.parse import quote, urlencode
 
-try:
-    from urllib.request import Request, urlopen
-    from urllib.error import HTTPError, URLError
-    from urllib.parse import quote, urlencode
-except ImportError:  # pragma: no cover - Python 2 is not supported on targets
-    raise
+from ansible.module_utils.urls import ConnectionError as UrlConnectionError
+from ansible.module_utils.urls import open_url
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.models import manifest as mf
 from ansible_collections.llmserve.sglang.plugins.module_utils.models.checkpoint import check_checkpoint
@@ -51,11 +49,16 @@ def is_tarball(url):
     return url.split("?", 1)[0].endswith(TARBALL_SUFFIXES)
 
 
-def _get(url, token=None, headers=None, timeout=60):
-    request = Request(url, headers=dict(headers or {}))
+# Everything a fetch can raise on a bad network or server; each is turned into a StageError naming the URL.
+NET_ERRORS = (HTTPError, URLError, UrlConnectionError, OSError)
+
+
+def _get(url, token=None, headers=None, timeout=60, data=None):
+    headers = dict(headers or {})
     if token:
-        request.add_header("Authorization", "Bearer %s" % token)
-    return urlopen(request, timeout=timeout)
+        headers["Authorization"] = "Bearer %s" % token
+    # open_url: the proxy settings and CA bundle of the host, as every other HTTP call of the collection.
+    return open_url(url, data=data, headers=headers, timeout=timeout, method="POST" if data else "GET")
 
 
 def _ssh_argv(model):
@@ -89,7 +92,7 @@ def expected(model, token=None):
         except HTTPError as e:
             hint = " (a gated or private repo needs a token)" if e.code in (401, 403) else ""
             raise StageError("the Hub answered %d for %s at revision %s%s" % (e.code, model["repo"], revision, hint))
-        except (URLError, OSError, ValueError) as e:
+        except NET_ERRORS + (ValueError,) as e:
             raise StageError("cannot read %s from the Hub at %s: %s" % (model["repo"], endpoint, e))
         files = {}
         for sibling in info.get("siblings") or []:
@@ -106,14 +109,14 @@ def expected(model, token=None):
             response = _get(model["url"], token, timeout=60)
             length = response.headers.get("Content-Length")
             response.close()
-        except (HTTPError, URLError, OSError) as e:
+        except NET_ERRORS as e:
             raise StageError("cannot reach %s: %s" % (model["url"], e))
         return None, int(length) if length else None, model.get("revision")
     if kind == "http":
         url = model["url"].rstrip("/") + "/" + mf.MANIFEST_NAME
         try:
             source_manifest = json.load(_get(url, token))
-        except (HTTPError, URLError, OSError, ValueError) as e:
+        except NET_ERRORS + (ValueError,) as e:
             raise StageError("cannot read the file tree's manifest %s: %s (serve a staged tree with its manifest, "
                              "or a tarball)" % (url, e))
         files = _select(mf.expected_files(source_manifest), allow, ignore)
@@ -150,12 +153,9 @@ def expected(model, token=None):
 def _paths_info(endpoint, repo, revision, paths, token):
     url = "%s/api/models/%s/paths-info/%s" % (endpoint, repo, quote(revision, safe=""))
     body = urlencode([("paths", p) for p in paths] + [("expand", "false")]).encode()
-    request = Request(url, data=body, headers={"Content-Type": "application/x-www-form-urlencoded"})
-    if token:
-        request.add_header("Authorization", "Bearer %s" % token)
     try:
-        entries = json.load(urlopen(request, timeout=60))
-    except (HTTPError, URLError, OSError, ValueError) as e:
+        entries = json.load(_get(url, token, {"Content-Type": "application/x-www-form-urlencoded"}, data=body))
+    except NET_ERRORS + (ValueError,) as e:
         raise StageError("cannot read the file sizes of %s from %s: %s" % (repo, endpoint, e))
     files = {}
     for entry in entries:
@@ -258,7 +258,7 @@ def _fetch_url(url, path, size, token):
         if e.code == 416 and size is None:
             return
         raise StageError("%s: HTTP %d" % (url, e.code))
-    except (URLError, OSError) as e:
+    except NET_ERRORS as e:
         raise StageError("%s: %s" % (url, e))
     # A server that ignores Range sends the whole file again: start over instead of appending it.
     mode = "ab" if have and response.status == 206 else "wb"
