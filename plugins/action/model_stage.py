@@ -1,0 +1,61 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Live progress for llmserve.sglang.model_stage (the way server_ready shows its stages).
+
+The module starts (or finds) the transfer worker, watches it for at most ``progress_interval`` seconds and hands
+back its state; this plugin prints one line per host - bytes, rate, ETA - and calls it again until the model is
+staged. The transfer itself never depends on the controller's connection: the worker is detached on the host.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible.plugins.action import ActionBase
+from ansible.utils.display import Display
+
+display = Display()
+
+MODULE = "llmserve.sglang.model_stage"
+
+
+def _human(n):
+    n = float(n or 0)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if n < 1024 or unit == "TiB":
+            return "%.1f %s" % (n, unit)
+        n /= 1024.0
+
+
+class ActionModule(ActionBase):
+    _supports_check_mode = True
+    _supports_async = False
+
+    def run(self, tmp=None, task_vars=None):
+        result = super(ActionModule, self).run(tmp, task_vars)
+        args = dict(self._task.args)
+        host = (task_vars or {}).get("inventory_hostname", "?")
+        state = None
+        while True:
+            call = dict(args)
+            if state is not None:
+                call["resume_state"] = state
+            res = self._execute_module(module_name=MODULE, module_args=call, task_vars=task_vars)
+            pending = res.pop("_model_stage_pending", False)
+            state = res.pop("_model_stage_state", None)
+            if pending and state is not None:
+                display.display(self.line(host, res))
+                continue
+            if res.get("action") == "staged":
+                display.display("[%s] %s: staged at %s in %.0fs" % (host, res.get("name"), res.get("model_path"),
+                                                                    res.get("elapsed", 0)))
+            result.update(res)
+            return result
+
+    @staticmethod
+    def line(host, res):
+        eta = res.get("eta")
+        return "[%s] %s: %s %s at %s/s%s" % (
+            host, res.get("name"), res.get("stage"), res.get("progress"), _human(res.get("rate")),
+            ", ETA %.0fs" % eta if eta is not None else "")

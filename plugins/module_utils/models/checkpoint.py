@@ -1,0 +1,162 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""A checkpoint's own structure, checked without a manifest (stdlib only, Python >= 3.8).
+
+A safetensors file is an 8-byte little-endian header length N, N bytes of JSON naming every tensor's dtype, shape
+and ``data_offsets`` (relative to byte 8 + N), then the data. The safetensors library refuses a file whose data is
+not exactly as long as the largest offset, so a short shard is found from its header alone, without reading the
+data. A sharded checkpoint's ``model.safetensors.index.json`` maps every tensor to its shard (``weight_map``).
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import os
+import struct
+
+INDEX_NAME = "model.safetensors.index.json"
+SINGLE_NAME = "model.safetensors"
+# safetensors' own limit on the header (safetensors/src/tensor.rs: MAX_HEADER_SIZE)
+MAX_HEADER = 100000000
+DTYPE_BYTES = {
+    "BOOL": 1, "U8": 1, "I8": 1, "F8_E5M2": 1, "F8_E4M3": 1, "F8_E8M0": 1,
+    "I16": 2, "U16": 2, "F16": 2, "BF16": 2,
+    "I32": 4, "U32": 4, "F32": 4,
+    "I64": 8, "U64": 8, "F64": 8,
+}
+# Sub-byte types (F4 and friends) pack several elements in a byte: their size is not checked against the shape.
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer.model", "tiktoken.model", "vocab.json", "spiece.model")
+
+
+class ShardError(Exception):
+    """A shard that cannot be used; the message names the file and what is wrong."""
+
+
+def read_header(path):
+    """The parsed header of one safetensors file and the file size it needs; raises ShardError naming the problem."""
+    name = os.path.basename(path)
+    try:
+        size = os.path.getsize(path)
+        with open(path, "rb") as f:
+            head = f.read(8)
+            if len(head) < 8:
+                raise ShardError("%s: %d bytes, shorter than the 8-byte header length" % (name, size))
+            (length,) = struct.unpack("<Q", head)
+            if length > MAX_HEADER or 8 + length > size:
+                raise ShardError("%s: header length %d does not fit the file (%d bytes): truncated or not safetensors"
+                                 % (name, length, size))
+            raw = f.read(length)
+    except (IOError, OSError) as e:
+        raise ShardError("%s: unreadable (%s)" % (name, e.strerror or e))
+    try:
+        header = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as e:
+        raise ShardError("%s: the header is not JSON (%s): corrupt or not safetensors" % (name, e))
+    if not isinstance(header, dict):
+        raise ShardError("%s: the header is not a JSON object" % name)
+    data_end = 0
+    for tensor, info in header.items():
+        if tensor == "__metadata__":
+            continue
+        try:
+            begin, end = info["data_offsets"]
+            shape = info["shape"]
+            dtype = info["dtype"]
+        except (KeyError, TypeError, ValueError):
+            raise ShardError("%s: tensor %s has no dtype/shape/data_offsets" % (name, tensor))
+        if not 0 <= begin <= end:
+            raise ShardError("%s: tensor %s has data_offsets %s" % (name, tensor, [begin, end]))
+        width = DTYPE_BYTES.get(dtype)
+        if width is not None:
+            count = 1
+            for dim in shape:
+                count *= dim
+            if count * width != end - begin:
+                raise ShardError("%s: tensor %s (%s %s) needs %d bytes, its data_offsets give %d"
+                                 % (name, tensor, dtype, shape, count * width, end - begin))
+        data_end = max(data_end, end)
+    expected = 8 + length + data_end
+    if size != expected:
+        what = "short" if size < expected else "longer than its header says"
+        raise ShardError("%s: %s: expected %d bytes, found %d" % (name, what, expected, size))
+    return header, expected
+
+
+def check_checkpoint(path, require_tokenizer=True):
+    """Problems with the checkpoint at ``path`` (an empty list when it is whole), each naming the file.
+
+    Returns (problems, notes): notes say what could not be checked (no safetensors, for one).
+    """
+    problems, notes = [], []
+    if not os.path.isdir(path):
+        return ["%s: not a directory" % path], notes
+    names = set(os.listdir(path))
+    if "config.json" not in names:
+        problems.append("config.json: missing (every checkpoint needs it)")
+    else:
+        try:
+            read_json(os.path.join(path, "config.json"))
+        except ValueError as e:
+            problems.append("config.json: %s" % e)
+    if require_tokenizer and not (names.intersection(TOKENIZER_FILES) or any(n.endswith(".tiktoken") for n in names)):
+        problems.append("tokenizer: none of %s present" % ", ".join(TOKENIZER_FILES))
+    if INDEX_NAME in names:
+        problems.extend(_check_sharded(path))
+    elif SINGLE_NAME in names:
+        try:
+            read_header(os.path.join(path, SINGLE_NAME))
+        except ShardError as e:
+            problems.append(str(e))
+    else:
+        loose = sorted(n for n in names if n.endswith(".safetensors"))
+        for shard in loose:
+            try:
+                read_header(os.path.join(path, shard))
+            except ShardError as e:
+                problems.append(str(e))
+        if not loose:
+            notes.append("no safetensors files: the weights' structure was not checked")
+    return problems, notes
+
+
+def _check_sharded(path):
+    try:
+        index = read_json(os.path.join(path, INDEX_NAME))
+        weight_map = index["weight_map"]
+        if not isinstance(weight_map, dict) or not weight_map:
+            raise ValueError("weight_map is empty")
+    except (ValueError, KeyError, TypeError) as e:
+        return ["%s: %s" % (INDEX_NAME, e)]
+    problems = []
+    by_shard = {}
+    for tensor, shard in weight_map.items():
+        by_shard.setdefault(shard, []).append(tensor)
+    for shard in sorted(by_shard):
+        shard_path = os.path.join(path, shard)
+        if not os.path.isfile(shard_path):
+            problems.append("%s: missing (the index names it for %d tensors)" % (shard, len(by_shard[shard])))
+            continue
+        try:
+            header = read_header(shard_path)[0]
+        except ShardError as e:
+            problems.append(str(e))
+            continue
+        absent = [t for t in by_shard[shard] if t not in header]
+        if absent:
+            problems.append("%s: %d tensors the index puts there are not in it (first: %s)"
+                            % (shard, len(absent), absent[0]))
+    return problems
+
+
+def read_json(path):
+    """A JSON file's content; ValueError naming the problem when it is unreadable or not JSON."""
+    try:
+        with open(path, "rb") as f:
+            return json.loads(f.read().decode("utf-8"))
+    except (IOError, OSError) as e:
+        raise ValueError("unreadable (%s)" % (e.strerror or e))
+    except (UnicodeDecodeError, ValueError) as e:
+        raise ValueError("not JSON (%s)" % e)

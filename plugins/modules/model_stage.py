@@ -1,0 +1,267 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: model_stage
+short_description: Stage one model's weights on the host - fetch, verify, publish atomically - with live progress
+version_added: "0.1.0"
+description:
+  - Runs on the target host. A model already at C(dest) with its manifest (C(.llmserve-manifest.json)) is
+    re-checked cheaply (size and mtime of every file, plus the checkpoint's structure) and left alone - nothing
+    changes, nothing is hashed again unless O(verify=full).
+  - Otherwise the model is fetched into C(<dest>.partial) by a detached worker, every file is hashed (sha256, in
+    parallel threads) and compared to what the source promised (the Hub's LFS sha256 and sizes, the artifact
+    server's or source directory's manifest, the fan-out seed's manifest), the checkpoint's structure is checked,
+    the manifest is written beside the weights and the tree is renamed to C(dest). A previous tree at C(dest) is
+    replaced only then.
+  - Sources (C(kind)) - C(hub) (the C(hf) CLI of huggingface_hub >= 1.0, pinned C(revision), C(allow_patterns)
+    and C(ignore_patterns), token in the environment only, C(HF_XET_HIGH_PERFORMANCE=1)); C(dir) (a local or
+    NFS directory); C(http) (a file tree published with its manifest, or a C(.tar)/C(.tar.gz)/C(.tgz)/C(.tar.xz)
+    tarball); C(host) (rsync over SSH from another host's staged tree, the fan-out path).
+  - An interrupted transfer resumes - HTTP with a Range request from the bytes there, directory copies from the
+    copied length, rsync with C(--partial), the C(hf) CLI from its local-dir state.
+  - Free space is checked before anything is fetched, from the size the source gives (the Hub's metadata, the
+    manifest, the tarball's Content-Length); the refusal names the path, what is needed and what is free.
+  - Progress - the module returns after at most O(progress_interval) seconds with the bytes on disk; the action
+    plugin of the same name prints one line per host (bytes, rate, ETA) and calls it again until it is done.
+author:
+  - llmserve maintainers (@llmserve)
+options:
+  model:
+    description:
+      - The model - C(name), C(kind) (C(hub), C(dir), C(http), C(host)), C(dest) (absolute), C(role)
+        (C(target), C(draft), C(tokenizer)); C(repo), C(revision), C(allow_patterns), C(ignore_patterns),
+        C(endpoint) and C(token_file) for C(hub); C(url) for C(http); C(path) for C(dir) and C(host);
+        C(from_host), C(ssh_user), C(ssh_port), C(ssh_key) for C(host).
+      - A C(token) key is refused (it would be printed); use C(token_file) or O(token).
+    type: dict
+    required: true
+  token:
+    description: Hub or artifact-server token (from a vaulted variable). Passed in the environment, never in an argv.
+    type: str
+  require_pinned:
+    description: Refuse a C(hub) C(revision) that is not a 40-hex commit sha.
+    type: bool
+    default: false
+  verify:
+    description: How a model already in place is re-checked - C(cheap) (size and mtime) or C(full) (hash every file).
+    type: str
+    choices: [cheap, full]
+    default: cheap
+  workers:
+    description: Files hashed at once (default - every core).
+    type: int
+  hf_cli:
+    description: Path of the C(hf) CLI (default - beside this Python, else on PATH).
+    type: path
+  progress_interval:
+    description: Return with the progress after this many seconds while the transfer runs (the action plugin re-calls).
+    type: float
+    default: 10
+  resume_state:
+    description: Internal - the state the action plugin hands back between progress lines.
+    type: dict
+notes:
+  - Check mode says whether the model would be staged, and why; it fetches nothing.
+"""
+
+EXAMPLES = r"""
+- name: Stage the target from the Hub, pinned
+  llmserve.sglang.model_stage:
+    model:
+      name: kimi-k2.5
+      kind: hub
+      repo: moonshotai/Kimi-K2.5
+      revision: 0123456789abcdef0123456789abcdef01234567
+      allow_patterns: ["*.json", "*.safetensors", "*.model", "*.py"]
+      dest: /models/Kimi-K2.5
+      token_file: /etc/llmserve/hf_token
+    require_pinned: true
+
+- name: Copy it from the host that fetched it (what llmserve.sglang.model_plan hands the other hosts)
+  llmserve.sglang.model_stage:
+    model: {name: kimi-k2.5, kind: host, from_host: 10.0.0.11, ssh_user: root, path: /models/Kimi-K2.5,
+            dest: /models/Kimi-K2.5}
+"""
+
+RETURN = r"""
+action:
+  description: C(present) (already staged and whole), C(staged) (fetched, verified, published), C(would_stage) (check mode).
+  returned: always
+  type: str
+model_path:
+  description: Where the model is (its C(dest)).
+  returned: always
+  type: str
+reason:
+  description: Why the model was (or would be) staged - what the check of C(dest) found.
+  returned: when staged
+  type: str
+bytes:
+  description: Bytes under the partial tree at the last look.
+  returned: while staging
+  type: int
+total:
+  description: Bytes the source promised (null when it did not say).
+  returned: while staging
+  type: int
+rate:
+  description: Bytes per second since the previous progress line.
+  returned: while staging
+  type: float
+eta:
+  description: Seconds left at that rate (null when unknown).
+  returned: while staging
+  type: float
+stage:
+  description: The worker's step - C(fetching), C(verifying), C(done).
+  returned: while staging
+  type: str
+revision:
+  description: The revision staged (the Hub's resolved commit for C(hub)).
+  returned: when staged
+  type: str
+verify:
+  description: The re-check of a model in place (see llmserve.sglang.model_verify's C(models)).
+  returned: when present
+  type: dict
+"""
+
+import os
+import time
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.llmserve.sglang.plugins.module_utils.models import stage
+from ansible_collections.llmserve.sglang.plugins.module_utils.models.plan import (
+    PlanError, human, space_refusal, validate)
+from ansible_collections.llmserve.sglang.plugins.module_utils.models.verify import verify_tree
+
+
+def _token(module, model):
+    if module.params["token"]:
+        return module.params["token"]
+    if model.get("token_file"):
+        try:
+            with open(model["token_file"]) as f:
+                return f.read().strip()
+        except (IOError, OSError) as e:
+            module.fail_json(msg="cannot read the token file %s: %s" % (model["token_file"], e.strerror or e))
+    return None
+
+
+def _free_bytes(path):
+    probe = path
+    while not os.path.exists(probe):
+        probe = os.path.dirname(probe)
+    st = os.statvfs(probe)
+    return st.f_bavail * st.f_frsize
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            model=dict(type="dict", required=True),
+            token=dict(type="str", no_log=True),
+            require_pinned=dict(type="bool", default=False),
+            verify=dict(type="str", choices=["cheap", "full"], default="cheap"),
+            workers=dict(type="int"),
+            hf_cli=dict(type="path"),
+            progress_interval=dict(type="float", default=10.0),
+            resume_state=dict(type="dict"),
+        ),
+        supports_check_mode=True,
+    )
+    p = module.params
+    # A token given inline is refused below; its value must not come back in the invocation either.
+    for model in (p["models"] if "models" in p else [p["model"]]):
+        if isinstance(model, dict) and model.get("token"):
+            module.no_log_values.add(str(model["token"]))
+    try:
+        (model,) = validate([dict((k, v) for k, v in p["model"].items() if k != "phase")], p["require_pinned"])
+    except PlanError as e:
+        module.fail_json(msg=str(e))
+    dest, partial = model["dest"], stage.partial_of(model["dest"])
+    require_tokenizer = model["role"] != "draft"
+    state = p["resume_state"] or {}
+    result = dict(changed=False, model_path=dest, name=model["name"])
+
+    if not state:
+        reason = None
+        if os.path.isdir(dest) and not os.path.isdir(partial):
+            check = verify_tree(dest, "full" if p["verify"] == "full" else "cheap", require_tokenizer, p["workers"])
+            if check["ok"] and check["method"].startswith("manifest"):
+                module.exit_json(action="present", verify=check, **result)
+            reason = "; ".join(check["problems"]) or "no manifest: staged by hand or by another tool"
+        elif os.path.isdir(partial):
+            reason = "an earlier transfer did not finish: resuming it"
+        else:
+            reason = "not staged yet"
+        if module.check_mode:
+            result["changed"] = True
+            module.exit_json(action="would_stage", reason=reason, **result)
+        token = _token(module, model)
+        try:
+            files, total, revision = stage.expected(model, token)
+        except stage.StageError as e:
+            module.fail_json(msg="%s: %s" % (model["name"], e), **result)
+        status = stage.read_status(partial) if os.path.isdir(partial) else None
+        running = status and status.get("state") in ("starting", "fetching", "verifying") and \
+            status.get("pid") and stage.alive(status["pid"])
+        if not running and not (status and status.get("state") == "done"):
+            if total is not None:
+                present = stage.bytes_under(partial) if os.path.isdir(partial) else 0
+                refusal = space_refusal(dest, stage.space_needed(model, total), _free_bytes(partial), present)
+                if refusal:
+                    module.fail_json(msg=refusal, **result)
+            hf_cli = None
+            if model["kind"] == "hub":
+                try:
+                    hf_cli = stage.hf_cli_path(p["hf_cli"])
+                except stage.StageError as e:
+                    module.fail_json(msg=str(e), **result)
+            stage.start_worker(stage.fetch_and_verify(model, partial, files, revision, token, hf_cli,
+                                                      require_tokenizer, p["workers"]), partial)
+        state = {"reason": reason, "total": total, "revision": revision, "started": time.time(),
+                 "last_bytes": 0, "last_time": time.time()}
+
+    deadline = time.time() + max(0.0, p["progress_interval"])
+    while True:
+        status = stage.read_status(partial) or {}
+        finished = status.get("state") in ("done", "failed")
+        gone = not finished and status.get("pid") and not stage.alive(status["pid"])
+        if finished or gone or time.time() >= deadline:
+            break
+        time.sleep(0.5)
+    result.update(reason=state["reason"], revision=state["revision"], total=state["total"])
+    if status.get("state") == "failed":
+        module.fail_json(msg="%s: staging into %s failed: %s (run again to resume)"
+                         % (model["name"], partial, status.get("error")), **result)
+    if gone:
+        module.fail_json(msg="%s: the transfer worker (pid %s) died without a word; run again to resume"
+                         % (model["name"], status.get("pid")), **result)
+    if status.get("state") == "done":
+        os.remove(os.path.join(partial, stage.STATUS_NAME))
+        stage.publish(partial, dest)
+        elapsed = time.time() - state["started"]
+        result["changed"] = True
+        module.exit_json(action="staged", stage="done", elapsed=elapsed, **result)
+    now = time.time()
+    done_bytes = stage.bytes_under(partial)
+    rate = max(0, done_bytes - state["last_bytes"]) / max(now - state["last_time"], 1e-6)
+    eta = max(0.0, state["total"] - done_bytes) / rate if state["total"] and rate > 0 else None
+    state.update(last_bytes=done_bytes, last_time=now)
+    module.exit_json(_model_stage_pending=True, _model_stage_state=state, action="staging",
+                     stage=status.get("state", "starting"), bytes=done_bytes, rate=rate, eta=eta,
+                     progress="%s / %s" % (human(done_bytes), human(state["total"]) if state["total"] else "?"),
+                     **result)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,124 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: model_verify
+short_description: Check that a model checkpoint on the host is whole and that its speculative draft fits it
+version_added: "0.1.0"
+description:
+  - Runs on the target host, reads the files only; nothing is changed.
+  - With the manifest that roles/models writes beside staged weights (C(.llmserve-manifest.json)), every file's
+    size and mtime is compared to it and files whose mtime moved are hashed (O(mode=auto) or O(mode=cheap)); with
+    O(mode=full) every file is hashed again (sha256, in parallel threads over every core).
+  - In every mode the checkpoint's own structure is checked too - C(config.json) and a tokenizer present (the
+    draft needs no tokenizer); for sharded safetensors every shard that C(model.safetensors.index.json) names
+    exists, each shard's header parses and its tensors' byte ranges fit the file (the safetensors library refuses
+    a file that is not exactly that long), and every tensor of the index's C(weight_map) is in the shard it names.
+    A missing, short or unreadable shard is named, with its expected and actual size.
+  - With O(draft_path) and O(algorithm) C(EAGLE) or C(EAGLE3) the draft's C(config.json) is checked against the
+    target's - C(architectures) against the algorithm (an EAGLE-3 draft under C(EAGLE) accepts nothing in SGLang),
+    C(target_hidden_size) and C(vocab_size) against the target's, and
+    C(eagle_config.eagle_aux_hidden_state_layer_ids) against the target's layers.
+  - roles/server runs it before the running server is touched (C(server_verify_model)); it is usable alone.
+author:
+  - llmserve maintainers (@llmserve)
+options:
+  path:
+    description: Absolute path of the target model directory.
+    type: path
+    required: true
+  draft_path:
+    description: Absolute path of the speculative draft directory, if any.
+    type: path
+  algorithm:
+    description: The speculative algorithm the server runs (C(EAGLE), C(EAGLE3); others are not judged).
+    type: str
+    default: ""
+  mode:
+    description:
+      - C(auto)/C(cheap) - the manifest's sizes and mtimes (hashing only files whose mtime moved), the structure.
+      - C(full) - hash every file of the manifest, and the structure.
+      - C(structure) - only the checkpoint's structure, even where there is a manifest.
+    type: str
+    choices: [auto, cheap, full, structure]
+    default: auto
+  workers:
+    description: Files hashed at once (default - every core).
+    type: int
+  fail:
+    description: Fail the task on a problem (C(false) - report it in RV(problems) only).
+    type: bool
+    default: true
+notes:
+  - Check mode is supported; the module never changes anything.
+"""
+
+EXAMPLES = r"""
+- name: Check the target and its EAGLE-3 draft before launching
+  llmserve.sglang.model_verify:
+    path: /models/Kimi-K2.5-int4
+    draft_path: /models/Kimi-K2.5-eagle3
+    algorithm: EAGLE3
+
+- name: Hash every file again (after a disk error, say)
+  llmserve.sglang.model_verify:
+    path: /models/Kimi-K2.5-int4
+    mode: full
+"""
+
+RETURN = r"""
+ok:
+  description: Whether the target (and draft) passed every check.
+  returned: always
+  type: bool
+problems:
+  description: Every problem, each naming the model (C(target)/C(draft)), the file and what is wrong.
+  returned: always
+  type: list
+  elements: str
+  sample: ["target model-00003-of-00004.safetensors: short: expected 1073741920 bytes, found 536870912"]
+models:
+  description: >-
+    Per model (C(target), C(draft)) - C(path), C(ok), C(method) (C(manifest-cheap), C(manifest-full),
+    C(structure)), C(problems), C(notes), C(hashed) (files read in full), C(source) and C(revision) from the
+    manifest; C(fit) lists the draft-target mismatches.
+  returned: always
+  type: dict
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.llmserve.sglang.plugins.module_utils.models.verify import MODES, verify_pair
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            path=dict(type="path", required=True),
+            draft_path=dict(type="path"),
+            algorithm=dict(type="str", default=""),
+            mode=dict(type="str", choices=list(MODES), default="auto"),
+            workers=dict(type="int"),
+            fail=dict(type="bool", default=True),
+        ),
+        supports_check_mode=True,
+    )
+    p = module.params
+    for key in ("path", "draft_path"):
+        if p[key] and not p[key].startswith("/"):
+            module.fail_json(msg="%s %r is a relative path; give the model directory's absolute path" % (key, p[key]))
+    verdict = verify_pair(p["path"], p["draft_path"], p["algorithm"], p["mode"], p["workers"])
+    result = dict(changed=False, **verdict)
+    if not verdict["ok"] and p["fail"]:
+        module.fail_json(msg="the model is not fit to serve:\n  - " + "\n  - ".join(verdict["problems"]), **result)
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,132 @@
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Checkpoint structure without a manifest, on real safetensors files (our writer and the safetensors library)."""
+import json
+import os
+import struct
+
+import pytest
+
+from ansible_collections.llmserve.sglang.plugins.module_utils.models.checkpoint import (
+    ShardError, check_checkpoint, read_header)
+from tinymodels import tiny
+
+
+@pytest.fixture
+def target(tmp_path):
+    return tiny.write_target(str(tmp_path / "target"), shards=4, shard_mib=1)
+
+
+def _shard(root, i=2, n=4):
+    return os.path.join(root, "model-%05d-of-%05d.safetensors" % (i, n))
+
+
+def test_whole_checkpoint_passes(target):
+    assert check_checkpoint(target) == ([], [])
+
+
+def test_library_written_file_parses_and_short_one_is_named(tmp_path):
+    st = pytest.importorskip("safetensors.numpy")
+    np = pytest.importorskip("numpy")
+    path = str(tmp_path / "lib.safetensors")
+    st.save_file({"a": np.ones((64, 32), dtype=np.float16), "b": np.zeros((7,), dtype=np.int64)}, path,
+                 metadata={"format": "pt"})
+    header, size = read_header(path)
+    assert size == os.path.getsize(path)
+    assert header["a"]["shape"] == [64, 32] and header["__metadata__"] == {"format": "pt"}
+    with open(path, "r+b") as f:
+        f.truncate(size - 10)
+    with pytest.raises(ShardError, match=r"lib.safetensors: short: expected %d bytes, found %d" % (size, size - 10)):
+        read_header(path)
+    # the library reads what our writer wrote, and the sizes agree for the same tensors
+    ours = str(tmp_path / "ours.safetensors")
+    tiny.write_safetensors(ours, {"a": ("F16", (64, 32)), "b": ("I64", (7,))}, metadata={"format": "pt"})
+    assert read_header(ours)[1] == size
+    loaded = st.load_file(ours)
+    assert loaded["a"].shape == (64, 32) and loaded["b"].shape == (7,)
+    # and refuses the same truncation our check names
+    with open(ours, "r+b") as f:
+        f.truncate(size - 10)
+    with pytest.raises(Exception):
+        st.load_file(ours)
+    with pytest.raises(ShardError, match="short"):
+        read_header(ours)
+
+
+def test_missing_shard_named_with_its_tensor_count(target):
+    os.remove(_shard(target, 3))
+    problems = check_checkpoint(target)[0]
+    assert problems == ["model-00003-of-00004.safetensors: missing (the index names it for 2 tensors)"]
+
+
+def test_truncated_shard_named_with_expected_and_actual_size(target):
+    path = _shard(target)
+    size = os.path.getsize(path)
+    with open(path, "r+b") as f:
+        f.truncate(size // 2)
+    problems = check_checkpoint(target)[0]
+    assert problems == ["model-00002-of-00004.safetensors: short: expected %d bytes, found %d" % (size, size // 2)]
+
+
+def test_shard_cut_inside_its_header(target):
+    path = _shard(target)
+    with open(path, "r+b") as f:
+        f.truncate(20)
+    (problem,) = check_checkpoint(target)[0]
+    assert problem.startswith("model-00002-of-00004.safetensors: header length") and "(20 bytes)" in problem
+
+
+def test_garbage_header_named(target):
+    path = _shard(target)
+    with open(path, "r+b") as f:
+        f.seek(8)
+        f.write(b"\xff\xfe not json")
+    (problem,) = check_checkpoint(target)[0]
+    assert "model-00002-of-00004.safetensors: the header is not JSON" in problem
+
+
+def test_tensor_in_the_wrong_shard(target):
+    index_path = os.path.join(target, "model.safetensors.index.json")
+    with open(index_path) as f:
+        index = json.load(f)
+    index["weight_map"]["model.layers.0.mlp.weight"] = "model-00004-of-00004.safetensors"
+    with open(index_path, "w") as f:
+        json.dump(index, f)
+    (problem,) = check_checkpoint(target)[0]
+    assert problem == ("model-00004-of-00004.safetensors: 1 tensors the index puts there are not in it "
+                       "(first: model.layers.0.mlp.weight)")
+
+
+def test_offsets_disagreeing_with_shape(tmp_path):
+    path = str(tmp_path / "bad.safetensors")
+    header = json.dumps({"w": {"dtype": "F32", "shape": [4], "data_offsets": [0, 8]}}).encode()
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(header)) + header + b"\0" * 8)
+    with pytest.raises(ShardError, match=r"tensor w \(F32 \[4\]\) needs 16 bytes, its data_offsets give 8"):
+        read_header(path)
+
+
+def test_config_and_tokenizer_required(target):
+    os.remove(os.path.join(target, "config.json"))
+    os.remove(os.path.join(target, "tokenizer.json"))
+    problems = check_checkpoint(target)[0]
+    assert problems[0] == "config.json: missing (every checkpoint needs it)"
+    assert problems[1].startswith("tokenizer: none of tokenizer.json")
+    assert check_checkpoint(target, require_tokenizer=False)[0] == problems[:1]
+
+
+def test_unreadable_shard_named(target):
+    if os.geteuid() == 0:
+        pytest.skip("root reads a file of mode 000")
+    os.chmod(_shard(target), 0)
+    (problem,) = check_checkpoint(target)[0]
+    assert problem.startswith("model-00002-of-00004.safetensors: unreadable")
+
+
+def test_no_safetensors_is_a_note(tmp_path):
+    root = tmp_path / "bin"
+    root.mkdir()
+    (root / "config.json").write_text("{}")
+    (root / "tokenizer.json").write_text("{}")
+    (root / "pytorch_model.bin").write_bytes(b"x")
+    assert check_checkpoint(str(root)) == ([], ["no safetensors files: the weights' structure was not checked"])

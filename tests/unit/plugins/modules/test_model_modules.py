@@ -1,0 +1,117 @@
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The models modules: documented options are exactly the argument spec, and each module runs as Ansible runs it."""
+import ast
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+import testpaths
+from tinymodels import tiny
+
+MODULES = ("model_verify", "model_stage", "model_plan")
+
+
+def _module_source(name):
+    with open(os.path.join(testpaths.REPO, "plugins", "modules", name + ".py"), encoding="utf-8") as f:
+        return ast.parse(f.read())
+
+
+def _doc(tree, name):
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", None) == name:
+            return yaml.safe_load(node.value.value)
+    raise AssertionError(name)
+
+
+def _spec_keys(tree):
+    for node in ast.walk(tree):
+        if isinstance(node, ast.keyword) and node.arg == "argument_spec":
+            return sorted(k.arg for k in node.value.keywords)
+    raise AssertionError("no argument_spec")
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_documented_options_are_the_argument_spec(name):
+    tree = _module_source(name)
+    doc = _doc(tree, "DOCUMENTATION")
+    assert doc["module"] == name and doc["version_added"] == "0.1.0"
+    assert sorted(doc["options"]) == _spec_keys(tree)
+    assert _doc(tree, "RETURN") and _doc(tree, "EXAMPLES")
+
+
+def _run(name, args):
+    """Run the module file as Ansible's AnsiballZ does in the end: arguments as JSON on stdin."""
+    env = dict(os.environ, PYTHONPATH=os.path.join(testpaths.REPO, "collections"))
+    proc = subprocess.run([sys.executable, os.path.join(testpaths.REPO, "plugins", "modules", name + ".py")],
+                          input=json.dumps({"ANSIBLE_MODULE_ARGS": args}), capture_output=True, text=True, env=env,
+                          check=False)
+    return json.loads(proc.stdout)
+
+
+def test_model_verify_names_the_short_shard_and_the_draft_mismatch(tmp_path):
+    target = tiny.write_target(str(tmp_path / "t"), shards=4)
+    draft = tiny.write_draft(str(tmp_path / "d"), hidden=128)
+    shard = os.path.join(target, "model-00003-of-00004.safetensors")
+    size = os.path.getsize(shard)
+    with open(shard, "r+b") as f:
+        f.truncate(size - 1)
+    result = _run("model_verify", {"path": target, "draft_path": draft, "algorithm": "EAGLE3"})
+    assert result["failed"] and not result["changed"]
+    assert result["problems"] == [
+        "target model-00003-of-00004.safetensors: short: expected %d bytes, found %d" % (size, size - 1),
+        "the draft's target_hidden_size is 128, the target's hidden_size is 64: the draft was trained for another "
+        "target"]
+    assert "the model is not fit to serve" in result["msg"]
+
+
+def test_model_verify_refuses_a_relative_path():
+    result = _run("model_verify", {"path": "models/kimi"})
+    assert result["failed"] and "relative path" in result["msg"]
+
+
+def test_model_plan_masks_an_inline_token():
+    inline = {"name": "k", "kind": "hub", "repo": "a/b", "dest": "/m", "token": "hf_UNITSECRET"}
+    result = _run("model_plan", {"models": [inline]})
+    assert result["failed"] and "token given inline" in result["msg"]
+    assert "hf_UNITSECRET" not in json.dumps(result)
+
+
+def test_model_plan_fans_out_to_the_other_hosts():
+    models = [{"name": "k", "kind": "hub", "repo": "a/b", "dest": "/m"}]
+    seed = _run("model_plan", {"models": models, "fanout": True, "host": "a", "seed": "a", "seed_address": "10.1.1.1"})
+    other = _run("model_plan", {"models": models, "fanout": True, "host": "b", "seed": "a", "seed_address": "10.1.1.1",
+                                "ssh": {"ssh_user": "root", "ssh_key": "/root/.ssh/k"}})
+    assert seed["models"][0]["phase"] == 1 and seed["models"][0]["kind"] == "hub"
+    assert other["models"][0] == {"name": "k", "kind": "host", "from_host": "10.1.1.1", "path": "/m", "dest": "/m",
+                                  "repo": "a/b", "role": "target", "ssh_user": "root", "ssh_key": "/root/.ssh/k",
+                                  "phase": 2}
+
+
+def test_model_stage_stages_then_changes_nothing_and_refuses_a_full_disk(tmp_path):
+    src = tiny.write_target(str(tmp_path / "src"), shards=2)
+    model = {"name": "k", "kind": "dir", "path": src, "dest": str(tmp_path / "m")}
+    first = _run("model_stage", {"model": model, "progress_interval": 30})
+    assert first["changed"] and first["action"] == "staged", first
+    again = _run("model_stage", {"model": model})
+    assert not again["changed"] and again["action"] == "present" and again["verify"]["hashed"] == 0
+    check = _run("model_stage", {"model": dict(model, dest=str(tmp_path / "n")), "_ansible_check_mode": True})
+    assert check["changed"] and check["action"] == "would_stage" and not os.path.exists(str(tmp_path / "n"))
+
+
+def test_model_stage_refuses_before_fetching_when_the_disk_is_too_small(tmp_path):
+    from ansible_collections.llmserve.sglang.plugins.module_utils.models import manifest as mf
+    src = tiny.write_target(str(tmp_path / "src"), shards=2)
+    promised = mf.build(src, {"kind": "dir"})
+    promised["files"][0]["size"] = 1 << 50  # what the source says it holds: more than any disk here
+    mf.write(src, promised)
+    dest = str(tmp_path / "m")
+    result = _run("model_stage", {"model": {"name": "k", "kind": "dir", "path": src, "dest": dest}})
+    assert result["failed"]
+    assert result["msg"].startswith("not enough disk for the model at %s: needs 1024.0 TiB more" % dest)
+    assert "free; free space or choose another dest" in result["msg"]
+    assert not os.path.exists(dest) and not os.path.exists(dest + ".partial")

@@ -1,0 +1,38 @@
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""roles/server checks the model before it touches the running server, and the deploy stages models first."""
+import os
+
+import yaml
+
+import testpaths
+
+
+def _load(*parts):
+    with open(os.path.join(testpaths.REPO, *parts)) as f:
+        return yaml.safe_load(f)
+
+
+def _flat(tasks):
+    """Tasks in the order they run, blocks opened (the deploy runs under its lock in a block)."""
+    for t in tasks:
+        yield t
+        for key in ("block", "rescue", "always"):
+            yield from _flat(t.get(key) or [])
+
+
+def test_model_verify_runs_before_anything_is_written_or_restarted():
+    tasks = list(_flat(_load("roles", "server", "tasks", "main.yml")))
+    modules = [next((k for k in t if k.startswith("llmserve.sglang.")), None) for t in tasks]
+    verify = modules.index("llmserve.sglang.model_verify")
+    first_change = min(i for i, t in enumerate(tasks) if t.get("llmserve.sglang.server_instance"))
+    assert modules.index("llmserve.sglang.server_preflight") < verify < first_change
+    when = " ".join(tasks[verify]["when"])
+    assert "server_preflight" in when and "server_verify_model" in when and "models_list" in when
+    args = tasks[verify]["llmserve.sglang.model_verify"]
+    assert "preflight.model_path" in args["path"] and "draft_model_path" in args["draft_path"]
+
+
+def test_deploy_stages_models_before_the_server():
+    plays = [p["name"] for p in _load("playbooks", "deploy_eagle3.yml")]
+    assert plays.index("Stage the model weights") < plays.index("Launch the server and wait until it is ready")
