@@ -1,18 +1,20 @@
 # Copyright: (c) 2026, llmserve.sglang contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Report logic of tools/bench_report: crossover and threshold against the rate model that produced the data."""
-import testpaths
+"""Report logic (module_utils/bench/report.py, spec_setting.py): crossover and threshold against the rate model
+that produced the data, the setting each SGLang version has, the confirming run."""
+import testpaths  # noqa: F401  (puts the checkout on sys.path as the collection)
 import json
 import math
 import os
+import subprocess
 import sys
 
 import pytest
 
-REPO = testpaths.REPO
-sys.path.insert(0, os.path.join(REPO, "tools", "bench_report"))
+from ansible_collections.llmserve.sglang.plugins.module_utils.bench import report as bench_report
+from ansible_collections.llmserve.sglang.plugins.module_utils.bench import spec_setting
 
-import bench_report  # noqa: E402  pylint: disable=wrong-import-position
+REPO = testpaths.REPO
 
 # The seed deployment's numbers: baseline saturates near 773 tok/s, EAGLE-3 at 354, EAGLE-3 96 tok/s at c=1.
 SEED = {"baseline": {"per_request_tps": 60, "saturation_tps": 773},
@@ -153,9 +155,6 @@ def test_model_points_give_relative_errors():
     assert rows[("baseline", 1)]["decode_throughput_rel_err"] == pytest.approx(-0.1)
 
 
-import spec_setting  # noqa: E402  pylint: disable=wrong-import-position,wrong-import-order
-
-
 def repeated(perf, repeats=3, noise=0.03, ttft_ms=300.0, tokens=32, grid=None, modes=("baseline", "eagle3"),
              limit=None):
     """Like synthetic(), several repeats with alternating noise, and end-to-end throughput that carries a TTFT.
@@ -202,19 +201,18 @@ def test_repeats_give_a_band_that_holds_the_crossover_and_each_repeat():
     assert flat["crossover_low"] == pytest.approx(flat["crossover_high"])
 
 
-@pytest.mark.parametrize("version,flag,action,why", [
-    ("0.5.9", None, "refuse", "no flag that turns speculation off"),
-    ("0.5.10.post1", True, "refuse", "no flag that turns speculation off"),
-    ("0.5.11", True, "refuse", "only adapts num_steps"),
-    ("0.5.12.post1", True, "refuse", "only adapts num_steps"),
-    ("0.5.13.post1", True, "refuse", "must be > 0"),
-    ("0.5.14", True, "adaptive", None), ("0.5.15.post1", None, "adaptive", None), ("0.5.23", True, "adaptive", None),
-    ("0.5.23", False, "refuse", "does not list --speculative-adaptive"),
-    ("", True, "adaptive", None), ("", None, "refuse", "no flag"),
+@pytest.mark.parametrize("version,action,why", [
+    ("0.5.9", "refuse", "no --speculative-adaptive"),
+    ("0.5.10.post1", "refuse", "no --speculative-adaptive"),
+    ("0.5.11", "refuse", "one candidate list"),
+    ("0.5.12.post1", "refuse", "one candidate list"),
+    ("0.5.13.post1", "refuse", "must be > 0"),
+    ("0.5.14", "adaptive", None), ("0.5.15.post1", "adaptive", None), ("0.5.23", "adaptive", None),
+    ("", "refuse", "unknown version"),
 ])
-def test_recommendation_follows_what_the_version_really_has(version, flag, action, why):
+def test_recommendation_follows_what_the_version_really_has(version, action, why):
     spec = {"algorithm": "EAGLE3", "draft_model_path": "/d", "num_steps": 3, "eagle_topk": 1, "num_draft_tokens": 4}
-    rec = spec_setting.recommend(5, version, flag, spec, cuda_graph_max_bs=128)
+    rec = spec_setting.recommend(5, version, spec, cuda_graph_max_bs=128)
     assert rec["action"] == action, rec
     if action == "refuse":
         assert why in rec["reason"] and "upgrade SGLang to 0.5.14 or later" in rec["reason"]
@@ -229,25 +227,27 @@ def test_recommendation_follows_what_the_version_really_has(version, flag, actio
 
 def test_padding_rounds_the_threshold_down_to_a_capture_size():
     # 11 pads to 12 with speculation's capture sizes (10, 12, 14, ...): speculate up to 10, off from 11.
-    rec = spec_setting.recommend(11, "0.5.23", True, {"num_steps": 2}, cuda_graph_max_bs=64)
+    rec = spec_setting.recommend(11, "0.5.23", {"num_steps": 2}, cuda_graph_max_bs=64)
     assert (rec["effective_threshold"], rec["config_key"]) == (10, 11)
     assert all(spec_setting.padded(b, spec_setting.spec_capture_sizes(64)) < 11 for b in range(1, 11))
     assert all(spec_setting.padded(b, spec_setting.spec_capture_sizes(64)) >= 11 for b in range(11, 65))
     # without CUDA graphs nothing is padded: exact
-    rec = spec_setting.recommend(11, "0.5.23", True, {"num_steps": 2}, cuda_graph=False)
+    rec = spec_setting.recommend(11, "0.5.23", {"num_steps": 2}, cuda_graph=False)
     assert (rec["effective_threshold"], rec["config_key"]) == (11, 12)
+    # the server's own captured sizes (its /server_info) win over the derived list
+    rec = spec_setting.recommend(100, "0.5.15.post1", {"num_steps": 3}, capture=[1, 2, 4, 8, 16, 32, 64, 128])
+    assert (rec["effective_threshold"], rec["config_key"]) == (64, 65)
 
 
 def test_no_crossover_keeps_and_never_paying_turns_off_and_topk_is_refused():
-    assert spec_setting.recommend(None, "0.5.23", True, {"adaptive": True})["action"] == "keep"
-    assert spec_setting.recommend(0, "0.5.9", None, {})["server_speculative"] == {"algorithm": ""}
-    rec = spec_setting.recommend(5, "0.5.23", True, {"eagle_topk": 4})
+    assert spec_setting.recommend(None, "0.5.23", {"adaptive": True})["action"] == "keep"
+    assert spec_setting.recommend(0, "0.5.9", {})["server_speculative"] == {"algorithm": ""}
+    rec = spec_setting.recommend(5, "0.5.23", {"eagle_topk": 4})
     assert rec["action"] == "refuse" and "eagle_topk 1" in rec["reason"]
 
 
 def test_confirming_run_must_follow_the_better_curve_on_both_sides(tmp_path):
-    meta = {"perf_model": SEED, "sglang_version": "0.5.23", "adaptive_flag": True,
-            "speculative": {"num_steps": 3, "eagle_topk": 1}, "applied": {"effective_threshold": 5}}
+    meta = {"perf_model": SEED, "sglang_version": "0.5.23", "speculative": {"num_steps": 3, "eagle_topk": 1}, "applied": {"effective_threshold": 5}}
     good = repeated(SEED, modes=("baseline", "eagle3", "eagle3_threshold"), limit=5)
     conf = bench_report.confirmation({"results": good, "meta": meta})
     assert conf["ok"] and conf["both_sides"]
@@ -279,8 +279,7 @@ def test_an_unfit_draft_is_reported_and_nothing_is_recommended_from_it(tmp_path)
     # As on the H200 with the random draft: accept length 1.00, EAGLE-3 loses everywhere. "Turn it off" would be
     # the wrong lesson: the curve measures the draft.
     perf = {"baseline": SEED["baseline"], "eagle3": {"per_request_tps": 30, "saturation_tps": 200, "accept_length": 1.0}}
-    raw = {"results": synthetic(perf), "meta": {"sglang_version": "0.5.15.post1", "adaptive_flag": True,
-                                                "speculative": {"algorithm": "EAGLE3"}}}
+    raw = {"results": synthetic(perf), "meta": {"sglang_version": "0.5.15.post1",                                     "speculative": {"algorithm": "EAGLE3"}}}
     (tmp_path / "raw.json").write_text(json.dumps(raw))
     summary = bench_report.build(tmp_path, with_plots=False)
     entry, rec = summary["analysis"]["eagle3"], summary["recommendation"]
