@@ -129,7 +129,7 @@ def main(argv=None):
     ap.add_argument("out_dir")
     ap.add_argument("--agree", type=int, default=2, help="draft tokens that agree before one that does not")
     ap.add_argument("--hidden", type=int, default=4096)
-    ap.add_argument("--layers", type=int, default=16)
+    ap.add_argument("--layers", type=int, default=8)
     ap.add_argument("--inter", type=int, default=11008)
     ap.add_argument("--heads", type=int, default=32)
     ap.add_argument("--kv-heads", type=int, default=8)

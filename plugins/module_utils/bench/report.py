@@ -309,7 +309,7 @@ def analyse(raw: dict, tolerance: float = DEFAULT_TOLERANCE) -> dict:
     perf_model = meta.get("perf_model")
     analysis = {}
     for mode, rows in table.items():
-        if mode in (BASELINE, CONFIRM):
+        if mode in (BASELINE, CONFIRM) or mode.startswith("allreduce_"):
             continue
         dec = curve(rows)
         entry = crossover({c: st["mean"] for c, st in base_dec.items()}, {c: st["mean"] for c, st in dec.items()})
@@ -367,6 +367,21 @@ def confirmation(raw: dict) -> dict | None:
     applied = (raw.get("meta") or {}).get("applied") or {}
     eff = applied.get("effective_threshold", applied.get("threshold"))
     return confirm(curve(table[BASELINE]), curve(table["eagle3"]), curve(table[CONFIRM]), eff)
+
+
+def allreduce_ab(raw: dict) -> list[dict]:
+    """FlashInfer's PCIe-IPC all-reduce against NCCL at each concurrency both measured (decode tok/s, ratio)."""
+    table = by_mode(raw.get("results", []))
+    nccl, ipc = table.get("allreduce_nccl"), table.get("allreduce_pcie_ipc")
+    if not nccl or not ipc:
+        return []
+    a, b = curve(nccl), curve(ipc)
+    out = []
+    for c in sorted(set(a) & set(b)):
+        if a[c]["mean"] and b[c]["mean"] is not None:
+            out.append({"concurrency": c, "nccl": a[c]["mean"], "pcie_ipc": b[c]["mean"],
+                        "ratio": b[c]["mean"] / a[c]["mean"]})
+    return out
 
 
 def fmt(value, pattern: str) -> str:
@@ -472,6 +487,12 @@ def markdown(raw: dict, analysis: dict, rec: dict | None, conf: dict | None, plo
                          f"{'yes' if p['ok'] else 'NO'} |")
         lines += ["", f"Confirmed: **{'yes' if conf['ok'] else 'NO'}**"
                   + ("" if conf["both_sides"] else " (the grid has no point on one side of the threshold)"), ""]
+    ab = allreduce_ab(raw)
+    if ab:
+        lines += ["", "## All-reduce: FlashInfer PCIe-IPC against NCCL", "",
+                  "| concurrency | NCCL decode tok/s | PCIe-IPC decode tok/s | PCIe-IPC / NCCL |",
+                  "|---:|---:|---:|---:|"]
+        lines += [f"| {p['concurrency']} | {p['nccl']:.1f} | {p['pcie_ipc']:.1f} | {p['ratio']:.2f} |" for p in ab]
     points = model_points(raw)
     if points:
         lines += ["", "## Measured vs the rate model", "",
@@ -560,7 +581,8 @@ def build(run_dir: Path, with_plots: bool = True, tolerance: float = DEFAULT_TOL
     (run_dir / "report.md").write_text(markdown(raw, analysis, rec, conf, plots, note))
     summary = {"analysis": analysis, "recommendation": rec, "confirmation": conf,
                "client_limited": client_limited(by_mode(raw.get("results", []))),
-               "plots": [Path(p).name for p in plots], "report": "report.md", "model_points": model_points(raw)}
+               "plots": [Path(p).name for p in plots], "report": "report.md", "model_points": model_points(raw),
+               "allreduce_ab": allreduce_ab(raw)}
     (run_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     return summary
 

@@ -18,6 +18,7 @@ import json
 import re
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import adaptive as adaptive_cfg
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import allreduce
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.version import release
 
 # Versions whose tables below were read from the source and are exercised by tests/real_parser.
@@ -314,6 +315,10 @@ def render(settings, version, gpu=None, patches=(), env=None, adaptive_config_pa
         for new_name, new_value in _translate(name, raw[key], ver, out):
             args[new_name] = new_value
     _arch_rules(args, settings, gpu, patches, tp, out)
+    topo = (gpu or {}).get("topology") or {} if isinstance(gpu, dict) else {}
+    ar_errors, ar_warnings = allreduce.rules(env, version, _gpu_major(gpu), topo.get("pcie_only"), tp, args)
+    errors.extend(ar_errors)
+    warnings.extend(ar_warnings)
     for name in sorted(args):
         _emit(argv, flags, name, args[name], errors)
     del out["version"]

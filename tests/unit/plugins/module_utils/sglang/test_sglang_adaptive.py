@@ -4,40 +4,24 @@
 validated per version, and the threshold config run through the REAL loader and router of the wheels from PyPI
 (sglang/srt/speculative/adaptive_spec_params.py, compiled with its logging import stubbed).
 
-Wheels: ${LLMSERVE_CACHE:-/var/cache/llmserve}/wheels/sglang-VERSION-*.whl, downloaded once with pip when absent.
+Wheels: tests/unit/wheelcache.py (downloaded once with pip when absent).
 """
-import testpaths  # noqa: F401
-import glob
+import testpaths
 import json
 import os
-import subprocess
-import sys
-import zipfile
 
 import pytest
+import wheelcache
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import adaptive
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.argv import render
 
-WHEELS = os.path.join(os.environ.get("LLMSERVE_CACHE", "/var/cache/llmserve"), "wheels")
 SOURCE = "sglang/srt/speculative/adaptive_spec_params.py"
-
-
-def wheel(version):
-    found = glob.glob(os.path.join(WHEELS, "sglang-%s-*.whl" % version))
-    if not found:
-        os.makedirs(WHEELS, exist_ok=True)
-        subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:",
-                        "--python-version", "3.12", "--implementation", "cp", "--platform",
-                        "manylinux_2_34_x86_64", "-d", WHEELS, "sglang==%s" % version], check=True)
-        found = glob.glob(os.path.join(WHEELS, "sglang-%s-*.whl" % version))
-    return found[0]
 
 
 def real_module(version):
     """adaptive_spec_params of that wheel, its sglang imports replaced by a no-op logger (the rest as shipped)."""
-    with zipfile.ZipFile(wheel(version)) as whl:
-        text = whl.read(SOURCE).decode()
+    text = wheelcache.read(version, SOURCE)
     kept = []
     skipping = False
     for line in text.splitlines():
