@@ -10,9 +10,11 @@ __metaclass__ = type
 
 import json
 import os
+from pathlib import Path
 
 from ansible.errors import AnsibleActionFail
 from ansible.module_utils.common.text.converters import to_text
+from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.bench import report
@@ -49,11 +51,10 @@ class ActionModule(ActionBase):
             tolerance = float(args.get("tolerance", report.DEFAULT_TOLERANCE))
         except (TypeError, ValueError):
             raise AnsibleActionFail("bench_report: tolerance must be a number (relative, e.g. 0.15)")
-        from pathlib import Path
-        summary = report.build(Path(run_dir), with_plots=bool(args.get("plots", True)), tolerance=tolerance)
+        summary = report.build(Path(run_dir), with_plots=boolean(args.get("plots", True)), tolerance=tolerance)
         lines = report.lines_of(summary, run_dir)
-        code, why = report.failures(summary, bool(args.get("check_model", False)),
-                                    bool(args.get("check_confirm", False)))
+        code, why = report.failures(summary, boolean(args.get("check_model", False)),
+                                    boolean(args.get("check_confirm", False)))
         result.update(changed=True, summary=summary, lines=lines, report=os.path.join(run_dir, "report.md"))
         if why:
             result.update(failed=True, rc=code, msg="bench_report: " + why)

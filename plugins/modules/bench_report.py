@@ -20,8 +20,8 @@ description:
     crossover of each repeat; the threshold (speculate while at most that many requests run) turned into the
     installed SGLang's C(--speculative-adaptive-config) (0.5.14+), padded to the server's captured CUDA-graph sizes,
     or a refusal with the fix; the confirming run against the better curve on both sides of the threshold.
-  - Refuses to recommend anything from a speculative curve whose accept length is below the floor: the draft does
-    not fit its target.
+  - Refuses to recommend anything from a speculative curve whose accept length is below the floor (the draft does
+    not fit its target).
 author:
   - llmserve maintainers (@llmserve)
 options:
