@@ -307,3 +307,26 @@ def test_no_accept_length_measured_is_not_a_finding():
     perf = {"baseline": SEED["baseline"], "eagle3": {"per_request_tps": 96, "saturation_tps": 354}}
     entry = bench_report.analyse({"results": synthetic(perf)})["eagle3"]
     assert entry["accept_length"] is None and entry["draft_unfit"] is False
+
+
+def test_allreduce_ab_is_its_own_table_not_a_speculative_curve(tmp_path):
+    # The PCIe-IPC all-reduce A/B: two launches of the same deployment, compared with each other only.
+    perf = {"allreduce_nccl": {"per_request_tps": 50, "saturation_tps": 400},
+            "allreduce_pcie_ipc": {"per_request_tps": 75, "saturation_tps": 500}}
+    results = synthetic(perf, grid=[1, 4, 16], modes=("allreduce_nccl", "allreduce_pcie_ipc"))
+    (tmp_path / "raw.json").write_text(json.dumps({"results": results}))
+    summary = bench_report.build(tmp_path, with_plots=False)
+    assert summary["analysis"] == {}
+    ratios = {p["concurrency"]: p["ratio"] for p in summary["allreduce_ab"]}
+    assert ratios == pytest.approx({1: 1.5, 4: 1.5, 16: 500 / 400})
+    assert "## All-reduce: FlashInfer PCIe-IPC against NCCL" in (tmp_path / "report.md").read_text()
+
+
+def test_the_checkout_wrapper_runs_the_shipped_report(tmp_path):
+    wrapper = os.path.join(REPO, "tools", "bench_report", "bench_report.py")
+    missing = subprocess.run([sys.executable, wrapper, str(tmp_path)], capture_output=True, text=True, check=False)
+    assert missing.returncode == 2 and "raw.json not found" in missing.stderr
+    (tmp_path / "raw.json").write_text(json.dumps({"results": synthetic(SEED)}))
+    done = subprocess.run([sys.executable, wrapper, str(tmp_path), "--no-plots"], capture_output=True, text=True,
+                          check=False)
+    assert done.returncode == 0 and "eagle3: decode throughput stops paying at 8" in done.stdout
