@@ -51,15 +51,17 @@ options:
 attributes:
   action:
     support: full
-    details: Runs on the controller; nothing reaches the managed host.
+    description: Runs on the controller; nothing reaches the managed host.
   check_mode:
     support: partial
-    details: Writes nothing in check mode.
+    description: Writes nothing in check mode.
   diff_mode:
     support: none
-    details: Writes new files in the run folder.
+    description: Writes new files in the run folder.
   platform:
+    support: full
     platforms: posix
+    description: The controller.
 """
 
 EXAMPLES = r"""

@@ -141,7 +141,9 @@ result:
     median_per_request_tps: {description: Median decode speed one request saw (1000 / TPOT)., type: float}
     accept_length: {description: EAGLE accept length from /server_info; null without speculation., type: float}
     engine: {description: Client used (builtin or the SGLang module name)., type: str}
-    engine_note: {description: Why that client (e.g. SGLang's does not run there, and its error)., type: str}
+    engine_note:
+      description: Why that client - for example that SGLang's does not run there, with its error.
+      type: str
     server:
       description: What the server runs, from C(/server_info) (version, algorithm, draft_model_path, num_steps,
         adaptive, adaptive_config, disable_cuda_graph, cuda_graph_bs, cuda_graph_max_bs, ...); with O(expect_mode).

@@ -78,7 +78,10 @@ def target_weights(hidden, inter, heads, kv_heads, layers, vocab, device):
 
 def draft_weights(hidden, inter, heads, kv_heads, vocab, agree, device):
     head_dim = hidden // heads
-    ones = lambda n: torch.ones(n, dtype=torch.bfloat16, device=device)  # noqa: E731
+
+    def ones(n):
+        return torch.ones(n, dtype=torch.bfloat16, device=device)
+
     fc = rand(hidden, 3 * hidden, device=device)
     fc[0] = 0
     fc[1] = 0

@@ -34,11 +34,9 @@ written and says the plots were skipped.
 """
 from __future__ import absolute_import, annotations, division, print_function
 
-import argparse
 import json
 import math
 import os
-import sys
 from pathlib import Path
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.bench import spec_setting
@@ -624,25 +622,3 @@ def failures(summary: dict, check_model: bool, check_confirm: bool) -> tuple[int
     if check_confirm and not (conf and conf["ok"]):
         return 4, "the confirming run does not follow the better curve on both sides of the threshold"
     return 0, None
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n", maxsplit=1)[0])
-    parser.add_argument("run_dir", type=Path, help="folder holding raw.json; outputs land next to it")
-    parser.add_argument("--no-plots", action="store_true")
-    parser.add_argument("--tolerance", type=float, default=DEFAULT_TOLERANCE,
-                        help="relative tolerance of the crossover against the rate model (default %(default)s)")
-    parser.add_argument("--check-model", action="store_true",
-                        help="exit 3 when a speculative mode's crossover/threshold does not match the rate model")
-    parser.add_argument("--check-confirm", action="store_true",
-                        help="exit 4 when the confirming run does not follow the better curve on both sides")
-    args = parser.parse_args(argv)
-    if not (args.run_dir / "raw.json").is_file():
-        print(f"bench_report: {args.run_dir / 'raw.json'} not found", file=sys.stderr)
-        return 2
-    summary = build(args.run_dir, with_plots=not args.no_plots, tolerance=args.tolerance)
-    print("\n".join(lines_of(summary, args.run_dir)))
-    code, why = failures(summary, args.check_model, args.check_confirm)
-    if why:
-        print(f"bench_report: {why}", file=sys.stderr)
-    return code

@@ -15,6 +15,9 @@ from ansible_collections.llmserve.sglang.plugins.module_utils.bench import repor
 from ansible_collections.llmserve.sglang.plugins.module_utils.bench import spec_setting
 
 REPO = testpaths.REPO
+sys.path.insert(0, os.path.join(REPO, "tools", "bench_report"))
+# the checkout's command line (tools/bench_report)
+import bench_report as cli  # noqa: E402  pylint: disable=wrong-import-position
 
 # The seed deployment's numbers: baseline saturates near 773 tok/s, EAGLE-3 at 354, EAGLE-3 96 tok/s at c=1.
 SEED = {"baseline": {"per_request_tps": 60, "saturation_tps": 773},
@@ -111,7 +114,7 @@ def test_build_writes_report_table_and_plots(tmp_path):
 
 
 def test_cli_reports_missing_input(tmp_path, capsys):
-    assert bench_report.main([str(tmp_path)]) == 2
+    assert cli.main([str(tmp_path)]) == 2
     assert "raw.json" in capsys.readouterr().err
 
 
@@ -133,8 +136,8 @@ def test_measurement_off_the_model_fails_the_check(tmp_path, capsys):
     assert entry["stops_paying_at"] == 16 and entry["crossover"] > 8  # model: stops at 8, crossover 5.9
     assert not entry["model_check"]["crossover_ok"] and not entry["model_check"]["ok"]
     (tmp_path / "raw.json").write_text(json.dumps(raw))
-    assert bench_report.main([str(tmp_path), "--no-plots"]) == 0
-    assert bench_report.main([str(tmp_path), "--no-plots", "--check-model"]) == 3
+    assert cli.main([str(tmp_path), "--no-plots"]) == 0
+    assert cli.main([str(tmp_path), "--no-plots", "--check-model"]) == 3
     assert "DOES NOT match" in (tmp_path / "report.md").read_text()
     assert "does not match the rate model" in capsys.readouterr().err
 
@@ -257,12 +260,12 @@ def test_confirming_run_must_follow_the_better_curve_on_both_sides(tmp_path):
     conf = bench_report.confirmation({"results": bad, "meta": meta})
     assert not conf["ok"] and [p["ok"] for p in conf["points"]] == [True] * 3 + [False] * 4
     (tmp_path / "raw.json").write_text(json.dumps({"results": good, "meta": meta}))
-    assert bench_report.main([str(tmp_path), "--no-plots", "--check-confirm", "--check-model"]) == 0
+    assert cli.main([str(tmp_path), "--no-plots", "--check-confirm", "--check-model"]) == 0
     report = (tmp_path / "report.md").read_text()
     assert "## Confirming run" in report and "Confirmed: **yes**" in report
     assert '"6": {"candidate_steps": [0]}' in report
     (tmp_path / "raw.json").write_text(json.dumps({"results": bad, "meta": meta}))
-    assert bench_report.main([str(tmp_path), "--no-plots", "--check-confirm"]) == 4
+    assert cli.main([str(tmp_path), "--no-plots", "--check-confirm"]) == 4
 
 
 def test_points_the_client_could_not_fill_are_flagged(tmp_path):

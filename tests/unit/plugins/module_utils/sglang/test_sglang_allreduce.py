@@ -4,7 +4,6 @@
 it and the group is what it was built for (PCIe-only SM120, TP 2/4/8, bf16, a persistent tuning cache), refused with
 the fix elsewhere; checked against the real wheels (0.5.20 lacks it, 0.5.21 and 0.5.23 have it) and through
 argv.render as roles/server calls it."""
-import testpaths  # noqa: F401
 import re
 
 import pytest
@@ -15,9 +14,9 @@ from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.argv import
 
 ON = {"SGLANG_ENABLE_PCIE_IPC_ALLREDUCE": "1"}
 SM120_PCIE = {"present": True, "count": 8, "topology": {"pcie_only": True},
-              "gpus": [{"compute_cap": "12.0"} for _ in range(8)]}
+              "gpus": [{"compute_cap": "12.0"}] * 8}
 H200_NVLINK = {"present": True, "count": 8, "topology": {"pcie_only": False},
-               "gpus": [{"compute_cap": "9.0"} for _ in range(8)]}
+               "gpus": [{"compute_cap": "9.0"}] * 8}
 MODULE = "sglang/srt/distributed/device_communicators/pcie_ipc_ar.py"
 
 
