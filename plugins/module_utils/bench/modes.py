@@ -14,6 +14,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.api import accept_length
+
 MODES = ("baseline", "eagle3", "eagle3_adaptive", "eagle3_threshold", "allreduce_nccl", "allreduce_pcie_ipc")
 SPECULATIVE_MODES = ("eagle3", "eagle3_adaptive", "eagle3_threshold")
 
@@ -28,7 +30,6 @@ def server_facts(info):
     algo = info.get("speculative_algorithm")
     graphs = (info.get("cuda_graph_config") or {}).get("decode") or {}
     disabled = bool(info.get("disable_cuda_graph")) or graphs.get("backend") == "disabled"
-    states = info.get("internal_states") or [{}]
     return {
         "version": info.get("version"),
         "model_path": info.get("model_path"),
@@ -44,7 +45,7 @@ def server_facts(info):
         "cuda_graph_bs": None if disabled else (graphs.get("bs") or None),
         "attention_backend": info.get("attention_backend"),
         "tp_size": info.get("tp_size"),
-        "accept_length": (states[0] or {}).get("avg_spec_accept_length") if algo else None,
+        "accept_length": accept_length(info) if algo else None,
     }
 
 
