@@ -38,10 +38,11 @@ done
 # What the shipped playbooks run must ship: every llmserve.sglang.X they name is a module, action, role, filter or playbook of the
 # installed collection, and none reaches into the checkout (tools/, tests/ are not in the tarball).
 inst="$work/installed/ansible_collections/llmserve/sglang"
-for name in $(grep -rhoE 'llmserve\.sglang\.[a-z_]+' "$inst/playbooks" | sort -u | sed 's/llmserve\.sglang\.//'); do
+grep -rhoE 'llmserve\.sglang\.[a-z_]+' "$inst/playbooks" | sort -u | sed 's/llmserve\.sglang\.//' |
+while read -r name; do
   [ -f "$inst/plugins/modules/$name.py" ] || [ -f "$inst/plugins/action/$name.py" ] || [ -d "$inst/roles/$name" ] ||
     [ -f "$inst/playbooks/$name.yml" ] ||
-    grep -rqE "[\"']$name[\"']" "$inst/plugins/filter" "$inst/plugins/test" 2>/dev/null ||
+    grep -rqE "[\"']${name}[\"']" "$inst/plugins/filter" "$inst/plugins/test" 2>/dev/null ||
     { echo "FAIL: the shipped playbooks use llmserve.sglang.$name, which the tarball lacks" >&2; exit 1; }
 done
 if grep -rnE "(tools|tests)/" "$inst/playbooks" | grep -vE '^\S+:[0-9]+:\s*#'; then
@@ -65,7 +66,8 @@ json.dump({"meta": meta, "results": rows}, open(sys.argv[1], "w"))
 PY
 "$venv/bin/ansible" localhost -m llmserve.sglang.bench_report -a "run_dir=$work/run plots=false" >"$work/report.out" ||
   { cat "$work/report.out"; echo "FAIL: llmserve.sglang.bench_report from the installed collection" >&2; exit 1; }
-grep -q '"action": "adaptive"' "$work/run/summary.json" && grep -q 'candidate_steps' "$work/run/report.md" ||
-  { cat "$work/report.out"; echo "FAIL: the installed bench_report wrote no recommendation" >&2; exit 1; }
+if ! grep -q '"action": "adaptive"' "$work/run/summary.json" || ! grep -q 'candidate_steps' "$work/run/report.md"; then
+  cat "$work/report.out"; echo "FAIL: the installed bench_report wrote no recommendation" >&2; exit 1
+fi
 echo "llmserve.sglang.bench_report from the installed collection: ok"
 echo "build check: ok"

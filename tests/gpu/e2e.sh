@@ -42,8 +42,8 @@ for step in ${STEPS:-install bench status install-again}; do
            stamp "fitting models made in $(( $(date +%s) - s ))s: $(tail -1 "$CAP/fitting-models.txt")"
            run bench playbooks/benchmark.yml -i tests/gpu/e2e/bench.yml -e benchmark_results_dir=$CAP/bench \
              -e "{\"benchmark_modes\": [\"baseline\", \"eagle3\"], \"benchmark_concurrency\": ${BENCH_CONCURRENCY:-[1, 8, 32, 64, 128, 256]}}" \
-             -e benchmark_max_new_tokens=${BENCH_TOKENS:-64} -e benchmark_request_timeout=120 \
-             -e benchmark_repeats=${BENCH_REPEATS:-2} -e benchmark_requests_per_slot=2 -e benchmark_min_requests=4 \
+             -e "benchmark_max_new_tokens=${BENCH_TOKENS:-64}" -e benchmark_request_timeout=120 \
+             -e "benchmark_repeats=${BENCH_REPEATS:-2}" -e benchmark_requests_per_slot=2 -e benchmark_min_requests=4 \
              -e benchmark_warmup_requests=2 -e benchmark_apply=true -e benchmark_apply_file=$CAP/speculation.yml ;;
     status) run status playbooks/status.yml
             for ep in health server_info model_info v1/models metrics; do
