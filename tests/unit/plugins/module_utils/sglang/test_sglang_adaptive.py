@@ -4,14 +4,17 @@
 validated per version, and the threshold config run through the REAL loader and router of the wheels from PyPI
 (sglang/srt/speculative/adaptive_spec_params.py, compiled with its logging import stubbed).
 
-Wheels: tests/unit/wheelcache.py (downloaded once with pip when absent).
+Wheels: tests/sglang_wheels (the cache in ${LLMSERVE_CACHE:-/var/cache/llmserve}/wheels, downloaded once when absent).
 """
 import testpaths
 import json
 import os
+import sys
 
 import pytest
-import wheelcache
+
+sys.path.insert(0, os.path.join(testpaths.REPO, "tests"))
+import sglang_wheels as W  # noqa: E402  pylint: disable=wrong-import-position
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import adaptive
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.argv import render
@@ -21,7 +24,7 @@ SOURCE = "sglang/srt/speculative/adaptive_spec_params.py"
 
 def real_module(version):
     """adaptive_spec_params of that wheel, its sglang imports replaced by a no-op logger (the rest as shipped)."""
-    text = wheelcache.read(version, SOURCE)
+    text = W.read_member(version, SOURCE)
     kept = []
     skipping = False
     for line in text.splitlines():

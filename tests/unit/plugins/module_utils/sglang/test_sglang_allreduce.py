@@ -4,10 +4,16 @@
 it and the group is what it was built for (PCIe-only SM120, TP 2/4/8, bf16, a persistent tuning cache), refused with
 the fix elsewhere; checked against the real wheels (0.5.20 lacks it, 0.5.21 and 0.5.23 have it) and through
 argv.render as roles/server calls it."""
+import os
 import re
+import sys
+import zipfile
 
 import pytest
-import wheelcache
+import testpaths
+
+sys.path.insert(0, os.path.join(testpaths.REPO, "tests"))
+import sglang_wheels as W  # noqa: E402  pylint: disable=wrong-import-position
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import allreduce
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.argv import render
@@ -20,10 +26,16 @@ H200_NVLINK = {"present": True, "count": 8, "topology": {"pcie_only": False},
 MODULE = "sglang/srt/distributed/device_communicators/pcie_ipc_ar.py"
 
 
+def read(version, member):
+    """That file of the real wheel, or None when the release has no such file."""
+    with zipfile.ZipFile(W.wheel_path(version)) as whl:
+        return whl.read(member).decode() if member in whl.namelist() else None
+
+
 @pytest.mark.parametrize("version,has", [("0.5.20", False), ("0.5.21", True), ("0.5.23", True)])
 def test_the_version_gate_is_what_the_wheels_have(version, has):
-    source = wheelcache.read(version, MODULE)
-    environ = wheelcache.read(version, "sglang/srt/environ.py")
+    source = read(version, MODULE)
+    environ = read(version, "sglang/srt/environ.py")
     assert (source is not None) is has
     assert ("SGLANG_ENABLE_PCIE_IPC_ALLREDUCE = EnvBool(False)" in environ) is has
     if has:
