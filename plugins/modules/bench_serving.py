@@ -16,10 +16,12 @@ description:
   - Sends O(num_requests) streamed requests with at most O(concurrency) in flight to an SGLang server (or an
     sglang-router) and returns output throughput, per-request decode speed, TTFT, ITL, TPOT and latency
     statistics under the names C(sglang.bench_serving) uses.
-  - With O(engine=sglang) (or O(engine=auto) when the SGLang venv has it) runs SGLang's own
+  - With O(engine=sglang) (or O(engine=auto) when it runs there) runs SGLang's own
     C(sglang.benchmark.serving) / C(sglang.bench_serving) with the C(random-ids) dataset and reads its JSON line.
     Otherwise uses a built-in client (Python standard library, threads, streamed C(/v1/chat/completions) or
-    C(/generate)).
+    C(/generate)). RV(result.engine) says which one ran and RV(result.engine_note) why.
+  - With O(expect_mode), reads C(/server_info) first and refuses (nothing sent) when the server does not run
+    what the mode means - speculative algorithm, draft, num_steps, adaptive - with the fix.
   - Reads the EAGLE accept length from C(/server_info) after the run.
 author:
   - llmserve maintainers (@llmserve)
@@ -61,8 +63,9 @@ options:
     default: 600
   engine:
     description:
-      - C(builtin) the client of this collection; C(sglang) SGLang's own (fails when O(sglang_python) lacks it);
-        C(auto) SGLang's when importable, else the built-in one.
+      - C(builtin) the client of this collection; C(sglang) SGLang's own (fails when it does not run in
+        O(sglang_python)); C(auto) SGLang's when C(python -m MODULE --help) exits 0 in O(sglang_python) (found
+        but not importable, e.g. without C(datasets), does not count), else the built-in one.
     type: str
     choices: [auto, builtin, sglang]
     default: auto
@@ -73,6 +76,16 @@ options:
   tokenizer:
     description: Tokenizer (model path) for SGLang's client.
     type: str
+  expect_mode:
+    description:
+      - Benchmark mode the server must be running (C(baseline), C(eagle3), C(eagle3_adaptive), C(eagle3_threshold),
+        C(allreduce_nccl), C(allreduce_pcie_ipc)); checked against C(/server_info) before any load.
+    type: str
+    choices: [baseline, eagle3, eagle3_adaptive, eagle3_threshold, allreduce_nccl, allreduce_pcie_ipc]
+  expect_speculative:
+    description: The C(server_speculative) the mode was launched with (algorithm, draft_model_path, num_steps).
+    type: dict
+    default: {}
   labels:
     description: Keys copied into the result as they are (e.g. C(mode) and C(repeat) of a benchmark grid).
     type: dict
@@ -128,6 +141,13 @@ result:
     median_per_request_tps: {description: Median decode speed one request saw (1000 / TPOT)., type: float}
     accept_length: {description: EAGLE accept length from /server_info; null without speculation., type: float}
     engine: {description: Client used (builtin or the SGLang module name)., type: str}
+    engine_note:
+      description: Why that client - for example that SGLang's does not run there, with its error.
+      type: str
+    server:
+      description: What the server runs, from C(/server_info) (version, algorithm, draft_model_path, num_steps,
+        adaptive, adaptive_config, disable_cuda_graph, cuda_graph_bs, cuda_graph_max_bs, ...); with O(expect_mode).
+      type: dict
   sample:
     concurrency: 8
     completed: 32
@@ -150,20 +170,17 @@ try:
 except ImportError:  # pragma: no cover
     from urlparse import urlparse
 
+from ansible_collections.llmserve.sglang.plugins.module_utils.bench import modes
 from ansible_collections.llmserve.sglang.plugins.module_utils.bench.client import (
-    SGLANG_BENCH_MODULES, from_sglang_result, run_load, server_accept_length, sglang_bench_argv)
+    choose_engine, from_sglang_result, get_json, run_load, server_accept_length, sglang_bench_argv)
 
 
-def find_sglang_bench(python):
-    if not python or not os.access(python, os.X_OK):
-        return None
-    for module in SGLANG_BENCH_MODULES:
-        probe = subprocess.run([python, "-c", "import importlib.util; "
-                                "raise SystemExit(0 if importlib.util.find_spec(%r) else 1)" % module],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, check=False)
-        if probe.returncode == 0:
-            return module
-    return None
+def _run(argv):
+    try:
+        proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, check=False, timeout=180)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return 127, "", str(exc)
+    return proc.returncode, proc.stdout.decode("utf-8", "replace"), proc.stderr.decode("utf-8", "replace")
 
 
 def main():
@@ -183,6 +200,8 @@ def main():
             tokenizer=dict(type="str", no_log=False),
             fail_on_errors=dict(type="bool", default=False),
             labels=dict(type="dict", default={}),
+            expect_mode=dict(type="str", choices=list(modes.MODES)),
+            expect_speculative=dict(type="dict", default={}),
         ),
         supports_check_mode=True,
     )
@@ -193,13 +212,22 @@ def main():
     if module.check_mode:
         module.exit_json(changed=False, result={})
 
-    engine = "builtin"
-    if p["engine"] in ("auto", "sglang"):
-        found = find_sglang_bench(p["sglang_python"])
-        if found:
-            engine = found
-        elif p["engine"] == "sglang":
-            module.fail_json(msg="%s has none of %s" % (p["sglang_python"], ", ".join(SGLANG_BENCH_MODULES)))
+    server = None
+    if p["expect_mode"]:
+        base = p["url"].rstrip("/")
+        try:
+            server = modes.server_facts(get_json(base + "/server_info", p["api_key"], 30))
+        except Exception as exc:  # pylint: disable=broad-except
+            module.fail_json(msg="cannot read %s/server_info to check benchmark mode %s: %s"
+                             % (base, p["expect_mode"], exc))
+        why = modes.refusal(p["expect_mode"], p["expect_speculative"], server)
+        if why:
+            module.fail_json(msg=why, server=server)
+
+    python = p["sglang_python"] if p["sglang_python"] and os.access(p["sglang_python"], os.X_OK) else None
+    engine, engine_note = choose_engine(p["engine"], python, _run)
+    if engine is None:
+        module.fail_json(msg="engine=sglang: " + engine_note)
 
     if engine == "builtin":
         result, _records = run_load(p["url"], p["concurrency"], num, p["max_new_tokens"], p["input_len"],
@@ -229,6 +257,9 @@ def main():
     if result.get("accept_length") is None:
         result["accept_length"] = server_accept_length(p["url"], p["api_key"])
     result["engine"] = engine
+    result["engine_note"] = engine_note
+    if server is not None:
+        result["server"] = server
     result["max_new_tokens"] = p["max_new_tokens"]
     result["num_requests"] = num
     result.update(p["labels"])

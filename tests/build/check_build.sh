@@ -35,4 +35,39 @@ for f in "$repo"/playbooks/*.yml; do
   "$venv/bin/ansible-playbook" -i localhost, --syntax-check "llmserve.sglang.$p" >/dev/null
   echo "ansible-playbook --syntax-check llmserve.sglang.$p: ok"
 done
+# What the shipped playbooks run must ship: every llmserve.sglang.X they name is a module, action, role, filter or playbook of the
+# installed collection, and none reaches into the checkout (tools/, tests/ are not in the tarball).
+inst="$work/installed/ansible_collections/llmserve/sglang"
+grep -rhoE 'llmserve\.sglang\.[a-z_]+' "$inst/playbooks" | sort -u | sed 's/llmserve\.sglang\.//' |
+while read -r name; do
+  [ -f "$inst/plugins/modules/$name.py" ] || [ -f "$inst/plugins/action/$name.py" ] || [ -d "$inst/roles/$name" ] ||
+    [ -f "$inst/playbooks/$name.yml" ] ||
+    grep -rqE "[\"']${name}[\"']" "$inst/plugins/filter" "$inst/plugins/test" 2>/dev/null ||
+    { echo "FAIL: the shipped playbooks use llmserve.sglang.$name, which the tarball lacks" >&2; exit 1; }
+done
+if grep -rnE "(tools|tests)/" "$inst/playbooks" | grep -vE '^\S+:[0-9]+:\s*#'; then
+  echo "FAIL: a shipped playbook reaches into tools/ or tests/, which the tarball leaves out" >&2; exit 1
+fi
+echo "shipped playbooks use only what ships: ok"
+# The benchmark's report runs from the installed collection (the bench_report action and module_utils/bench).
+mkdir -p "$work/run"
+"$venv/bin/python" - "$work/run/raw.json" <<'PY'
+import json, sys
+rows = []
+for mode, rate, sat in (("baseline", 60.0, 773.0), ("eagle3", 96.0, 354.0)):
+    for c in (1, 2, 4, 8, 16):
+        per_req = min(rate, sat / c)
+        rows.append({"mode": mode, "concurrency": c, "repeat": 0, "median_per_request_tps": per_req,
+                     "output_throughput": per_req * c, "completed": 8, "failed": 0,
+                     "accept_length": 3.2 if mode == "eagle3" else None})
+meta = {"sglang_version": "0.5.15.post1", "speculative": {"algorithm": "EAGLE3", "num_steps": 3, "eagle_topk": 1},
+        "cuda_graph_bs": [1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16]}
+json.dump({"meta": meta, "results": rows}, open(sys.argv[1], "w"))
+PY
+"$venv/bin/ansible" localhost -m llmserve.sglang.bench_report -a "run_dir=$work/run plots=false" >"$work/report.out" ||
+  { cat "$work/report.out"; echo "FAIL: llmserve.sglang.bench_report from the installed collection" >&2; exit 1; }
+if ! grep -q '"action": "adaptive"' "$work/run/summary.json" || ! grep -q 'candidate_steps' "$work/run/report.md"; then
+  cat "$work/report.out"; echo "FAIL: the installed bench_report wrote no recommendation" >&2; exit 1
+fi
+echo "llmserve.sglang.bench_report from the installed collection: ok"
 echo "build check: ok"

@@ -20,7 +20,8 @@ for w in .whl/*.whl; do case "$(basename "$w")" in ansible_core-*|resolvelib-*) 
 "$PY" -m pip install -q --no-index --no-deps --no-compile --target /tmp/ansite /tmp/ansible-wheels/*.whl || exit 1
 export PYTHONPATH=/tmp/ansite PATH=/tmp/ansite/bin:$PATH ANSIBLE_CONFIG=$PWD/ansible.cfg ANSIBLE_NOCOLOR=1 \
        ANSIBLE_LOCALHOST_WARNING=0 ANSIBLE_FORCE_COLOR=0 PYTHONUNBUFFERED=1
-"$PY" tests/gpu/make_tiny_models.py /srv/models > "$CAP/models.txt" 2>&1 || { cat "$CAP/models.txt"; exit 1; }
+# The tiny random pair serves install/status/failures; the bench step makes its own (TINY=0 skips these).
+[ "${TINY:-1}" = 0 ] || "$PY" tests/gpu/make_tiny_models.py /srv/models > "$CAP/models.txt" 2>&1 || { cat "$CAP/models.txt"; exit 1; }
 stamp "models made; ansible $(ansible --version | head -1)"
 inv=tests/gpu/e2e/inventory.yml
 # Every step under one deadline, so that the results are packed before the device call's own limit.
@@ -33,10 +34,17 @@ for step in ${STEPS:-install bench status install-again}; do
   case $step in
     install) run install tests/gpu/e2e/install.yml -v || exit 1 ;;
     install-again) run install-again tests/gpu/e2e/install.yml ;;
-    bench) run bench playbooks/benchmark.yml -e benchmark_results_dir=$CAP/bench \
-             -e '{"benchmark_modes": ["baseline", "eagle3"], "benchmark_concurrency": [1, 4, 16]}' \
-             -e benchmark_max_new_tokens=64 -e benchmark_request_timeout=30 -e benchmark_restore=false \
-             -e benchmark_requests_per_slot=3 -e benchmark_min_requests=4 -e benchmark_warmup_requests=1 ;;
+    # benchmark.yml in one piece: baseline and EAGLE-3 with the draft that fits by construction, CUDA graphs on,
+    # the threshold applied through --speculative-adaptive-config, redeployed, confirmed, restored.
+    bench) s=$(date +%s)
+           "$PY" tests/gpu/make_fitting_models.py /srv/models --agree "${BENCH_AGREE:-2}" > "$CAP/fitting-models.txt" 2>&1 \
+             || { cat "$CAP/fitting-models.txt"; exit 1; }
+           stamp "fitting models made in $(( $(date +%s) - s ))s: $(tail -1 "$CAP/fitting-models.txt")"
+           run bench playbooks/benchmark.yml -i tests/gpu/e2e/bench.yml -e benchmark_results_dir=$CAP/bench \
+             -e "{\"benchmark_modes\": [\"baseline\", \"eagle3\"], \"benchmark_concurrency\": ${BENCH_CONCURRENCY:-[1, 8, 32, 64, 128, 256]}}" \
+             -e "benchmark_max_new_tokens=${BENCH_TOKENS:-64}" -e benchmark_request_timeout=120 \
+             -e "benchmark_repeats=${BENCH_REPEATS:-2}" -e benchmark_requests_per_slot=2 -e benchmark_min_requests=4 \
+             -e benchmark_warmup_requests=2 -e benchmark_apply=true -e benchmark_apply_file=$CAP/speculation.yml ;;
     status) run status playbooks/status.yml
             for ep in health server_info model_info v1/models metrics; do
               curl -s -m 15 "http://127.0.0.1:30000/$ep" > "$CAP/eagle3_$(echo $ep | tr / _).txt" 2>&1; done ;;

@@ -2,9 +2,14 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Rewrite a wheel without some of its files, RECORD updated, so it fits the device's 64 MiB carry.
 
-    trim_wheel.py IN.whl OUT_DIR PREFIX [PREFIX...]
+    trim_wheel.py IN.whl OUT_DIR [--guard-dsa-import] PREFIX [PREFIX...]
 
-Every member whose path starts with one of the PREFIXes is left out. Used for the real-GPU run
+Every member whose path starts with one of the PREFIXes is left out. --guard-dsa-import (sglang 0.5.15.post1):
+the EAGLE v2 draft worker imports the DeepSeek sparse-attention backend at CUDA-graph capture whatever the
+attention backend, and that imports the CuTe DSL (nvidia-cutlass-dsl-libs-base, a 74 MB wheel that does not fit
+the carry): "ModuleNotFoundError: No module named 'cutlass'" on the H200. The import only adds that backend's
+class to an isinstance list, so it is wrapped in try/except ImportError; with --attention-backend triton the
+capture is the same as with the DSL installed. Used for the real-GPU run
 (docs/evidence/real-sglang-h200/README.md): sglang-kernel without FA3/FlashMLA/SM100 objects (an H200 with
 --attention-backend triton loads only sm90/common_ops), flashinfer without the cutlass/cccl headers that the
 warm-up's norm JIT build does not include. Such a wheel serves that one GPU and nothing else.
@@ -21,7 +26,28 @@ def record_line(name, data):
     return "%s,sha256=%s,%d" % (name, digest, len(data))
 
 
-def trim(src, out_dir, prefixes):
+# member -> (old, new): the one edit --guard-dsa-import makes
+DSA_GUARD = {
+    "sglang/srt/speculative/eagle_worker_v2.py": (
+        """            from sglang.srt.layers.attention.dsa_backend import (
+                DeepseekSparseAttnBackend,
+            )
+
+            graph_supported_backend_types.append(DeepseekSparseAttnBackend)
+""",
+        """            try:  # llmserve tests/gpu/trim_wheel.py --guard-dsa-import: no CuTe DSL carried
+                from sglang.srt.layers.attention.dsa_backend import (
+                    DeepseekSparseAttnBackend,
+                )
+
+                graph_supported_backend_types.append(DeepseekSparseAttnBackend)
+            except ImportError:
+                pass
+"""),
+}
+
+
+def trim(src, out_dir, prefixes, edits=None):
     dst = os.path.join(out_dir, os.path.basename(src))
     dropped = 0
     with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dst, "w", zipfile.ZIP_DEFLATED) as zout:
@@ -35,6 +61,11 @@ def trim(src, out_dir, prefixes):
                 dropped += 1
                 continue
             data = zin.read(name)
+            if edits and name in edits:
+                old, new = edits[name]
+                if old.encode() not in data:
+                    raise SystemExit("%s: the text to edit is not in %s" % (src, name))
+                data = data.replace(old.encode(), new.encode())
             zout.writestr(info, data)
             lines.append(record_line(name, data))
         lines.append("%s,," % record_name)
@@ -45,6 +76,9 @@ def trim(src, out_dir, prefixes):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) < 4:
+    args = sys.argv[1:]
+    guard = "--guard-dsa-import" in args
+    args = [a for a in args if a != "--guard-dsa-import"]
+    if len(args) < 2 or (len(args) < 3 and not guard):
         sys.exit(__doc__)
-    trim(sys.argv[1], sys.argv[2], sys.argv[3:])
+    trim(args[0], args[1], args[2:], DSA_GUARD if guard else None)

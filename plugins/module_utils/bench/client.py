@@ -286,6 +286,31 @@ def server_accept_length(base_url, api_key=None, timeout=10.0):
 SGLANG_BENCH_MODULES = ("sglang.benchmark.serving", "sglang.bench_serving")  # 0.5.23 moved it
 
 
+def choose_engine(requested, python, run, modules=SGLANG_BENCH_MODULES):
+    """(engine, note): which client a run uses - ``builtin`` or the SGLang module name - and why.
+
+    ``auto`` takes SGLang's client only when ``python -m MODULE --help`` exits 0 there: finding the module is not
+    enough (0.5.15.post1's imports ``datasets``, which a serving venv may lack: every load point then failed).
+    ``sglang`` fails (engine None) when no module runs. ``run(argv)`` returns (rc, stdout, stderr).
+    """
+    if requested == "builtin":
+        return "builtin", "asked for"
+    tried = []
+    if python:
+        for module in modules:
+            rc, _out, err = run([python, "-m", module, "--help"])
+            if rc == 0:
+                return module, "%s runs in %s" % (module, python)
+            last = [line for line in (err or "").strip().splitlines() if line.strip()]
+            tried.append("%s: %s" % (module, last[-1] if last else "rc %s" % rc))
+    else:
+        tried.append("no python given")
+    why = "SGLang's client does not run (%s)" % "; ".join(tried)
+    if requested == "sglang":
+        return None, why
+    return "builtin", why + ": using the built-in client"
+
+
 def sglang_bench_argv(python, module, host, port, concurrency, num_requests, max_new_tokens, input_len,
                       output_file, tokenizer=None):
     """argv for ``python -m sglang.bench_serving`` with a fixed-length random-ids workload."""

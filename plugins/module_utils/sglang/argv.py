@@ -17,6 +17,8 @@ __metaclass__ = type
 import json
 import re
 
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import adaptive as adaptive_cfg
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import allreduce
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.version import release
 
 # Versions whose tables below were read from the source and are exercised by tests/real_parser.
@@ -313,6 +315,10 @@ def render(settings, version, gpu=None, patches=(), env=None, adaptive_config_pa
         for new_name, new_value in _translate(name, raw[key], ver, out):
             args[new_name] = new_value
     _arch_rules(args, settings, gpu, patches, tp, out)
+    topo = (gpu or {}).get("topology") or {} if isinstance(gpu, dict) else {}
+    ar_errors, ar_warnings = allreduce.rules(env, version, _gpu_major(gpu), topo.get("pcie_only"), tp, args)
+    errors.extend(ar_errors)
+    warnings.extend(ar_warnings)
     for name in sorted(args):
         _emit(argv, flags, name, args[name], errors)
     del out["version"]
@@ -366,13 +372,15 @@ def _render_spec(spec, ver, tp, env, adaptive_config_path, out):
         _emit(argv, flags, "speculative_adaptive", True, errors)
         cfg = spec.get("adaptive_config")
         if isinstance(cfg, dict):
-            steps = _adaptive_steps(cfg, errors)
-            if steps and "num_steps" in vals and vals["num_steps"] not in steps:
+            # What this release's loader accepts (flat list before 0.5.13, slots after; step 0 from 0.5.14).
+            cfg_errors, steps = adaptive_cfg.validate(cfg, out["version"], vals.get("num_steps"))
+            errors.extend(cfg_errors)
+            if steps and not cfg_errors and "num_steps" in vals and vals["num_steps"] not in steps:
                 errors.append(
                     "speculative.num_steps=%d is not among adaptive_config candidate_steps %s: pick one of them"
                     % (vals["num_steps"], sorted(steps))
                 )
-            # source: 0.5.23 speculative/adaptive_spec_params.py opens --speculative-adaptive-config as a JSON file.
+            # source: speculative/adaptive_spec_params.py (0.5.11 to 0.5.23) opens the config as a JSON file.
             if not adaptive_config_path:
                 errors.append(
                     "speculative.adaptive_config is a mapping but SGLang reads a JSON file path: pass "
@@ -385,24 +393,6 @@ def _render_spec(spec, ver, tp, env, adaptive_config_path, out):
             _emit(argv, flags, "speculative_adaptive_config", str(cfg), errors)
     elif spec.get("adaptive_config"):
         warnings.append("speculative.adaptive_config is ignored because speculative.adaptive is false")
-
-
-def _adaptive_steps(cfg, errors):
-    """Validate like SGLang 0.5.23's _load_adaptive_config: integer-string batch keys, candidate_steps lists."""
-    steps = set()
-    for key, entry in cfg.items():
-        if not str(key).isdigit():
-            continue
-        cand = entry.get("candidate_steps") if isinstance(entry, dict) else None
-        if not isinstance(cand, list) or not cand or not all(_is_int(s) and s >= 0 for s in cand):
-            errors.append(
-                "speculative.adaptive_config[%s].candidate_steps must be a non-empty list of integers >= 0" % key
-            )
-            continue
-        steps.update(cand)
-    if not steps and not errors:
-        errors.append('speculative.adaptive_config needs at least one batch-size key, e.g. {"1": {"candidate_steps": [1, 3]}}')
-    return steps
 
 
 def _arch_rules(args, settings, gpu, patches, tp, out):

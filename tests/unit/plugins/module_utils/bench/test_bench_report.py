@@ -1,18 +1,23 @@
 # Copyright: (c) 2026, llmserve.sglang contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Report logic of tools/bench_report: crossover and threshold against the rate model that produced the data."""
-import testpaths
+"""Report logic (module_utils/bench/report.py, spec_setting.py): crossover and threshold against the rate model
+that produced the data, the setting each SGLang version has, the confirming run."""
+import testpaths  # noqa: F401  (puts the checkout on sys.path as the collection)
 import json
 import math
 import os
+import subprocess
 import sys
 
 import pytest
 
+from ansible_collections.llmserve.sglang.plugins.module_utils.bench import report as bench_report
+from ansible_collections.llmserve.sglang.plugins.module_utils.bench import spec_setting
+
 REPO = testpaths.REPO
 sys.path.insert(0, os.path.join(REPO, "tools", "bench_report"))
-
-import bench_report  # noqa: E402  pylint: disable=wrong-import-position
+# the checkout's command line (tools/bench_report)
+import bench_report as cli  # noqa: E402  pylint: disable=wrong-import-position
 
 # The seed deployment's numbers: baseline saturates near 773 tok/s, EAGLE-3 at 354, EAGLE-3 96 tok/s at c=1.
 SEED = {"baseline": {"per_request_tps": 60, "saturation_tps": 773},
@@ -109,7 +114,7 @@ def test_build_writes_report_table_and_plots(tmp_path):
 
 
 def test_cli_reports_missing_input(tmp_path, capsys):
-    assert bench_report.main([str(tmp_path)]) == 2
+    assert cli.main([str(tmp_path)]) == 2
     assert "raw.json" in capsys.readouterr().err
 
 
@@ -131,8 +136,8 @@ def test_measurement_off_the_model_fails_the_check(tmp_path, capsys):
     assert entry["stops_paying_at"] == 16 and entry["crossover"] > 8  # model: stops at 8, crossover 5.9
     assert not entry["model_check"]["crossover_ok"] and not entry["model_check"]["ok"]
     (tmp_path / "raw.json").write_text(json.dumps(raw))
-    assert bench_report.main([str(tmp_path), "--no-plots"]) == 0
-    assert bench_report.main([str(tmp_path), "--no-plots", "--check-model"]) == 3
+    assert cli.main([str(tmp_path), "--no-plots"]) == 0
+    assert cli.main([str(tmp_path), "--no-plots", "--check-model"]) == 3
     assert "DOES NOT match" in (tmp_path / "report.md").read_text()
     assert "does not match the rate model" in capsys.readouterr().err
 
@@ -151,9 +156,6 @@ def test_model_points_give_relative_errors():
     assert rows[("baseline", 16)]["model_decode_throughput"] == pytest.approx(773)
     assert rows[("eagle3", 1)]["model_per_request_tps"] == pytest.approx(96)
     assert rows[("baseline", 1)]["decode_throughput_rel_err"] == pytest.approx(-0.1)
-
-
-import spec_setting  # noqa: E402  pylint: disable=wrong-import-position,wrong-import-order
 
 
 def repeated(perf, repeats=3, noise=0.03, ttft_ms=300.0, tokens=32, grid=None, modes=("baseline", "eagle3"),
@@ -202,19 +204,18 @@ def test_repeats_give_a_band_that_holds_the_crossover_and_each_repeat():
     assert flat["crossover_low"] == pytest.approx(flat["crossover_high"])
 
 
-@pytest.mark.parametrize("version,flag,action,why", [
-    ("0.5.9", None, "refuse", "no flag that turns speculation off"),
-    ("0.5.10.post1", True, "refuse", "no flag that turns speculation off"),
-    ("0.5.11", True, "refuse", "only adapts num_steps"),
-    ("0.5.12.post1", True, "refuse", "only adapts num_steps"),
-    ("0.5.13.post1", True, "refuse", "must be > 0"),
-    ("0.5.14", True, "adaptive", None), ("0.5.15.post1", None, "adaptive", None), ("0.5.23", True, "adaptive", None),
-    ("0.5.23", False, "refuse", "does not list --speculative-adaptive"),
-    ("", True, "adaptive", None), ("", None, "refuse", "no flag"),
+@pytest.mark.parametrize("version,action,why", [
+    ("0.5.9", "refuse", "no --speculative-adaptive"),
+    ("0.5.10.post1", "refuse", "no --speculative-adaptive"),
+    ("0.5.11", "refuse", "one candidate list"),
+    ("0.5.12.post1", "refuse", "one candidate list"),
+    ("0.5.13.post1", "refuse", "must be > 0"),
+    ("0.5.14", "adaptive", None), ("0.5.15.post1", "adaptive", None), ("0.5.23", "adaptive", None),
+    ("", "refuse", "unknown version"),
 ])
-def test_recommendation_follows_what_the_version_really_has(version, flag, action, why):
+def test_recommendation_follows_what_the_version_really_has(version, action, why):
     spec = {"algorithm": "EAGLE3", "draft_model_path": "/d", "num_steps": 3, "eagle_topk": 1, "num_draft_tokens": 4}
-    rec = spec_setting.recommend(5, version, flag, spec, cuda_graph_max_bs=128)
+    rec = spec_setting.recommend(5, version, spec, cuda_graph_max_bs=128)
     assert rec["action"] == action, rec
     if action == "refuse":
         assert why in rec["reason"] and "upgrade SGLang to 0.5.14 or later" in rec["reason"]
@@ -229,25 +230,27 @@ def test_recommendation_follows_what_the_version_really_has(version, flag, actio
 
 def test_padding_rounds_the_threshold_down_to_a_capture_size():
     # 11 pads to 12 with speculation's capture sizes (10, 12, 14, ...): speculate up to 10, off from 11.
-    rec = spec_setting.recommend(11, "0.5.23", True, {"num_steps": 2}, cuda_graph_max_bs=64)
+    rec = spec_setting.recommend(11, "0.5.23", {"num_steps": 2}, cuda_graph_max_bs=64)
     assert (rec["effective_threshold"], rec["config_key"]) == (10, 11)
     assert all(spec_setting.padded(b, spec_setting.spec_capture_sizes(64)) < 11 for b in range(1, 11))
     assert all(spec_setting.padded(b, spec_setting.spec_capture_sizes(64)) >= 11 for b in range(11, 65))
     # without CUDA graphs nothing is padded: exact
-    rec = spec_setting.recommend(11, "0.5.23", True, {"num_steps": 2}, cuda_graph=False)
+    rec = spec_setting.recommend(11, "0.5.23", {"num_steps": 2}, cuda_graph=False)
     assert (rec["effective_threshold"], rec["config_key"]) == (11, 12)
+    # the server's own captured sizes (its /server_info) win over the derived list
+    rec = spec_setting.recommend(100, "0.5.15.post1", {"num_steps": 3}, capture=[1, 2, 4, 8, 16, 32, 64, 128])
+    assert (rec["effective_threshold"], rec["config_key"]) == (64, 65)
 
 
 def test_no_crossover_keeps_and_never_paying_turns_off_and_topk_is_refused():
-    assert spec_setting.recommend(None, "0.5.23", True, {"adaptive": True})["action"] == "keep"
-    assert spec_setting.recommend(0, "0.5.9", None, {})["server_speculative"] == {"algorithm": ""}
-    rec = spec_setting.recommend(5, "0.5.23", True, {"eagle_topk": 4})
+    assert spec_setting.recommend(None, "0.5.23", {"adaptive": True})["action"] == "keep"
+    assert spec_setting.recommend(0, "0.5.9", {})["server_speculative"] == {"algorithm": ""}
+    rec = spec_setting.recommend(5, "0.5.23", {"eagle_topk": 4})
     assert rec["action"] == "refuse" and "eagle_topk 1" in rec["reason"]
 
 
 def test_confirming_run_must_follow_the_better_curve_on_both_sides(tmp_path):
-    meta = {"perf_model": SEED, "sglang_version": "0.5.23", "adaptive_flag": True,
-            "speculative": {"num_steps": 3, "eagle_topk": 1}, "applied": {"effective_threshold": 5}}
+    meta = {"perf_model": SEED, "sglang_version": "0.5.23", "speculative": {"num_steps": 3, "eagle_topk": 1}, "applied": {"effective_threshold": 5}}
     good = repeated(SEED, modes=("baseline", "eagle3", "eagle3_threshold"), limit=5)
     conf = bench_report.confirmation({"results": good, "meta": meta})
     assert conf["ok"] and conf["both_sides"]
@@ -257,12 +260,12 @@ def test_confirming_run_must_follow_the_better_curve_on_both_sides(tmp_path):
     conf = bench_report.confirmation({"results": bad, "meta": meta})
     assert not conf["ok"] and [p["ok"] for p in conf["points"]] == [True] * 3 + [False] * 4
     (tmp_path / "raw.json").write_text(json.dumps({"results": good, "meta": meta}))
-    assert bench_report.main([str(tmp_path), "--no-plots", "--check-confirm", "--check-model"]) == 0
+    assert cli.main([str(tmp_path), "--no-plots", "--check-confirm", "--check-model"]) == 0
     report = (tmp_path / "report.md").read_text()
     assert "## Confirming run" in report and "Confirmed: **yes**" in report
     assert '"6": {"candidate_steps": [0]}' in report
     (tmp_path / "raw.json").write_text(json.dumps({"results": bad, "meta": meta}))
-    assert bench_report.main([str(tmp_path), "--no-plots", "--check-confirm"]) == 4
+    assert cli.main([str(tmp_path), "--no-plots", "--check-confirm"]) == 4
 
 
 def test_points_the_client_could_not_fill_are_flagged(tmp_path):
@@ -279,8 +282,7 @@ def test_an_unfit_draft_is_reported_and_nothing_is_recommended_from_it(tmp_path)
     # As on the H200 with the random draft: accept length 1.00, EAGLE-3 loses everywhere. "Turn it off" would be
     # the wrong lesson: the curve measures the draft.
     perf = {"baseline": SEED["baseline"], "eagle3": {"per_request_tps": 30, "saturation_tps": 200, "accept_length": 1.0}}
-    raw = {"results": synthetic(perf), "meta": {"sglang_version": "0.5.15.post1", "adaptive_flag": True,
-                                                "speculative": {"algorithm": "EAGLE3"}}}
+    raw = {"results": synthetic(perf), "meta": {"sglang_version": "0.5.15.post1",                                     "speculative": {"algorithm": "EAGLE3"}}}
     (tmp_path / "raw.json").write_text(json.dumps(raw))
     summary = bench_report.build(tmp_path, with_plots=False)
     entry, rec = summary["analysis"]["eagle3"], summary["recommendation"]
@@ -308,3 +310,26 @@ def test_no_accept_length_measured_is_not_a_finding():
     perf = {"baseline": SEED["baseline"], "eagle3": {"per_request_tps": 96, "saturation_tps": 354}}
     entry = bench_report.analyse({"results": synthetic(perf)})["eagle3"]
     assert entry["accept_length"] is None and entry["draft_unfit"] is False
+
+
+def test_allreduce_ab_is_its_own_table_not_a_speculative_curve(tmp_path):
+    # The PCIe-IPC all-reduce A/B: two launches of the same deployment, compared with each other only.
+    perf = {"allreduce_nccl": {"per_request_tps": 50, "saturation_tps": 400},
+            "allreduce_pcie_ipc": {"per_request_tps": 75, "saturation_tps": 500}}
+    results = synthetic(perf, grid=[1, 4, 16], modes=("allreduce_nccl", "allreduce_pcie_ipc"))
+    (tmp_path / "raw.json").write_text(json.dumps({"results": results}))
+    summary = bench_report.build(tmp_path, with_plots=False)
+    assert summary["analysis"] == {}
+    ratios = {p["concurrency"]: p["ratio"] for p in summary["allreduce_ab"]}
+    assert ratios == pytest.approx({1: 1.5, 4: 1.5, 16: 500 / 400})
+    assert "## All-reduce: FlashInfer PCIe-IPC against NCCL" in (tmp_path / "report.md").read_text()
+
+
+def test_the_checkout_wrapper_runs_the_shipped_report(tmp_path):
+    wrapper = os.path.join(REPO, "tools", "bench_report", "bench_report.py")
+    missing = subprocess.run([sys.executable, wrapper, str(tmp_path)], capture_output=True, text=True, check=False)
+    assert missing.returncode == 2 and "raw.json not found" in missing.stderr
+    (tmp_path / "raw.json").write_text(json.dumps({"results": synthetic(SEED)}))
+    done = subprocess.run([sys.executable, wrapper, str(tmp_path), "--no-plots"], capture_output=True, text=True,
+                          check=False)
+    assert done.returncode == 0 and "eagle3: decode throughput stops paying at 8" in done.stdout

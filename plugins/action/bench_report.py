@@ -1,0 +1,61 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Action plugin: the benchmark report on the controller (module_utils/bench/report.py), so that an installed
+collection's playbooks/benchmark.yml has it. Documentation: plugins/modules/bench_report.py."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import os
+from pathlib import Path
+
+from ansible.errors import AnsibleActionFail
+from ansible.module_utils.common.text.converters import to_text
+from ansible.module_utils.parsing.convert_bool import boolean
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.llmserve.sglang.plugins.module_utils.bench import report
+
+
+class ActionModule(ActionBase):
+    TRANSFERS_FILES = False
+    _supports_check_mode = True
+    _supports_async = False
+    _requires_connection = False
+
+    def run(self, tmp=None, task_vars=None):
+        result = super(ActionModule, self).run(tmp, task_vars)
+        args = self._task.args
+        run_dir = args.get("run_dir")
+        if not run_dir:
+            raise AnsibleActionFail("bench_report: run_dir is required (the benchmark's run folder)")
+        run_dir = os.path.expanduser(to_text(run_dir))
+        raw = args.get("raw")
+        raw_path = os.path.join(run_dir, "raw.json")
+        if self._play_context.check_mode:
+            result.update(changed=False, skipped=True, msg="check mode: no report written")
+            return result
+        if raw is not None:
+            if not isinstance(raw, dict) or not isinstance(raw.get("results"), list):
+                raise AnsibleActionFail("bench_report: raw must be a mapping with a results list (meta, results)")
+            if not os.path.isdir(run_dir):
+                os.makedirs(run_dir)
+            with open(raw_path, "w") as handle:
+                handle.write(json.dumps(raw, indent=2, sort_keys=True, default=str) + "\n")
+        elif not os.path.isfile(raw_path):
+            raise AnsibleActionFail("bench_report: %s not found: pass raw, or a run_dir a benchmark wrote" % raw_path)
+        try:
+            tolerance = float(args.get("tolerance", report.DEFAULT_TOLERANCE))
+        except (TypeError, ValueError):
+            raise AnsibleActionFail("bench_report: tolerance must be a number (relative, e.g. 0.15)")
+        summary = report.build(Path(run_dir), with_plots=boolean(args.get("plots", True)), tolerance=tolerance)
+        lines = report.lines_of(summary, run_dir)
+        code, why = report.failures(summary, boolean(args.get("check_model", False)),
+                                    boolean(args.get("check_confirm", False)))
+        result.update(changed=True, summary=summary, lines=lines, report=os.path.join(run_dir, "report.md"))
+        if why:
+            result.update(failed=True, rc=code, msg="bench_report: " + why)
+        return result

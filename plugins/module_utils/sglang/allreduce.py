@@ -1,0 +1,72 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""FlashInfer's PCIe-IPC all-reduce (``SGLANG_ENABLE_PCIE_IPC_ALLREDUCE=1``): where it applies, refused elsewhere.
+
+Read from the wheels (``sglang/srt/distributed/device_communicators/pcie_ipc_ar.py``, ``environ.py``): absent in
+0.5.20, present from 0.5.21 (read: 0.5.21, 0.5.23). Built for hosts where every peer transfer crosses the CPU root
+complex (no NVLink, no multicast: the users' 8x RTX PRO 6000, SM120); IPC channels for world sizes 2, 4 and 8
+only; bf16 only (other dtypes stay on NCCL with a warning); decode-sized workspace. Its module docstring reports,
+on one 8x SM120 host at TP8, time per output token 21.1 ms with NCCL and 13.6 ms with it. The kernels' tactics are
+autotuned at start and cached under ``SGLANG_CACHE_DIR`` (default ``~/.cache/sglang``, i.e. the service user's
+home: roles/server sets HOME to ``server_home`` for systemd units and pid-file supervision alike), so the cache
+must be on persistent disk or every start tunes again.
+
+Not run here: no SM120 GPU is lent to this project (docs/benchmark.md).
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.version import release
+
+ENV = "SGLANG_ENABLE_PCIE_IPC_ALLREDUCE"
+FIRST = (0, 5, 21)
+WORLD_SIZES = (2, 4, 8)
+VOLATILE = ("/tmp", "/dev/shm", "/run", "/var/run")
+_TRUE = ("1", "true", "yes", "on")
+
+
+def enabled(env):
+    return str((env or {}).get(ENV, "")).strip().lower() in _TRUE
+
+
+def rules(env, version, majors, pcie_only, tp, args):
+    """(errors, warnings) of the PCIe-IPC all-reduce for one launch; nothing when it is not asked for.
+
+    majors: compute-capability majors of the visible GPUs (empty when unknown); pcie_only: the GPU topology has no
+    NVLink between them (None when unknown); args: the SGLang options (snake_case).
+    """
+    errors, warnings = [], []
+    if not enabled(env):
+        return errors, warnings
+    fix = "or set %s to 0 (NCCL all-reduce)" % ENV
+    if release(version) < FIRST:
+        errors.append("%s=1 needs SGLang 0.5.21 or later (FlashInfer PCIe-IPC all-reduce); %s has none: upgrade "
+                      "sglang (roles/sglang sglang_version) %s" % (ENV, version, fix))
+    if tp not in WORLD_SIZES:
+        errors.append("%s=1 serves tensor-parallel groups of 2, 4 or 8 GPUs (its IPC channels); tp is %s: change tp "
+                      "%s" % (ENV, tp, fix))
+    if majors and majors != {12}:
+        errors.append("%s=1 is for PCIe-only SM120 groups (RTX PRO 6000 class); these GPUs are compute capability "
+                      "%s: leave it off (their custom all-reduce or NCCL over NVLink serves them) %s"
+                      % (ENV, "/".join(str(m) for m in sorted(majors)), fix))
+    if pcie_only is False:
+        errors.append("%s=1 is for GPUs that reach each other only through the CPU root complex; this host has "
+                      "NVLink between them: leave it off %s" % (ENV, fix))
+    dtype = str((args or {}).get("dtype") or "auto").lower()
+    if dtype not in ("auto", "bfloat16", "bf16"):
+        errors.append("%s=1 reduces bf16 only and args.dtype is %s (every reduction would stay on NCCL): use "
+                      "dtype bfloat16 %s" % (ENV, dtype, fix))
+    cache = str((env or {}).get("SGLANG_CACHE_DIR") or "")
+    if cache and any(cache == v or cache.startswith(v + "/") for v in VOLATILE):
+        errors.append("SGLANG_CACHE_DIR=%s is not persistent: FlashInfer's all-reduce tuning cache lives under it "
+                      "and would be tuned again at every start; point it at the service user's home or another "
+                      "persistent disk (or leave it unset: ~/.cache/sglang in server_home)" % cache)
+    if str((env or {}).get("SGLANG_FLASHINFER_AUTOTUNE_CACHE", "1")).strip().lower() in ("0", "false", "no", "off"):
+        warnings.append("SGLANG_FLASHINFER_AUTOTUNE_CACHE is off: the PCIe-IPC all-reduce tactics are tuned again "
+                        "at every start")
+    if (args or {}).get("enable_deterministic_inference"):
+        warnings.append("%s=1 with deterministic inference: SGLang keeps NCCL (tactics are chosen per shape)" % ENV)
+    return errors, warnings

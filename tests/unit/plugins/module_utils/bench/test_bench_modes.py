@@ -1,0 +1,117 @@
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""module_utils/bench/modes.py on the REAL /server_info of SGLang 0.5.15.post1 (the H200 runs): each benchmark mode
+against what the server runs, and the refusal with its fix. Also the engine choice of bench_serving
+(client.choose_engine) with a real interpreter and a module that is found but does not import."""
+import testpaths
+import copy
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from ansible_collections.llmserve.sglang.plugins.module_utils.bench import client, modes
+
+EVIDENCE = os.path.join(testpaths.REPO, "docs", "evidence", "real-sglang-h200")
+SPEC = {"algorithm": "EAGLE3", "draft_model_path": "/srv/models/eagle3-tiny", "num_steps": 3, "eagle_topk": 1}
+
+
+def load(*parts):
+    with open(os.path.join(EVIDENCE, *parts)) as handle:
+        return json.load(handle)
+
+
+@pytest.fixture(name="eagle3_info")
+def fixture_eagle3_info():
+    return load("eagle3", "server_info.txt")
+
+
+@pytest.fixture(name="base_info")
+def fixture_base_info():
+    return load("run1", "base", "after_server_info.json")
+
+
+def test_facts_read_what_the_real_servers_run(eagle3_info, base_info):
+    spec = modes.server_facts(eagle3_info)
+    assert (spec["version"], spec["algorithm"], spec["draft_model_path"], spec["num_steps"]) == \
+        ("0.5.15.post1", "EAGLE3", "/srv/models/eagle3-tiny", 3)
+    assert spec["adaptive"] is False and spec["disable_cuda_graph"] is True and spec["cuda_graph_bs"] is None
+    assert spec["accept_length"] == pytest.approx(1.0)
+    base = modes.server_facts(base_info)
+    assert base["algorithm"] is None and base["draft_model_path"] is None and base["num_steps"] is None
+
+
+def test_each_mode_accepts_its_own_server(eagle3_info, base_info):
+    base = modes.server_facts(base_info)
+    spec = modes.server_facts(eagle3_info)
+    assert modes.refusal("baseline", {"algorithm": ""}, base) is None
+    assert modes.refusal("eagle3", dict(SPEC, adaptive=False), spec) is None
+    adaptive = modes.server_facts(dict(eagle3_info, speculative_adaptive=True,
+                                       speculative_adaptive_config="/etc/sglang/default/adaptive.json"))
+    assert modes.refusal("eagle3_threshold", dict(SPEC, adaptive=True), adaptive) is None
+    assert modes.refusal("eagle3_adaptive", dict(SPEC, adaptive=True),
+                         modes.server_facts(dict(eagle3_info, speculative_adaptive=True))) is None
+
+
+def test_a_baseline_that_runs_eagle3_is_refused_with_the_fix(eagle3_info):
+    # What happened on the H200: -e server_speculative=... outranked the baseline's own setting.
+    why = modes.refusal("baseline", {"algorithm": ""}, modes.server_facts(eagle3_info))
+    assert why.startswith("benchmark mode baseline means no speculation, but the server runs EAGLE3")
+    assert "-e server_speculative" in why and "-e benchmark_speculative" in why
+
+
+def test_speculative_modes_check_algorithm_draft_steps_and_adaptive(eagle3_info, base_info):
+    spec = modes.server_facts(eagle3_info)
+    assert modes.problems("eagle3", SPEC, modes.server_facts(base_info)) == ["speculative_algorithm is none"]
+    assert modes.problems("eagle3", dict(SPEC, draft_model_path="/srv/models/other"), spec) == \
+        ["the draft is /srv/models/eagle3-tiny, not /srv/models/other"]
+    assert modes.problems("eagle3", dict(SPEC, num_steps=5), spec) == ["num_steps is 3, not 5"]
+    assert modes.problems("eagle3_threshold", SPEC, spec) == ["speculative_adaptive is False, not True"]
+    adaptive_default = modes.server_facts(dict(eagle3_info, speculative_adaptive=True))
+    assert "no --speculative-adaptive-config" in modes.problems("eagle3_threshold", SPEC, adaptive_default)[0]
+    assert modes.problems("eagle3", SPEC, adaptive_default) == ["speculative_adaptive is True, not False"]
+    assert modes.problems("nope", SPEC, spec)[0].startswith("unknown benchmark mode 'nope'")
+
+
+def test_captured_sizes_come_from_the_server_when_graphs_are_on(eagle3_info):
+    info = copy.deepcopy(eagle3_info)
+    info["disable_cuda_graph"] = False
+    info["cuda_graph_config"]["decode"]["backend"] = "full"
+    facts = modes.server_facts(info)
+    assert facts["cuda_graph_bs"][:9] == [1, 2, 3, 4, 5, 6, 7, 8, 10] and facts["cuda_graph_max_bs"] == 256
+
+
+def _run(argv):
+    proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, check=False)
+    return proc.returncode, proc.stdout.decode(), proc.stderr.decode()
+
+
+@pytest.fixture(name="fake_sglang")
+def fixture_fake_sglang(tmp_path, monkeypatch):
+    """A package tree where find_spec finds both client modules: one imports a missing module, one runs."""
+    pkg = tmp_path / "sglang"
+    (pkg / "benchmark").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "benchmark" / "__init__.py").write_text("")
+    (pkg / "benchmark" / "serving.py").write_text("import datasets\n")
+    (pkg / "bench_serving.py").write_text("import argparse\nargparse.ArgumentParser().parse_args()\n")
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    return pkg
+
+
+def test_auto_takes_sglangs_client_only_when_it_runs(fake_sglang):
+    engine, note = client.choose_engine("auto", sys.executable, _run, modules=("sglang.benchmark.serving",))
+    assert engine == "builtin"
+    assert "No module named 'datasets'" in note and "built-in" in note
+    assert client.choose_engine("sglang", sys.executable, _run, modules=("sglang.benchmark.serving",))[0] is None
+    engine, note = client.choose_engine("auto", sys.executable, _run)
+    assert engine == "sglang.bench_serving" and "runs in" in note
+    (fake_sglang / "benchmark" / "serving.py").write_text("import argparse\nargparse.ArgumentParser().parse_args()\n")
+    assert client.choose_engine("auto", sys.executable, _run)[0] == "sglang.benchmark.serving"
+
+
+def test_builtin_and_missing_python():
+    assert client.choose_engine("builtin", "/nope", _run) == ("builtin", "asked for")
+    assert client.choose_engine("auto", None, _run)[0] == "builtin"
