@@ -50,7 +50,7 @@ SETTINGS = {
     "create_user": "bool", "home": "str", "config_dir": "str", "log_dir": "str", "log_keep": "int",
     "restart_policy": "str", "restart_sec": "int", "start_limit_burst": "int", "start_limit_interval": "int",
     "stop_timeout": "int", "unit_hardening": "dict", "unit_limits": "dict", "unit_extra": "dict",
-    "restart": "str", "preflight": "bool", "on_failure": "str", "stop_grace_unready": "int", "wait": "bool",
+    "restart": "str", "preflight": "bool", "verify_model": "bool", "on_failure": "str", "stop_grace_unready": "int", "wait": "bool",
     "lock_stale_after": "int",
     "ready_timeout": "int", "stall_timeout": "int", "ready_interval": "float", "stage_timeouts": "dict",
     "tail_lines": "int", "progress_interval": "float", "tp_group": "str", "dist_init_host": "str",
@@ -649,6 +649,9 @@ def plan(raw_settings, host):
         "owner_unit": p["unit_name"] if manager == "systemd" else None,
         "owner_pid": (out["pid"] or None) if manager == "pidfile" else None,
         "env": out["env"], "become_user": "root" if user_pending else s["user"],
+        # llmserve.sglang.model_verify before anything is touched (roles/server defaults it to on where roles/models
+        # stages the weights); a model given by Hub name is not a path to check
+        "verify_model": bool(s["preflight"] and s["verify_model"] and str(s["model_path"]).startswith("/")),
     }
     out["ready"] = {
         "url": local_url(s["host"], s["port"]),
@@ -657,6 +660,7 @@ def plan(raw_settings, host):
         "timeout": s["ready_timeout"], "stall_timeout": s["stall_timeout"],
         "stage_timeouts": s["stage_timeouts"] or None, "interval": s["ready_interval"], "tail_lines": s["tail_lines"],
         "progress_interval": s["progress_interval"],
+        "sglang_version": str(version),  # picks /ready (0.5.20+) or /health without a probe
     }
     own = host.get("own") or {}
     watch_port = s["peer_watch_port"] or s["dist_init_port"] + 9

@@ -21,7 +21,7 @@ def defaults():
     s = dict((k[len("server_"):], v) for k, v in d.items())
     # the defaults that are Jinja (they follow roles/sglang): what they template to without it
     s.update(python="/opt/sglang/venv/bin/python", sglang_version="", patches=[], patch_state="", base_env={},
-             peer_watch_port="50009")
+             peer_watch_port="50009", verify_model=False)
     s.update(model_path="/models/Kimi-K2.5-int4", tp=8)
     s["speculative"] = dict(s["speculative"], draft_model_path="/models/Kimi-K2.5-EAGLE3")
     return s
@@ -67,6 +67,20 @@ def test_fresh_host_starts_and_writes_everything():
     assert "--tp-size 8" in unit and "--disable-custom-all-reduce" in unit  # 8 PCIe-only GPUs
     assert pl["env"]["SGLANG_ENABLE_JIT_DEEPGEMM"] == "0"  # SM120
     assert pl["daemon_reload"]
+
+
+@pytest.mark.parametrize("preflight, verify, model, expected", [
+    (True, True, "/models/Kimi-K2.5-int4", True),
+    (True, "false", "/models/Kimi-K2.5-int4", False),
+    (False, True, "/models/Kimi-K2.5-int4", False),   # the preflight off turns every host check off
+    (True, True, "moonshotai/Kimi-K2.5", False),       # a Hub name is not a local checkpoint to check
+])
+def test_model_check_runs_with_the_preflight_on_a_local_path(preflight, verify, model, expected):
+    s = dict(defaults(), preflight=preflight, verify_model=verify, model_path=model)
+    pl = sp.plan(s, host())
+    assert pl["refusals"] == []
+    assert pl["preflight"]["verify_model"] is expected
+    assert pl["ready"]["sglang_version"] == "0.5.23"  # the waiter picks /ready or /health without a probe
 
 
 def test_no_change_does_nothing_and_writes_nothing():
