@@ -162,9 +162,9 @@ def main(argv=None):
         for name in os.listdir(folder):
             os.chmod(os.path.join(folder, name), 0o644)
     size = os.path.getsize(os.path.join(target, "model.safetensors")) / 2**30
+    facts = (target, size, args.layers, args.hidden, n_tokens, TOKEN_T, draft, args.agree, a, aux)
     print("made %s (%.2f GiB, %d layers, hidden %d, tokenizer %d tokens, greedy output token %d) and %s "
-          "(agrees on %d draft tokens, A=%.3f, aux layers %s)" % (target, size, args.layers, args.hidden, n_tokens,
-                                                                 TOKEN_T, draft, args.agree, a, aux))
+          "(agrees on %d draft tokens, A=%.3f, aux layers %s)" % facts)
 
 
 if __name__ == "__main__":

@@ -282,7 +282,8 @@ def test_an_unfit_draft_is_reported_and_nothing_is_recommended_from_it(tmp_path)
     # As on the H200 with the random draft: accept length 1.00, EAGLE-3 loses everywhere. "Turn it off" would be
     # the wrong lesson: the curve measures the draft.
     perf = {"baseline": SEED["baseline"], "eagle3": {"per_request_tps": 30, "saturation_tps": 200, "accept_length": 1.0}}
-    raw = {"results": synthetic(perf), "meta": {"sglang_version": "0.5.15.post1",                                     "speculative": {"algorithm": "EAGLE3"}}}
+    raw = {"results": synthetic(perf),
+           "meta": {"sglang_version": "0.5.15.post1", "speculative": {"algorithm": "EAGLE3"}}}
     (tmp_path / "raw.json").write_text(json.dumps(raw))
     summary = bench_report.build(tmp_path, with_plots=False)
     entry, rec = summary["analysis"]["eagle3"], summary["recommendation"]
