@@ -27,6 +27,7 @@ from urllib.parse import quote, urlencode
 from ansible.module_utils.urls import ConnectionError as UrlConnectionError
 from ansible.module_utils.urls import open_url
 
+from ansible_collections.llmserve.sglang.plugins.module_utils.host.proc_watch import alive  # noqa: F401 (model_stage uses stage.alive)
 from ansible_collections.llmserve.sglang.plugins.module_utils.models import manifest as mf
 from ansible_collections.llmserve.sglang.plugins.module_utils.models.checkpoint import check_checkpoint
 from ansible_collections.llmserve.sglang.plugins.module_utils.models.plan import selected
@@ -369,19 +370,6 @@ def write_status(partial, status):
     with open(path + ".tmp", "w") as f:
         json.dump(status, f)
     os.rename(path + ".tmp", path)
-
-
-def alive(pid):
-    try:
-        os.kill(pid, 0)
-    except OSError:
-        return False
-    # A zombie we did not reap (the worker is our grandchild, so this is rare) is not alive.
-    try:
-        with open("/proc/%d/stat" % pid) as f:
-            return f.read().split(")")[-1].split()[0] != "Z"
-    except (IOError, OSError):
-        return True
 
 
 def start_worker(job, partial):
