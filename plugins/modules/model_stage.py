@@ -138,6 +138,7 @@ import time
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.llmserve.sglang.plugins.module_utils.host.proc_watch import alive
 from ansible_collections.llmserve.sglang.plugins.module_utils.models import stage
 from ansible_collections.llmserve.sglang.plugins.module_utils.models.plan import (
     PlanError, human, space_refusal, validate)
@@ -213,7 +214,7 @@ def main():
             module.fail_json(msg="%s: %s" % (model["name"], e), **result)
         status = stage.read_status(partial) if os.path.isdir(partial) else None
         running = status and status.get("state") in ("starting", "fetching", "verifying") and \
-            status.get("pid") and stage.alive(status["pid"])
+            status.get("pid") and alive(status["pid"])
         if not running and not (status and status.get("state") == "done"):
             if total is not None:
                 present = stage.bytes_under(partial) if os.path.isdir(partial) else 0
@@ -235,7 +236,7 @@ def main():
     while True:
         status = stage.read_status(partial) or {}
         finished = status.get("state") in ("done", "failed")
-        gone = not finished and status.get("pid") and not stage.alive(status["pid"])
+        gone = not finished and status.get("pid") and not alive(status["pid"])
         if finished or gone or time.time() >= deadline:
             break
         time.sleep(0.5)

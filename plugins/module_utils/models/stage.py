@@ -27,7 +27,6 @@ from urllib.parse import quote, urlencode
 from ansible.module_utils.urls import ConnectionError as UrlConnectionError
 from ansible.module_utils.urls import open_url
 
-from ansible_collections.llmserve.sglang.plugins.module_utils.host.proc_watch import alive  # noqa: F401 (model_stage uses stage.alive)
 from ansible_collections.llmserve.sglang.plugins.module_utils.models import manifest as mf
 from ansible_collections.llmserve.sglang.plugins.module_utils.models.checkpoint import check_checkpoint
 from ansible_collections.llmserve.sglang.plugins.module_utils.models.plan import selected
