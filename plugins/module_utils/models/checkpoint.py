@@ -29,6 +29,8 @@ DTYPE_BYTES = {
 }
 # Sub-byte types (F4 and friends) pack several elements in a byte: their size is not checked against the shape.
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer.model", "tiktoken.model", "vocab.json", "spiece.model")
+# read beside them when present; a corrupt one fails AutoTokenizer as surely as a missing tokenizer.json
+TOKENIZER_JSON = ("tokenizer_config.json", "special_tokens_map.json")
 
 
 class ShardError(Exception):
@@ -101,8 +103,8 @@ def check_checkpoint(path, require_tokenizer=True):
             read_json(os.path.join(path, "config.json"))
         except ValueError as e:
             problems.append("config.json: %s" % e)
-    if require_tokenizer and not (names.intersection(TOKENIZER_FILES) or any(n.endswith(".tiktoken") for n in names)):
-        problems.append("tokenizer: none of %s present" % ", ".join(TOKENIZER_FILES))
+    if require_tokenizer:
+        problems.extend(tokenizer_problems(path, names))
     if INDEX_NAME in names:
         problems.extend(_check_sharded(path))
     elif SINGLE_NAME in names:
@@ -120,6 +122,56 @@ def check_checkpoint(path, require_tokenizer=True):
         if not loose:
             notes.append("no safetensors files: the weights' structure was not checked")
     return problems, notes
+
+
+def tokenizer_problems(path, names=None):
+    """The tokenizer SGLang loads from the model directory (AutoTokenizer): present, readable, JSON where JSON."""
+    names = set(os.listdir(path)) if names is None else names
+    present = sorted(names.intersection(TOKENIZER_FILES)) + sorted(n for n in names if n.endswith(".tiktoken"))
+    if not present:
+        return ["tokenizer: none of %s present: copy the tokenizer files into the checkpoint, or point SGLang at "
+                "them (server_args: {tokenizer-path: DIR})" % ", ".join(TOKENIZER_FILES)]
+    problems = []
+    for name in present + [n for n in TOKENIZER_JSON if n in names and n not in present]:
+        full = os.path.join(path, name)
+        try:
+            if name.endswith(".json"):
+                read_json(full)
+            else:
+                with open(full, "rb") as f:
+                    if not f.read(1):
+                        raise ValueError("empty")
+        except (ValueError, IOError, OSError) as e:
+            problems.append("tokenizer %s: %s" % (name, e))
+    return problems
+
+
+def weight_files(path):
+    """The safetensors files SGLang reads from ``path`` (index order, else the single or loose files)."""
+    names = set(os.listdir(path))
+    if INDEX_NAME in names:
+        try:
+            wm = read_json(os.path.join(path, INDEX_NAME)).get("weight_map") or {}
+            return sorted(set(v for v in wm.values() if isinstance(v, str)))
+        except (ValueError, AttributeError):
+            return []
+    if SINGLE_NAME in names:
+        return [SINGLE_NAME]
+    return sorted(n for n in names if n.endswith(".safetensors"))
+
+
+def tensor_shapes(path):
+    """{tensor: shape} from every safetensors header of the checkpoint at ``path`` (unreadable shards skipped)."""
+    shapes = {}
+    for shard in weight_files(path):
+        try:
+            header = read_header(os.path.join(path, shard))[0]
+        except ShardError:
+            continue
+        for name, info in header.items():
+            if name != "__metadata__":
+                shapes[name] = list(info.get("shape") or [])
+    return shapes
 
 
 def _check_sharded(path):
