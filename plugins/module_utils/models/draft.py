@@ -154,12 +154,21 @@ def shape_problems(shapes, draft, target, algorithm):
     if (algorithm or "").upper() != "EAGLE3" or not _is_eagle3(draft.get("architectures") or []):
         return []
     have = dict((_normalise(k), v) for k, v in shapes.items())
-    problems = []
-    for name, (want, why) in sorted(eagle3_expected_shapes(draft, target).items()):
+    problems, more = [], []
+    expected = eagle3_expected_shapes(draft, target)
+    first = [n for n in ("fc.weight", "embed_tokens.weight", "lm_head.weight") if n in expected]
+    for name in first + sorted(n for n in expected if n not in first):
+        want, why = expected[name]
         got = have.get(name)
         if got is not None and list(got) != list(want):
-            problems.append("the draft's %s is %s in its weights, but %s make it %s: the config does not describe "
-                            "these weights" % (name, got, why, want))
+            if len(problems) < 3:
+                problems.append("the draft's %s is %s in its weights, but %s make it %s: the config does not "
+                                "describe these weights" % (name, got, why, want))
+            else:
+                more.append(name)
+    if more:
+        problems.append("and %d more of the draft's tensors do not have the shapes its config gives: %s"
+                        % (len(more), ", ".join(more)))
     fc = have.get("fc.weight")
     target_hidden = text_config(target).get("hidden_size")
     if fc is not None and len(fc) == 2 and isinstance(target_hidden, int) and fc[1] % target_hidden:

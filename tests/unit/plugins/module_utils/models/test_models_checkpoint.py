@@ -115,12 +115,42 @@ def test_config_and_tokenizer_required(target):
     assert check_checkpoint(target, require_tokenizer=False)[0] == problems[:1]
 
 
-def test_unreadable_shard_named(target):
-    if os.geteuid() == 0:
-        pytest.skip("root reads a file of mode 000")
-    os.chmod(_shard(target), 0)
-    (problem,) = check_checkpoint(target)[0]
-    assert problem.startswith("model-00002-of-00004.safetensors: unreadable")
+def _as_nobody(fn):
+    """fn() in a child that dropped root for nobody (CI runs as root, and root reads a file of mode 000)."""
+    import pwd
+    if os.geteuid() != 0:
+        return fn()
+    rfd, wfd = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(rfd)
+            nobody = pwd.getpwnam("nobody")
+            os.setgroups([])
+            os.setgid(nobody.pw_gid)
+            os.setuid(nobody.pw_uid)
+            os.write(wfd, json.dumps(fn()).encode())
+        finally:
+            os._exit(0)
+    os.close(wfd)
+    with os.fdopen(rfd, "rb") as f:
+        out = f.read()
+    os.waitpid(pid, 0)
+    return json.loads(out.decode())
+
+
+def test_unreadable_shard_named():
+    import shutil
+    import tempfile
+    root = tempfile.mkdtemp(prefix="llmserve-unreadable-")  # pytest's tmp_path is 0700: nobody could not enter it
+    try:
+        os.chmod(root, 0o755)
+        target = tiny.write_target(os.path.join(root, "target"), shards=4, shard_mib=1)
+        os.chmod(_shard(target), 0)
+        (problem,) = _as_nobody(lambda: check_checkpoint(target)[0])
+        assert problem.startswith("model-00002-of-00004.safetensors: unreadable (Permission denied)")
+    finally:
+        shutil.rmtree(root)
 
 
 def test_no_safetensors_is_a_note(tmp_path):
