@@ -84,7 +84,7 @@ def find_models_dirs(python, env=None, timeout=60):
     for pkg, sub in (("sglang", ("srt", "models")), ("transformers", ("models",))):
         dirs.append(next((os.path.join(loc, *sub) for loc in found.get(pkg) or []
                           if os.path.isdir(os.path.join(loc, *sub))), None))
-    error = None if dirs[0] else "no sglang package found for %s" % python
+    error = None if dirs[0] else "no sglang/srt/models in the sglang %s imports" % python
     return dirs[0], dirs[1], error
 
 
