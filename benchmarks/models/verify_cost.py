@@ -149,6 +149,11 @@ def main():
         assert verdict["ok"], verdict["problems"]
         print("  check (structure %d headers, tokenizer, registry, readable as %s): first %.3f s, best %.3f s"
               % (args.shards, args.user, times[0], min(times)))
+        from ansible_collections.llmserve.sglang.plugins.module_utils.models.checkpoint import _check_sharded
+        one, _ = timed(args.runs, lambda: _check_sharded(seed, workers=1))
+        auto, _ = timed(args.runs, lambda: _check_sharded(seed))
+        print("  structure alone: one process %.3f s, forked children (%d cores) %.3f s: %.2fx"
+              % (min(one), os.cpu_count(), min(auto), min(one) / min(auto)))
         for item in args.load_s.split(","):
             label, secs = item.split("=")
             print("  vs SGLang load %-34s %7.1f s: check = %.3f%% (first run %.3f%%)"

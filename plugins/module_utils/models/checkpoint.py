@@ -193,38 +193,71 @@ def _shard_problems(job):
     return []
 
 
-def _workers(jobs, workers=None):
+def _names_digest(names):
+    """Order-free digest of a set of tensor names (forked children share the parent's str hash seed)."""
+    return len(names), sum(hash(n) for n in names) & 0xFFFFFFFFFFFFFFFF
+
+
+def _header_digest(job):
+    """In a worker: (problems, digest of the header's tensor names) of one shard file."""
+    path, shard = job
+    try:
+        header = read_header(os.path.join(path, shard))[0]
+    except ShardError as e:
+        return [str(e)], None
+    return [], _names_digest([n for n in header if n != "__metadata__"])
+
+
+def _workers(count, workers=None):
     """Processes to parse headers with: JSON decoding holds the GIL, so big checkpoints use forked children."""
     if workers is not None:
         return max(1, workers)
-    if len(jobs) < PARALLEL_SHARDS or not hasattr(os, "fork"):
+    if count < PARALLEL_SHARDS or not hasattr(os, "fork"):
         return 1
-    return max(1, min(len(jobs) // 4, os.cpu_count() or 1, 32))
+    return max(1, min(count // 2, os.cpu_count() or 1, 32))
 
 
 def _check_sharded(path, workers=None):
-    try:
-        index = read_json(os.path.join(path, INDEX_NAME))
-        weight_map = index["weight_map"]
-        if not isinstance(weight_map, dict) or not weight_map:
-            raise ValueError("weight_map is empty")
-    except (ValueError, KeyError, TypeError) as e:
-        return ["%s: %s" % (INDEX_NAME, e)]
-    by_shard = {}
-    for tensor, shard in weight_map.items():
-        by_shard.setdefault(shard, []).append(tensor)
-    jobs = [(path, shard, by_shard[shard]) for shard in sorted(by_shard)]
-    n = _workers(jobs, workers)
+    files = sorted(n for n in os.listdir(path) if n.endswith(".safetensors"))
+    n = _workers(len(files), workers)
+    pool = pending = None
     if n > 1:
+        # the headers are parsed in children while this process parses the index (the two largest JSON reads)
         try:
             import multiprocessing
-            with multiprocessing.get_context("fork").Pool(n) as pool:
-                results = pool.map(_shard_problems, jobs, chunksize=max(1, len(jobs) // (n * 2)))
+            pool = multiprocessing.get_context("fork").Pool(n)
+            pending = pool.map_async(_header_digest, [(path, f) for f in files], chunksize=1)
         except (OSError, ImportError, ValueError):
-            results = [_shard_problems(job) for job in jobs]  # no fork here: one process does it
-    else:
-        results = [_shard_problems(job) for job in jobs]
-    return [p for found in results for p in found]
+            pool = pending = None
+    try:
+        try:
+            index = read_json(os.path.join(path, INDEX_NAME))
+            weight_map = index["weight_map"]
+            if not isinstance(weight_map, dict) or not weight_map:
+                raise ValueError("weight_map is empty")
+        except (ValueError, KeyError, TypeError) as e:
+            return ["%s: %s" % (INDEX_NAME, e)]
+        by_shard = {}
+        for tensor, shard in weight_map.items():
+            by_shard.setdefault(shard, []).append(tensor)
+        if pending is None:
+            return [p for shard in sorted(by_shard) for p in _shard_problems((path, shard, by_shard[shard]))]
+        parsed = dict(zip(files, pending.get()))
+    finally:
+        if pool is not None:
+            pool.terminate()
+    problems = []
+    for shard in sorted(by_shard):
+        if shard not in parsed:
+            problems.extend(_shard_problems((path, shard, by_shard[shard])))  # missing (or oddly named)
+            continue
+        found, digest = parsed[shard]
+        if found:
+            problems.extend(found)
+        elif digest != _names_digest(by_shard[shard]):
+            # the header's names differ from the index's: name the absent ones (an extra tensor is no problem)
+            problems.extend(_shard_problems((path, shard, by_shard[shard])))
+    return problems
 
 
 def read_json(path):

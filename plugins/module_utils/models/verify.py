@@ -70,14 +70,24 @@ def readable_problems(path, user, what):
     except KeyError:
         return ["%s: the server user %s does not exist on this host: create it or set server_user" % (what, user)], None
     denied, method = access.denied(user, checks)
-    problems = []
+    who = "the server user %s (uid %d, groups %s)" % (user, uid, ",".join(str(g) for g in gids))
+    fix = ("make it readable for that user (chmod o+r / o+x on directories, or a group it is in) or set server_user "
+           "to one that can")
+    problems, groups = [], {}
     for p, want, why in denied:
-        verb = {access.READ: "read this file", access.ENTER: "enter this directory",
-                access.LIST: "list this directory"}[want]
-        problems.append("%s %s: the server user %s (uid %d, groups %s) cannot %s (%s; %s): make it readable "
-                        "for that user (chmod o+r / o+x on directories, or a group it is in) or set server_user "
-                        "to one that can" % (what, p, user, uid, ",".join(str(g) for g in gids), verb, why,
-                                             access.describe(p)))
+        if want == access.READ:  # files alike (one cause, one mode and owner) are named in one line
+            groups.setdefault((os.path.dirname(p), why, access.describe(p)), []).append(os.path.basename(p))
+            continue
+        verb = "enter this directory" if want == access.ENTER else "list this directory"
+        problems.append("%s %s: %s cannot %s (%s; %s): %s" % (what, p, who, verb, why, access.describe(p), fix))
+    for (folder, why, mode), names in sorted(groups.items()):
+        if len(names) == 1:
+            problems.append("%s %s: %s cannot read this file (%s; %s): %s"
+                            % (what, os.path.join(folder, names[0]), who, why, mode, fix))
+        else:
+            shown = ", ".join(names[:3]) + (" and %d more" % (len(names) - 3) if len(names) > 3 else "")
+            problems.append("%s %s: %s cannot read %d files (%s; %s): %s: %s"
+                            % (what, folder, who, len(names), why, mode, shown, fix))
     return problems, method
 
 

@@ -25,6 +25,7 @@ import subprocess
 
 # Module-level assignment, a single name or a bracketed list (possibly over several lines).
 _ENTRY = re.compile(r"^EntryClass\s*=\s*(\[[^\]]*\]|\(?[A-Za-z_][\w.]*\)?)", re.M)
+_ENTRY_BYTES = re.compile(br"EntryClass\s*=\s*(?:\[[^\]]*\]|\(?[A-Za-z_][\w.]*\)?)")
 _NAME = re.compile(r"[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*")
 # importlib.util.find_spec of a top-level package locates it without running its __init__.
 FIND_SOURCE = ("import importlib.util, json\n"
@@ -54,13 +55,17 @@ def supported_architectures(models_dir, disabled=()):
             continue
         try:
             with open(os.path.join(models_dir, name), "rb") as f:
-                source = f.read().decode("utf-8-sig", "replace")
+                data = f.read()
         except (IOError, OSError):
             continue
-        if "EntryClass" not in source:
-            continue
-        for arch in entry_classes(source):
-            found.setdefault(arch, name)
+        # only the declarations are decoded: reading ~200 modules stays a few milliseconds
+        at = data.find(b"EntryClass")
+        while at != -1:
+            m = _ENTRY_BYTES.match(data, at) if at == 0 or data[at - 1:at] == b"\n" else None
+            if m:
+                for arch in entry_classes(m.group(0).decode("utf-8", "replace")):
+                    found.setdefault(arch, name)
+            at = data.find(b"EntryClass", at + 10)
     return found
 
 

@@ -160,3 +160,26 @@ def test_no_safetensors_is_a_note(tmp_path):
     (root / "tokenizer.json").write_text("{}")
     (root / "pytorch_model.bin").write_bytes(b"x")
     assert check_checkpoint(str(root)) == ([], ["no safetensors files: the weights' structure was not checked"])
+
+
+@pytest.mark.parametrize("workers", [1, 3])
+def test_the_parallel_header_parse_finds_what_the_serial_one_does(tmp_path, workers):
+    # the default check runs on every start: big checkpoints parse their headers in forked children
+    from ansible_collections.llmserve.sglang.plugins.module_utils.models.checkpoint import _check_sharded
+    root = tiny.write_target(str(tmp_path / "t"), shards=6, shard_mib=1)
+    assert _check_sharded(root, workers=workers) == []
+    os.remove(_shard(root, 2, 6))
+    with open(_shard(root, 4, 6), "r+b") as f:
+        f.truncate(100)
+    index = os.path.join(root, "model.safetensors.index.json")
+    with open(index) as f:
+        data = json.load(f)
+    data["weight_map"]["model.layers.9.extra"] = "model-00005-of-00006.safetensors"  # a tensor the shard lacks
+    with open(index, "w") as f:
+        json.dump(data, f)
+    problems = _check_sharded(root, workers=workers)
+    assert problems[0] == "model-00002-of-00006.safetensors: missing (the index names it for 2 tensors)"
+    assert problems[1].startswith("model-00004-of-00006.safetensors: header length")
+    assert problems[2] == ("model-00005-of-00006.safetensors: 1 tensors the index puts there are not in it "
+                           "(first: model.layers.9.extra)")
+    assert len(problems) == 3

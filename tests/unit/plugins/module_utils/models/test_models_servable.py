@@ -189,6 +189,13 @@ def test_a_file_only_root_reads_is_refused_naming_it_and_the_user(open_tree):
     assert verdict["models"]["target"]["access_method"] == "kernel"
     os.chmod(shard, 0o644)
     assert verify_pair(target, user="nobody")["ok"]
+    # a tree copied as root with the safetensors library's 0600: one line, not one per file
+    for name in os.listdir(target):
+        os.chmod(os.path.join(target, name), 0o600)
+    (problem,) = verify_pair(target, user="nobody")["problems"]
+    assert problem.startswith("target %s: the server user nobody" % target)
+    assert "cannot read 5 files (Permission denied; mode 0600 root:root): config.json, " \
+           "model-00001-of-00002.safetensors, model-00002-of-00002.safetensors and 2 more: make it" in problem
 
 
 def test_an_unknown_server_user_is_named(open_tree):
