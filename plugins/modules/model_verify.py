@@ -90,6 +90,14 @@ options:
     description: SGLang's C(--skip-tokenizer-init); no tokenizer is needed.
     type: bool
     default: false
+  cache_dir:
+    description:
+      - A root-only directory where the module records the weights it found whole (every shard's and the index's
+        size, mtime, ctime, inode); while they still match, the next run does not parse the headers again (the
+        config, tokenizer, architecture, draft fit and readability are checked every time). roles/server uses
+        C(/run/llmserve-sglang/model-check). Omitted - every run parses every header.
+      - O(mode=full) never uses it.
+    type: path
   fail:
     description: Fail the task on a problem (C(false) - report it in RV(problems) only).
     type: bool
@@ -171,6 +179,7 @@ def main():
             model_impl=dict(type="str", default="auto"),
             tokenizer_path=dict(type="str"),
             skip_tokenizer_init=dict(type="bool", default=False),
+            cache_dir=dict(type="path"),
         ),
         supports_check_mode=True,
     )
@@ -192,7 +201,8 @@ def main():
                 notes.append("architectures not checked: SGLANG_EXTERNAL_MODEL_PACKAGE adds models not read here")
     verdict = verify_pair(p["path"], p["draft_path"], p["algorithm"], p["mode"], p["workers"], user=p["user"],
                           sglang=sglang, trust_remote_code=p["trust_remote_code"], model_impl=p["model_impl"],
-                          tokenizer_path=p["tokenizer_path"], skip_tokenizer_init=p["skip_tokenizer_init"])
+                          tokenizer_path=p["tokenizer_path"], skip_tokenizer_init=p["skip_tokenizer_init"],
+                          cache_dir=p["cache_dir"])
     result = dict(changed=False, elapsed=round(time.time() - start, 3), notes=notes, **verdict)
     if not verdict["ok"] and p["fail"]:
         module.fail_json(msg="the model is not fit to serve:\n  - " + "\n  - ".join(verdict["problems"]), **result)

@@ -90,10 +90,12 @@ def read_header(path):
     return header, expected
 
 
-def check_checkpoint(path, require_tokenizer=True):
+def check_checkpoint(path, require_tokenizer=True, known_whole=None):
     """Problems with the checkpoint at ``path`` (an empty list when it is whole), each naming the file.
 
-    Returns (problems, notes): notes say what could not be checked (no safetensors, for one).
+    Returns (problems, notes): notes say what could not be checked (no safetensors, for one). ``known_whole``: a
+    structure_stamp under which this checkpoint's weights were found whole before; when the files still match it
+    the headers are not parsed again (config and tokenizer are checked every time).
     """
     problems, notes = [], []
     if not os.path.isdir(path):
@@ -108,7 +110,9 @@ def check_checkpoint(path, require_tokenizer=True):
             problems.append("config.json: %s" % e)
     if require_tokenizer:
         problems.extend(tokenizer_problems(path, names))
-    if INDEX_NAME in names:
+    if known_whole is not None and known_whole == structure_stamp(path):
+        notes.append("weights unchanged since they were found whole (size, mtime, ctime, inode of every shard)")
+    elif INDEX_NAME in names:
         problems.extend(_check_sharded(path))
     elif SINGLE_NAME in names:
         try:
@@ -215,6 +219,20 @@ def _workers(count, workers=None):
     if count < PARALLEL_SHARDS or not hasattr(os, "fork"):
         return 1
     return max(1, min(count // 2, os.cpu_count() or 1, 32))
+
+
+def structure_stamp(path):
+    """What the structure verdict of ``path`` depends on: every safetensors file and the index, by size, mtime,
+    ctime (no user can set it: any write or rename moves it), inode and device. None when a file cannot be read."""
+    stamp = []
+    try:
+        for name in sorted(os.listdir(path)):
+            if name.endswith(".safetensors") or name == INDEX_NAME:
+                st = os.stat(os.path.join(path, name))
+                stamp.append([name, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev])
+    except OSError:
+        return None
+    return stamp
 
 
 def _check_sharded(path, workers=None):

@@ -7,19 +7,50 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import hashlib
+import json
 import os
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.host import access, mounts
 from ansible_collections.llmserve.sglang.plugins.module_utils.models import manifest as mf
 from ansible_collections.llmserve.sglang.plugins.module_utils.models.checkpoint import (
-    check_checkpoint, read_json, tensor_shapes, tokenizer_problems)
+    check_checkpoint, read_json, structure_stamp, tensor_shapes, tokenizer_problems)
 from ansible_collections.llmserve.sglang.plugins.module_utils.models.draft import draft_problems, shape_problems
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import registry
 
 MODES = ("auto", "cheap", "full", "structure")
 
 
-def verify_tree(path, mode="auto", require_tokenizer=True, workers=None):
+def _cache_file(cache_dir, path):
+    return os.path.join(cache_dir, hashlib.sha256(os.path.realpath(path).encode("utf-8")).hexdigest() + ".json")
+
+
+def _known_whole(cache_dir, path):
+    if not cache_dir:
+        return None
+    try:
+        with open(_cache_file(cache_dir, path)) as f:
+            data = json.load(f)
+        return data["stamp"] if data.get("path") == os.path.realpath(path) else None
+    except (IOError, OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _remember_whole(cache_dir, path, stamp):
+    """Record that the weights under ``stamp`` were whole (root-only directory; a failure only costs a re-parse)."""
+    if not cache_dir or stamp is None:
+        return
+    try:
+        os.makedirs(cache_dir, mode=0o700, exist_ok=True)
+        target = _cache_file(cache_dir, path)
+        with open(target + ".tmp", "w") as f:
+            json.dump({"path": os.path.realpath(path), "stamp": stamp}, f)
+        os.rename(target + ".tmp", target)
+    except (IOError, OSError):
+        pass
+
+
+def verify_tree(path, mode="auto", require_tokenizer=True, workers=None, cache_dir=None):
     """Check one model tree. Returns a dict: ok, method (manifest-cheap/manifest-full/structure), problems, notes,
     hashed (files read in full).
 
@@ -48,7 +79,12 @@ def verify_tree(path, mode="auto", require_tokenizer=True, workers=None):
         result["revision"] = manifest.get("revision")
     elif mode == "full":
         result["notes"].append("no manifest: a full check is not possible, the structure was checked")
-    structure, notes = check_checkpoint(path, require_tokenizer=require_tokenizer)
+    # the headers of weights found whole before, unchanged since (every start re-checks: roles/server's cache_dir)
+    before = _known_whole(cache_dir, path) if mode != "full" else None
+    stamp = structure_stamp(path) if cache_dir else None
+    structure, notes = check_checkpoint(path, require_tokenizer=require_tokenizer, known_whole=before)
+    if not structure and stamp is not None and stamp != before and stamp == structure_stamp(path):
+        _remember_whole(cache_dir, path, stamp)
     result["problems"].extend(p for p in structure if p not in result["problems"])
     result["notes"].extend(notes)
     result["ok"] = not result["problems"]
@@ -101,7 +137,8 @@ def _filesystem(path):
 
 
 def verify_pair(target_path, draft_path=None, algorithm=None, mode="auto", workers=None, user=None, sglang=None,
-                trust_remote_code=False, model_impl="auto", tokenizer_path=None, skip_tokenizer_init=False):
+                trust_remote_code=False, model_impl="auto", tokenizer_path=None, skip_tokenizer_init=False,
+                cache_dir=None):
     """The verdict on a target (and its draft): every problem named with its model.
 
     ``user``: also check the server user can read what SGLang reads. ``sglang``: {models, transformers, disabled}:
@@ -110,9 +147,10 @@ def verify_pair(target_path, draft_path=None, algorithm=None, mode="auto", worke
     ``skip_tokenizer_init``: SGLang's flags of those names (the tokenizer is checked where SGLang will read it).
     """
     own_tokenizer = not tokenizer_path and not skip_tokenizer_init
-    results = {"target": verify_tree(target_path, mode, require_tokenizer=own_tokenizer, workers=workers)}
+    results = {"target": verify_tree(target_path, mode, require_tokenizer=own_tokenizer, workers=workers,
+                                     cache_dir=cache_dir)}
     if draft_path:
-        results["draft"] = verify_tree(draft_path, mode, require_tokenizer=False, workers=workers)
+        results["draft"] = verify_tree(draft_path, mode, require_tokenizer=False, workers=workers, cache_dir=cache_dir)
     if tokenizer_path and not skip_tokenizer_init and str(tokenizer_path).startswith("/"):
         if os.path.isdir(tokenizer_path):
             results["target"]["problems"].extend("tokenizer-path %s: %s" % (tokenizer_path, p)

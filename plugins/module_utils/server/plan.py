@@ -701,7 +701,7 @@ def model_check_args(s, env, user):
     """What llmserve.sglang.model_verify needs to judge the checkpoint as this launch will read it."""
     args = s["args"] or {}
     tokenizer = _arg(args, "tokenizer-path")
-    return {"python": s["python"], "env": env, "user": user,
+    return {"python": s["python"], "env": env, "user": user, "cache_dir": RUN_ROOT + "/model-check",
             "trust_remote_code": _to_bool(_arg(args, "trust-remote-code")) is True,
             "model_impl": str(_arg(args, "model-impl") or "auto"),
             "tokenizer_path": str(tokenizer) if tokenizer else None,

@@ -222,3 +222,31 @@ def test_the_filesystem_is_in_the_verdict(pair):
     target, _ = pair
     fs = verify_pair(target)["models"]["target"]["filesystem"]
     assert fs["mount"].startswith("/") and fs["network"] in (True, False)
+
+
+# ---- 1. every start: weights found whole are not parsed again while every file is unchanged
+
+def test_weights_found_whole_are_not_parsed_again_until_a_file_changes(tmp_path, monkeypatch):
+    from ansible_collections.llmserve.sglang.plugins.module_utils.models import checkpoint
+    target = tiny.write_target(str(tmp_path / "t"), shards=4)
+    cache = str(tmp_path / "cache")
+    assert verify_pair(target, cache_dir=cache)["ok"]
+    assert len(os.listdir(cache)) == 1
+    parsed = []
+    real = checkpoint.read_header
+    monkeypatch.setattr(checkpoint, "read_header", lambda p: parsed.append(p) or real(p))
+    again = verify_pair(target, cache_dir=cache)
+    assert again["ok"] and parsed == [] and "weights unchanged" in again["models"]["target"]["notes"][0]
+    # a shard cut in place (same name, same inode): its size and ctime move, so it is parsed and refused
+    shard = os.path.join(target, "model-00003-of-00004.safetensors")
+    with open(shard, "r+b") as f:
+        f.truncate(os.path.getsize(shard) - 1)
+    verdict = verify_pair(target, cache_dir=cache)
+    assert not verdict["ok"] and "model-00003-of-00004.safetensors: short" in verdict["problems"][0]
+    assert len(parsed) == 4
+    # the config and tokenizer are checked every time, cached or not
+    os.remove(shard)
+    tiny.write_target(str(tmp_path / "t"), shards=4)
+    assert verify_pair(target, cache_dir=cache)["ok"]
+    os.remove(os.path.join(target, "tokenizer.json"))
+    assert not verify_pair(target, cache_dir=cache)["ok"]

@@ -88,6 +88,7 @@ def test_the_model_check_is_on_by_default_and_judges_as_the_launch_reads():
     assert pl["preflight"]["verify_model"] is True  # roles/server's default, whoever put the weights there
     mc = pl["preflight"]["model_check"]
     assert mc == {"python": "/opt/sglang/venv/bin/python", "env": pl["env"], "user": "sglang",
+                  "cache_dir": "/run/llmserve-sglang/model-check",
                   "trust_remote_code": False, "model_impl": "auto", "tokenizer_path": None,
                   "skip_tokenizer_init": False}
     s = dict(defaults(), args={"tokenizer_path": "/models/tok", "trust-remote-code": True, "skip-tokenizer-init": "true"})
