@@ -146,8 +146,8 @@ def servable_problems(config, supported, model_dir=None, trust_remote_code=False
                     "you trust that code" % (what, archs, auto_map["AutoModel"])]
         missing = [f for f in _auto_map_files(auto_map) if model_dir and not os.path.isfile(os.path.join(model_dir, f))]
         if missing:
-            return ["%s auto_map names %s, not in %s: the model's own code is missing" % (what, ", ".join(missing),
-                                                                                       model_dir)]
+            return ["%s auto_map names %s, not in %s: the model's own code is missing"
+                    % (what, ", ".join(missing), model_dir)]
         return []
     model_type = config.get("model_type")
     if transformers_models is None or any(_transformers_has(transformers_models, model_type, a) for a in archs):

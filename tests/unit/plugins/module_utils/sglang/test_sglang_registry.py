@@ -100,8 +100,8 @@ def test_the_transformers_fallback_is_let_pass(supported, tmp_path):
 
 
 def test_remote_code_needs_trust_and_its_files(supported, tmp_path):
-    cfg = {"architectures": ["MyModel"], "auto_map": {"AutoConfig": "configuration_my.MyConfig",
-                                                        "AutoModel": "modeling_my.MyModel"}}
+    cfg = {"architectures": ["MyModel"],
+           "auto_map": {"AutoConfig": "configuration_my.MyConfig", "AutoModel": "modeling_my.MyModel"}}
     (problem,) = registry.servable_problems(cfg, supported, str(tmp_path), transformers_models=str(tmp_path))
     assert "trust-remote-code" in problem
     (problem,) = registry.servable_problems(cfg, supported, str(tmp_path), trust_remote_code=True,
