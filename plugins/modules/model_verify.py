@@ -177,7 +177,7 @@ def main():
             env=dict(type="dict", default={}),
             trust_remote_code=dict(type="bool", default=False),
             model_impl=dict(type="str", default="auto"),
-            tokenizer_path=dict(type="str"),
+            tokenizer_path=dict(type="str", no_log=False),
             skip_tokenizer_init=dict(type="bool", default=False),
             cache_dir=dict(type="path"),
         ),

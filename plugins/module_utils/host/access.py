@@ -84,7 +84,7 @@ def _denied_as(uid, gid, gids, checks):
             break
         chunks.append(chunk)
     os.close(rfd)
-    _, status = os.waitpid(pid, 0)
+    status = os.waitpid(pid, 0)[1]
     if status != 0:
         raise OSError("the check as uid %d failed in its child process" % uid)
     return [tuple(x) for x in json.loads(b"".join(chunks).decode("utf-8") or "[]")]

@@ -102,11 +102,11 @@ def readable_problems(path, user, what):
     checks += [(os.path.join(path, n), access.READ) for n in names
                if not n.startswith(".") and os.path.isfile(os.path.join(path, n))]
     try:
-        uid, _, gids = access.identity(user)
+        ident = access.identity(user)
     except KeyError:
         return ["%s: the server user %s does not exist on this host: create it or set server_user" % (what, user)], None
     denied, method = access.denied(user, checks)
-    who = "the server user %s (uid %d, groups %s)" % (user, uid, ",".join(str(g) for g in gids))
+    who = "the server user %s (uid %d, groups %s)" % (user, ident[0], ",".join(str(g) for g in ident[2]))
     fix = ("make it readable for that user (chmod o+r / o+x on directories, or a group it is in) or set server_user "
            "to one that can")
     problems, groups = [], {}

@@ -65,7 +65,7 @@ def test_as_root_the_kernel_is_asked_as_the_user(tree):
 
 @pytest.mark.skipif(not ROOT or not shutil.which("setfacl"), reason="needs root and setfacl")
 def test_an_acl_grant_counts(tree):
-    _, model = tree
+    model = tree[1]
     shard = os.path.join(model, "model.safetensors")
     if subprocess.run(["setfacl", "-m", "u:nobody:r", shard], check=False).returncode != 0:
         pytest.skip("the filesystem has no POSIX ACLs")
@@ -73,7 +73,7 @@ def test_an_acl_grant_counts(tree):
 
 
 def test_the_same_user_is_asked_directly(tree):
-    _, model = tree
+    model = tree[1]
     denied, method = access.denied(os.geteuid(), [(os.path.join(model, "config.json"), access.READ)])
     assert method == "self" and denied == []
 

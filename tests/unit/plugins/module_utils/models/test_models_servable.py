@@ -73,14 +73,14 @@ def _problems(draft, target):
 # ---- 3. the tokenizer
 
 def test_a_missing_tokenizer_is_refused_with_the_fix(pair):
-    target, _ = pair
+    target = pair[0]
     os.remove(os.path.join(target, "tokenizer.json"))
     (problem,) = check_checkpoint(target)[0]
     assert problem.startswith("tokenizer: none of tokenizer.json") and "tokenizer-path" in problem
 
 
 def test_a_corrupt_tokenizer_file_is_named(pair):
-    target, _ = pair
+    target = pair[0]
     with open(os.path.join(target, "tokenizer_config.json"), "w") as f:
         f.write("{not json")
     with open(os.path.join(target, "tokenizer.json"), "w") as f:
@@ -90,7 +90,7 @@ def test_a_corrupt_tokenizer_file_is_named(pair):
 
 
 def test_tokenizer_path_and_skip_tokenizer_init(pair, tmp_path):
-    target, _ = pair
+    target = pair[0]
     shutil.move(os.path.join(target, "tokenizer.json"), str(tmp_path / "tokenizer.json"))
     assert not verify_pair(target)["ok"]
     assert verify_pair(target, tokenizer_path=str(tmp_path))["ok"]
@@ -124,7 +124,7 @@ def test_hidden_size_doubled_in_the_drafts_config_is_refused_by_its_shapes(pair)
 
 
 def test_aux_layers_and_target_width_against_fc(pair, tmp_path):
-    target, _ = pair
+    target = pair[0]
     two = write_eagle3(str(tmp_path / "two"), {"eagle_config": {"eagle_aux_hidden_state_layer_ids": [1, 3]}})
     (problem,) = _problems(two, target)  # weights for 3 aux states, config names 2
     assert problem.startswith("the draft's fc.weight is [64, 192] in its weights") and "x 2 aux layers" in problem
@@ -219,7 +219,7 @@ def test_the_unreadable_shard_is_named_by_the_structure_check_too(open_tree):
 # ---- 6. the filesystem is reported
 
 def test_the_filesystem_is_in_the_verdict(pair):
-    target, _ = pair
+    target = pair[0]
     fs = verify_pair(target)["models"]["target"]["filesystem"]
     assert fs["mount"].startswith("/") and fs["network"] in (True, False)
 

@@ -56,7 +56,7 @@ def test_every_declaration_of_every_supported_version_is_read_as_python_reads_it
 
 
 def test_disabled_modules_are_left_out(wheel_models):
-    _, models = wheel_models
+    models = wheel_models[1]
     assert "LlamaForCausalLMEagle3" not in registry.supported_architectures(models, disabled=["llama_eagle3"])
 
 
