@@ -96,7 +96,7 @@ options:
         size, mtime, ctime, inode); while they still match, the next run does not parse the headers again (the
         config, tokenizer, architecture, draft fit and readability are checked every time). roles/server uses
         C(/run/llmserve-sglang/model-check). Omitted - every run parses every header.
-      - O(mode=full) never uses it.
+      - O(mode=full) and check mode never use it (check mode writes nothing).
     type: path
   fail:
     description: Fail the task on a problem (C(false) - report it in RV(problems) only).
@@ -202,7 +202,7 @@ def main():
     verdict = verify_pair(p["path"], p["draft_path"], p["algorithm"], p["mode"], p["workers"], user=p["user"],
                           sglang=sglang, trust_remote_code=p["trust_remote_code"], model_impl=p["model_impl"],
                           tokenizer_path=p["tokenizer_path"], skip_tokenizer_init=p["skip_tokenizer_init"],
-                          cache_dir=p["cache_dir"])
+                          cache_dir=None if module.check_mode else p["cache_dir"])  # check mode writes nothing
     result = dict(changed=False, elapsed=round(time.time() - start, 3), notes=notes, **verdict)
     if not verdict["ok"] and p["fail"]:
         module.fail_json(msg="the model is not fit to serve:\n  - " + "\n  - ".join(verdict["problems"]), **result)
