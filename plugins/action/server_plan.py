@@ -83,6 +83,10 @@ class ActionModule(ActionBase):
             "fingerprint": info.get("fingerprint") or "",
             "user_exists": info.get("user_exists", False),
             "group_exists": info.get("group_exists", False),
+            "model_fs": info.get("model_fs") or {},
+            "become": info.get("become") or {},
+            "become_method": self._templar.template(task_vars.get("ansible_become_method"))
+            or getattr(self._play_context, "become_method", None),
             "rank0": _addresses(self._templar.template(rank0)) if tp_group and nodes[0] != name else {},
             "own": _addresses(dict(task_vars, __server_info=info)),
         }

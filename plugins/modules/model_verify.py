@@ -25,7 +25,21 @@ description:
     target's - C(architectures) against the algorithm (an EAGLE-3 draft under C(EAGLE) accepts nothing in SGLang),
     C(target_hidden_size) and C(vocab_size) against the target's, and
     C(eagle_config.eagle_aux_hidden_state_layer_ids) against the target's layers.
-  - roles/server runs it before the running server is touched (C(server_verify_model)); it is usable alone.
+  - With O(python) (the server's interpreter) the architectures in C(config.json) are checked against the
+    installed SGLang's model registry, read from its source (C(EntryClass) in C(sglang/srt/models/)) without
+    importing it; an architecture SGLang lacks is let pass where SGLang would fall back on the installed
+    transformers' class or, with O(trust_remote_code), on the model's own code (C(auto_map)); otherwise it is
+    refused naming the nearest architectures SGLang supports.
+  - With O(draft_path) and O(algorithm=EAGLE3) the draft's tensor shapes (from its safetensors headers - C(fc),
+    C(embed_tokens), C(lm_head), the layer's projections) are checked against its own C(config.json) and the
+    target's hidden size, vocabulary and aux layers.
+  - With O(user) the module (run as root, no become needed) checks that this user can enter every directory on
+    the way to each model and read every file at its top level - asked of the kernel in a child process that
+    drops to the user's uid and groups, so modes, owners and ACLs all count.
+  - The filesystem of each model is read from C(/proc/self/mountinfo); a network one (NFS, Lustre, FUSE, SMB, ...)
+    is noted.
+  - roles/server runs it before the running server is touched, on every start by default
+    (C(server_verify_model)); it is usable alone.
 author:
   - llmserve maintainers (@llmserve)
 options:
@@ -51,6 +65,39 @@ options:
   workers:
     description: Files hashed at once (default - every core).
     type: int
+  user:
+    description: The user the server runs as; check it can read the models. Omitted - not checked.
+    type: str
+  python:
+    description: The server's Python interpreter; check the architectures against the SGLang it would import.
+    type: path
+  env:
+    description: The server's environment (C(PYTHONPATH), C(SGLANG_DISABLED_MODEL_ARCHS), ...) for O(python).
+    type: dict
+    default: {}
+  trust_remote_code:
+    description: SGLang's C(--trust-remote-code) is set (the model's own code in C(auto_map) may run).
+    type: bool
+    default: false
+  model_impl:
+    description: SGLang's C(--model-impl) (C(auto), C(sglang), C(transformers)); only C(auto)/C(sglang) are judged.
+    type: str
+    default: auto
+  tokenizer_path:
+    description: SGLang's C(--tokenizer-path); the tokenizer is checked there instead of in O(path).
+    type: str
+  skip_tokenizer_init:
+    description: SGLang's C(--skip-tokenizer-init); no tokenizer is needed.
+    type: bool
+    default: false
+  cache_dir:
+    description:
+      - A root-only directory where the module records the weights it found whole (every shard's and the index's
+        size, mtime, ctime, inode); while they still match, the next run does not parse the headers again (the
+        config, tokenizer, architecture, draft fit and readability are checked every time). roles/server uses
+        C(/run/llmserve-sglang/model-check). Omitted - every run parses every header.
+      - O(mode=full) and check mode never use it (check mode writes nothing).
+    type: path
   fail:
     description: Fail the task on a problem (C(false) - report it in RV(problems) only).
     type: bool
@@ -65,6 +112,12 @@ EXAMPLES = r"""
     path: /models/Kimi-K2.5-int4
     draft_path: /models/Kimi-K2.5-eagle3
     algorithm: EAGLE3
+
+- name: Also check that SGLang has the architecture and that the service user can read every file
+  llmserve.sglang.model_verify:
+    path: /models/Kimi-K2.5-int4
+    python: /opt/sglang/venv/bin/python
+    user: sglang
 
 - name: Hash every file again (after a disk error, say)
   llmserve.sglang.model_verify:
@@ -87,14 +140,27 @@ models:
   description: >-
     Per model (C(target), C(draft)) - C(path), C(ok), C(method) (C(manifest-cheap), C(manifest-full),
     C(structure)), C(problems), C(notes), C(hashed) (files read in full), C(source) and C(revision) from the
-    manifest; C(fit) lists the draft-target mismatches.
+    manifest, C(filesystem) (C(mount), C(fstype), C(source), C(network)), C(access_method) (C(kernel), C(self),
+    C(mode)); C(fit) lists the draft-target mismatches (configs and tensor shapes).
   returned: always
   type: dict
+elapsed:
+  description: Seconds the checks took on the host.
+  returned: always
+  type: float
+notes:
+  description: What was not checked, and why (no sglang found for O(python), for one).
+  returned: always
+  type: list
+  elements: str
 """
+
+import time
 
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.models.verify import MODES, verify_pair
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import registry
 
 
 def main():
@@ -106,6 +172,14 @@ def main():
             mode=dict(type="str", choices=list(MODES), default="auto"),
             workers=dict(type="int"),
             fail=dict(type="bool", default=True),
+            user=dict(type="str"),
+            python=dict(type="path"),
+            env=dict(type="dict", default={}),
+            trust_remote_code=dict(type="bool", default=False),
+            model_impl=dict(type="str", default="auto"),
+            tokenizer_path=dict(type="str", no_log=False),
+            skip_tokenizer_init=dict(type="bool", default=False),
+            cache_dir=dict(type="path"),
         ),
         supports_check_mode=True,
     )
@@ -113,8 +187,23 @@ def main():
     for key in ("path", "draft_path"):
         if p[key] and not p[key].startswith("/"):
             module.fail_json(msg="%s %r is a relative path; give the model directory's absolute path" % (key, p[key]))
-    verdict = verify_pair(p["path"], p["draft_path"], p["algorithm"], p["mode"], p["workers"])
-    result = dict(changed=False, **verdict)
+    start = time.time()
+    notes, sglang = [], None
+    if p["python"]:
+        models, transformers, error = registry.find_models_dirs(p["python"], p["env"])
+        if error:
+            notes.append("architectures not checked: %s" % error)
+        else:
+            disabled = [m for m in str(p["env"].get("SGLANG_DISABLED_MODEL_ARCHS", "")).split(",") if m]
+            sglang = {"models": models, "transformers": transformers, "disabled": disabled}
+            if p["env"].get("SGLANG_EXTERNAL_MODEL_PACKAGE"):
+                sglang = None
+                notes.append("architectures not checked: SGLANG_EXTERNAL_MODEL_PACKAGE adds models not read here")
+    verdict = verify_pair(p["path"], p["draft_path"], p["algorithm"], p["mode"], p["workers"], user=p["user"],
+                          sglang=sglang, trust_remote_code=p["trust_remote_code"], model_impl=p["model_impl"],
+                          tokenizer_path=p["tokenizer_path"], skip_tokenizer_init=p["skip_tokenizer_init"],
+                          cache_dir=None if module.check_mode else p["cache_dir"])  # check mode writes nothing
+    result = dict(changed=False, elapsed=round(time.time() - start, 3), notes=notes, **verdict)
     if not verdict["ok"] and p["fail"]:
         module.fail_json(msg="the model is not fit to serve:\n  - " + "\n  - ".join(verdict["problems"]), **result)
     module.exit_json(**result)

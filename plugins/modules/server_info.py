@@ -60,6 +60,11 @@ options:
     description: Service group whose existence is reported.
     type: str
     default: sglang
+  model_paths:
+    description: Local model directories whose filesystem is reported (C(model_fs)).
+    type: list
+    elements: str
+    default: []
 extends_documentation_fragment:
   - llmserve.sglang.server_instance.read_only
 attributes:
@@ -139,12 +144,25 @@ default_ipv4:
   description: Source address of the default route (what other nodes of a replica reach), or null.
   returned: always
   type: str
+model_fs:
+  description: Per path of O(model_paths) - C(mount), C(fstype), C(source), C(network) (NFS, Lustre, FUSE, SMB, ...).
+  returned: always
+  type: dict
+become:
+  description: >-
+    C(euid) of the module and the become tools the host has (C(sudo), C(su) - their paths, or null), so the plan
+    can tell a task that needs C(become_user) on a host without sudo before it fails.
+  returned: always
+  type: dict
 """
 
 import json
 import os
+import shutil
 
 from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.llmserve.sglang.plugins.module_utils.host import mounts
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.server import instance as si
 from ansible_collections.llmserve.sglang.plugins.module_utils.nvidia.smi import collect
@@ -165,6 +183,7 @@ def main():
             gather_gpu=dict(type="bool", default=False),
             user=dict(type="str", default="sglang"),
             group=dict(type="str", default="sglang"),
+            model_paths=dict(type="list", elements="str", default=[]),
         ),
         supports_check_mode=True,
     )
@@ -178,7 +197,9 @@ def main():
     manager = resolve_manager(p["manager"], mgr)[0]
     result = dict(changed=False, service_mgr=mgr, manager=manager, state={}, files={}, dirs={}, fingerprint="",
                   recorded=None, version=None, user_exists=si.user_exists(p["user"]),
-                  group_exists=si.group_exists(p["group"]), default_ipv4=si.default_ipv4())
+                  group_exists=si.group_exists(p["group"]), default_ipv4=si.default_ipv4(),
+                  model_fs=dict((m, mounts.filesystem(m)) for m in p["model_paths"] if str(m).startswith("/")),
+                  become={"euid": os.geteuid(), "sudo": shutil.which("sudo"), "su": shutil.which("su")})
     # An instance name that could escape its directory is refused by the plan; read nothing for it.
     if INSTANCE_RE.match(p["instance"]):
         pt = paths({"instance": p["instance"], "config_dir": p["config_dir"], "log_dir": p["log_dir"]})

@@ -227,6 +227,7 @@ category:
     - C(model_not_found) - model path or Hub repo id does not exist or lacks files.
     - C(model_access) - Hub refused access (gated, 401, no token, offline, no network).
     - C(model_unsupported) - architecture not supported by this SGLang / transformers.
+    - C(tokenizer) - the tokenizer files are missing, unreadable or corrupt (the model itself was found).
     - C(checkpoint_corrupt) - a weight file is missing, truncated or corrupt (the checkpoint is not whole).
     - C(draft_mismatch) - the draft model's weights do not fit the target (a draft trained for another model).
     - C(warmup_failure) - the server's own warm-up request failed after the model loaded.

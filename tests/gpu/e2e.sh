@@ -50,6 +50,8 @@ for step in ${STEPS:-install bench status install-again}; do
               curl -s -m 15 "http://127.0.0.1:30000/$ep" > "$CAP/eagle3_$(echo $ep | tr / _).txt" 2>&1; done ;;
     # issue 20: sharded checkpoints that are whole, miss a shard, or hold a cut one, through roles/server
     models) bash tests/gpu/e2e_models.sh "$CAP" ;;
+    # issue 26: the table's rows through roles/server with the defaults (the model check on), then preflight off
+    models_default) bash tests/gpu/e2e_models_default.sh "$CAP" ;;
     failures) left=$(( deadline - $(date +%s) ))
               if [ "$left" -gt 90 ]; then FAIL_TIMEOUT=$(( (left - 10) / 2 )) bash tests/gpu/e2e_failures.sh "$CAP"
               else echo "failures skipped: out of time" | tee -a "$CAP/steps.txt"; fi ;;

@@ -82,3 +82,96 @@ def _aux_problems(draft, target_layers):
                             "layers, ids 0..%d usable) does not have: the draft was trained for another target"
                             % (layer_ids, outside, target_layers, target_layers - 2))
     return problems
+
+
+def _eagle3_aux_count(draft):
+    # llama_eagle3.LlamaModel: num_aux_hidden_states, else len(eagle_aux_hidden_state_layer_ids), else 3
+    declared = draft.get("num_aux_hidden_states")
+    if isinstance(declared, int) and declared > 0:
+        return declared
+    eagle_config = draft.get("eagle_config") if isinstance(draft.get("eagle_config"), dict) else {}
+    ids = eagle_config.get("eagle_aux_hidden_state_layer_ids")
+    return len(ids) if isinstance(ids, list) and ids else 3
+
+
+def _normalise(name):
+    # llama_eagle3.load_weights: the legacy "midlayer" is layers.0; tensors may carry the "model." prefix
+    name = name[len("model."):] if name.startswith("model.") else name
+    return name.replace("midlayer.", "layers.0.")
+
+
+def eagle3_expected_shapes(draft, target):
+    """{tensor: (shape, why)} an EAGLE-3 draft (SGLang's llama_eagle3) must have, from its config and the target's.
+
+    Only what the configs determine: a dimension whose field is absent is not judged.
+    """
+    text, target_text = text_config(draft), text_config(target)
+    hidden = text.get("hidden_size")
+    if not isinstance(hidden, int):
+        return {}
+    hidden_in = draft.get("target_hidden_size", hidden)
+    aux = _eagle3_aux_count(draft)
+    vocab = text.get("vocab_size")
+    draft_vocab = draft.get("draft_vocab_size") or vocab
+    heads, kv_heads = text.get("num_attention_heads"), text.get("num_key_value_heads") or text.get("num_attention_heads")
+    head_dim = text.get("head_dim") or (hidden // heads if isinstance(heads, int) and heads else None)
+    inter = text.get("intermediate_size")
+    out = {"fc.weight": ([hidden, hidden_in * aux],
+                         "hidden_size %s x (target_hidden_size %s x %d aux layers)" % (hidden, hidden_in, aux)),
+           "layers.0.hidden_norm.weight": ([hidden], "hidden_size %s" % hidden),
+           "layers.0.input_layernorm.weight": ([hidden], "hidden_size %s" % hidden),
+           "norm.weight": ([hidden], "hidden_size %s" % hidden)}
+    if isinstance(vocab, int):
+        out["embed_tokens.weight"] = ([vocab, hidden], "vocab_size %s x hidden_size %s" % (vocab, hidden))
+        if not draft.get("tie_word_embeddings"):
+            out["lm_head.weight"] = ([draft_vocab, hidden], "draft_vocab_size %s x hidden_size %s"
+                                     % (draft_vocab, hidden))
+        out["t2d"] = ([vocab], "vocab_size %s" % vocab)
+        out["d2t"] = ([draft_vocab], "draft_vocab_size %s" % draft_vocab)
+    if isinstance(heads, int) and isinstance(head_dim, int):
+        why = "(heads x head_dim) x 2 hidden_size: the first layer takes the embedding and the fc output"
+        out["layers.0.self_attn.q_proj.weight"] = ([heads * head_dim, 2 * hidden], why)
+        out["layers.0.self_attn.k_proj.weight"] = ([kv_heads * head_dim, 2 * hidden], why)
+        out["layers.0.self_attn.v_proj.weight"] = ([kv_heads * head_dim, 2 * hidden], why)
+        out["layers.0.self_attn.o_proj.weight"] = ([hidden, heads * head_dim], "hidden_size x (heads x head_dim)")
+    if isinstance(inter, int):
+        for proj in ("gate_proj", "up_proj"):
+            out["layers.0.mlp.%s.weight" % proj] = ([inter, hidden], "intermediate_size x hidden_size")
+        out["layers.0.mlp.down_proj.weight"] = ([hidden, inter], "hidden_size x intermediate_size")
+    target_hidden, target_vocab = target_text.get("hidden_size"), target_text.get("vocab_size")
+    if isinstance(target_hidden, int):
+        out["fc.weight"] = (out["fc.weight"][0], out["fc.weight"][1]
+                            + "; the target gives %d aux states of hidden_size %d" % (aux, target_hidden))
+    if isinstance(target_vocab, int) and "embed_tokens.weight" in out:
+        out["embed_tokens.weight"] = (out["embed_tokens.weight"][0], out["embed_tokens.weight"][1]
+                                      + "; the target's vocab_size is %d" % target_vocab)
+    return out
+
+
+def shape_problems(shapes, draft, target, algorithm):
+    """The EAGLE-3 draft's tensor shapes (``shapes`` from its safetensors headers) against its own config and the
+    target's: each problem names the tensor, its shape, the shape expected and the fields that say so."""
+    if (algorithm or "").upper() != "EAGLE3" or not _is_eagle3(draft.get("architectures") or []):
+        return []
+    have = dict((_normalise(k), v) for k, v in shapes.items())
+    problems, more = [], []
+    expected = eagle3_expected_shapes(draft, target)
+    first = [n for n in ("fc.weight", "embed_tokens.weight", "lm_head.weight") if n in expected]
+    for name in first + sorted(n for n in expected if n not in first):
+        want, why = expected[name]
+        got = have.get(name)
+        if got is not None and list(got) != list(want):
+            if len(problems) < 3:
+                problems.append("the draft's %s is %s in its weights, but %s make it %s: the config does not "
+                                "describe these weights" % (name, got, why, want))
+            else:
+                more.append(name)
+    if more:
+        problems.append("and %d more of the draft's tensors do not have the shapes its config gives: %s"
+                        % (len(more), ", ".join(more)))
+    fc = have.get("fc.weight")
+    target_hidden = text_config(target).get("hidden_size")
+    if fc is not None and len(fc) == 2 and isinstance(target_hidden, int) and fc[1] % target_hidden:
+        problems.append("the draft's fc.weight takes %d inputs, not a multiple of the target's hidden_size %d: the "
+                        "draft was trained for another target" % (fc[1], target_hidden))
+    return problems

@@ -7,16 +7,50 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import hashlib
+import json
 import os
 
+from ansible_collections.llmserve.sglang.plugins.module_utils.host import access, mounts
 from ansible_collections.llmserve.sglang.plugins.module_utils.models import manifest as mf
-from ansible_collections.llmserve.sglang.plugins.module_utils.models.checkpoint import check_checkpoint, read_json
-from ansible_collections.llmserve.sglang.plugins.module_utils.models.draft import draft_problems
+from ansible_collections.llmserve.sglang.plugins.module_utils.models.checkpoint import (
+    check_checkpoint, read_json, structure_stamp, tensor_shapes, tokenizer_problems)
+from ansible_collections.llmserve.sglang.plugins.module_utils.models.draft import draft_problems, shape_problems
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import registry
 
 MODES = ("auto", "cheap", "full", "structure")
 
 
-def verify_tree(path, mode="auto", require_tokenizer=True, workers=None):
+def _cache_file(cache_dir, path):
+    return os.path.join(cache_dir, hashlib.sha256(os.path.realpath(path).encode("utf-8")).hexdigest() + ".json")
+
+
+def _known_whole(cache_dir, path):
+    if not cache_dir:
+        return None
+    try:
+        with open(_cache_file(cache_dir, path)) as f:
+            data = json.load(f)
+        return data["stamp"] if data.get("path") == os.path.realpath(path) else None
+    except (IOError, OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _remember_whole(cache_dir, path, stamp):
+    """Record that the weights under ``stamp`` were whole (root-only directory; a failure only costs a re-parse)."""
+    if not cache_dir or stamp is None:
+        return
+    try:
+        os.makedirs(cache_dir, mode=0o700, exist_ok=True)
+        target = _cache_file(cache_dir, path)
+        with open(target + ".tmp", "w") as f:
+            json.dump({"path": os.path.realpath(path), "stamp": stamp}, f)
+        os.rename(target + ".tmp", target)
+    except (IOError, OSError):
+        pass
+
+
+def verify_tree(path, mode="auto", require_tokenizer=True, workers=None, cache_dir=None):
     """Check one model tree. Returns a dict: ok, method (manifest-cheap/manifest-full/structure), problems, notes,
     hashed (files read in full).
 
@@ -45,27 +79,115 @@ def verify_tree(path, mode="auto", require_tokenizer=True, workers=None):
         result["revision"] = manifest.get("revision")
     elif mode == "full":
         result["notes"].append("no manifest: a full check is not possible, the structure was checked")
-    structure, notes = check_checkpoint(path, require_tokenizer=require_tokenizer)
+    # the headers of weights found whole before, unchanged since (every start re-checks: roles/server's cache_dir)
+    before = _known_whole(cache_dir, path) if mode != "full" else None
+    stamp = structure_stamp(path) if cache_dir else None
+    structure, notes = check_checkpoint(path, require_tokenizer=require_tokenizer, known_whole=before)
+    if not structure and stamp is not None and stamp != before and stamp == structure_stamp(path):
+        _remember_whole(cache_dir, path, stamp)
     result["problems"].extend(p for p in structure if p not in result["problems"])
     result["notes"].extend(notes)
     result["ok"] = not result["problems"]
     return result
 
 
-def verify_pair(target_path, draft_path=None, algorithm=None, mode="auto", workers=None):
-    """The verdict on a target (and its draft): every problem named with its model."""
-    results = {"target": verify_tree(target_path, mode, require_tokenizer=True, workers=workers)}
+def readable_problems(path, user, what):
+    """What ``user`` (the server's) cannot read of the model at ``path``: the directories on the way, the directory
+    itself and every file at its top level. ``(problems, method)``; method as host/access.denied says."""
+    checks = [(d, access.ENTER) for d in access.ancestors(path)] + [(path, access.LIST)]
+    try:
+        names = sorted(os.listdir(path))
+    except OSError:
+        names = []
+    checks += [(os.path.join(path, n), access.READ) for n in names
+               if not n.startswith(".") and os.path.isfile(os.path.join(path, n))]
+    try:
+        ident = access.identity(user)
+    except KeyError:
+        return ["%s: the server user %s does not exist on this host: create it or set server_user" % (what, user)], None
+    denied, method = access.denied(user, checks)
+    who = "the server user %s (uid %d, groups %s)" % (user, ident[0], ",".join(str(g) for g in ident[2]))
+    fix = ("make it readable for that user (chmod o+r / o+x on directories, or a group it is in) or set server_user "
+           "to one that can")
+    problems, groups = [], {}
+    for p, want, why in denied:
+        if want == access.READ:  # files alike (one cause, one mode and owner) are named in one line
+            groups.setdefault((os.path.dirname(p), why, access.describe(p)), []).append(os.path.basename(p))
+            continue
+        verb = "enter this directory" if want == access.ENTER else "list this directory"
+        problems.append("%s %s: %s cannot %s (%s; %s): %s" % (what, p, who, verb, why, access.describe(p), fix))
+    for (folder, why, mode), names in sorted(groups.items()):
+        if len(names) == 1:
+            problems.append("%s %s: %s cannot read this file (%s; %s): %s"
+                            % (what, os.path.join(folder, names[0]), who, why, mode, fix))
+        else:
+            shown = ", ".join(names[:3]) + (" and %d more" % (len(names) - 3) if len(names) > 3 else "")
+            problems.append("%s %s: %s cannot read %d files (%s; %s): %s: %s"
+                            % (what, folder, who, len(names), why, mode, shown, fix))
+    return problems, method
+
+
+def _filesystem(path):
+    fs = mounts.filesystem(path)
+    notes = []
+    if fs and fs["network"]:
+        notes.append("%s is on a network filesystem (%s at %s, from %s): every shard is read over the network "
+                     "at each start" % (path, fs["fstype"], fs["mount"], fs["source"]))
+    return fs, notes
+
+
+def verify_pair(target_path, draft_path=None, algorithm=None, mode="auto", workers=None, user=None, sglang=None,
+                trust_remote_code=False, model_impl="auto", tokenizer_path=None, skip_tokenizer_init=False,
+                cache_dir=None):
+    """The verdict on a target (and its draft): every problem named with its model.
+
+    ``user``: also check the server user can read what SGLang reads. ``sglang``: {models, transformers, disabled}:
+    the installed packages' model directories (registry.find_models_dirs) and SGLANG_DISABLED_MODEL_ARCHS - also
+    check that SGLang has the architectures. ``tokenizer_path`` /
+    ``skip_tokenizer_init``: SGLang's flags of those names (the tokenizer is checked where SGLang will read it).
+    """
+    own_tokenizer = not tokenizer_path and not skip_tokenizer_init
+    results = {"target": verify_tree(target_path, mode, require_tokenizer=own_tokenizer, workers=workers,
+                                     cache_dir=cache_dir)}
     if draft_path:
-        results["draft"] = verify_tree(draft_path, mode, require_tokenizer=False, workers=workers)
+        results["draft"] = verify_tree(draft_path, mode, require_tokenizer=False, workers=workers, cache_dir=cache_dir)
+    if tokenizer_path and not skip_tokenizer_init and str(tokenizer_path).startswith("/"):
+        if os.path.isdir(tokenizer_path):
+            results["target"]["problems"].extend("tokenizer-path %s: %s" % (tokenizer_path, p)
+                                                 for p in tokenizer_problems(tokenizer_path))
+        else:
+            results["target"]["problems"].append("tokenizer-path %s: no such directory" % tokenizer_path)
+    paths = [("target", target_path)] + ([("draft", draft_path)] if draft_path else [])
+    for what, path in paths:
+        res = results[what]
+        res["filesystem"], notes = _filesystem(path)
+        res["notes"].extend(notes)
+        if not os.path.isdir(path):
+            continue
+        try:
+            config = read_json(os.path.join(path, "config.json"))
+        except ValueError:
+            config = None  # named by the structure check
+        if sglang and sglang.get("models") and isinstance(config, dict):
+            supported = registry.supported_architectures(sglang["models"], sglang.get("disabled") or ())
+            res["problems"].extend(registry.servable_problems(
+                config, supported, path, trust_remote_code, model_impl, sglang.get("transformers"),
+                what="config.json"))
+        if user is not None:
+            denied, res["access_method"] = readable_problems(path, user, "")
+            res["problems"].extend(p.strip() for p in denied)
+        res["ok"] = not res["problems"]
     problems = ["target %s" % p for p in results["target"]["problems"]]
     if draft_path:
         problems += ["draft %s" % p for p in results["draft"]["problems"]]
         fit = []
         if algorithm:
             try:
-                fit = draft_problems(read_json(os.path.join(draft_path, "config.json")),
-                                     read_json(os.path.join(target_path, "config.json")), algorithm)
-            except ValueError:
+                draft_cfg = read_json(os.path.join(draft_path, "config.json"))
+                target_cfg = read_json(os.path.join(target_path, "config.json"))
+                fit = draft_problems(draft_cfg, target_cfg, algorithm)
+                fit += shape_problems(tensor_shapes(draft_path), draft_cfg, target_cfg, algorithm)
+            except (ValueError, OSError):
                 fit = []  # an unreadable config.json is already named above
         results["fit"] = fit
         problems += fit

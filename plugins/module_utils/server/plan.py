@@ -31,7 +31,7 @@ from ansible_collections.llmserve.sglang.plugins.module_utils.host.net import lo
 from ansible_collections.llmserve.sglang.plugins.module_utils.server.layout import instance_dirs, resolve_manager
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.argv import render, shell_join
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.replica import NOT_A_GROUP, NOT_A_MEMBER, replica_nodes
-from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.version import is_version
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.version import compare as version_compare, is_version
 from ansible_collections.llmserve.sglang.plugins.module_utils.server.orphans import MARKER as ORPHAN_MARKER
 
 MANAGED = "Managed by llmserve.sglang.server: changes here are overwritten."
@@ -82,6 +82,12 @@ RANGES = {
     "spec_check_request_timeout": (1, None),
 }
 SPEC_ALGORITHMS = ("EAGLE3", "EAGLE")
+# SGLang's flag for weights on a shared filesystem ("Each rank prefetches a fraction of the shards, reducing total
+# network I/O on shared filesystems (NFS/Lustre) from N*checkpoint to 1*checkpoint"): in the 0.5.15.post1 and 0.5.23
+# wheels' server arguments, not in 0.5.9's or 0.5.10.post1's (tests/unit read them). Applied from the first release
+# seen with it; between 0.5.10.post1 and 0.5.15.post1 it is only recommended.
+PREFETCH_FLAG = "weight-loader-prefetch-checkpoints"
+PREFETCH_SINCE = "0.5.15.post1"
 
 INSTANCE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -563,6 +569,9 @@ def plan(raw_settings, host):
     }
     if len(nodes) > 1:
         settings.update(nnodes=len(nodes), node_rank=rank, dist_init_addr=dist_addr)
+    storage = model_storage(s, host.get("model_fs") or {}, str(version))
+    if storage["apply"]:
+        settings["args"] = dict(s["args"], **storage["apply"])
     gpu = host.get("gpu") or {}
     env_for_render = dict(base_env)
     env_for_render.update(user_env)
@@ -579,6 +588,8 @@ def plan(raw_settings, host):
     if s["cuda_visible_devices"]:
         env["CUDA_VISIBLE_DEVICES"] = ",".join(str(d) for d in s["cuda_visible_devices"])
     out.update(argv=launch["argv"], env=dict((k, str(v)) for k, v in env.items()), warnings=launch["warnings"])
+    out["model_storage"] = storage
+    out["warnings"].extend(storage["notes"])
 
     # ---- the files
     group = s["group"]
@@ -649,9 +660,11 @@ def plan(raw_settings, host):
         "owner_unit": p["unit_name"] if manager == "systemd" else None,
         "owner_pid": (out["pid"] or None) if manager == "pidfile" else None,
         "env": out["env"], "become_user": "root" if user_pending else s["user"],
-        # llmserve.sglang.model_verify before anything is touched (roles/server defaults it to on where roles/models
-        # stages the weights); a model given by Hub name is not a path to check
+        # llmserve.sglang.model_verify before anything is touched, on every start unless server_verify_model is
+        # false (or the preflight is off); a model given by Hub name is not a path to check
         "verify_model": bool(s["preflight"] and s["verify_model"] and str(s["model_path"]).startswith("/")),
+        "model_check": model_check_args(s, out["env"], None if user_pending else s["user"]),
+        "become_error": become_error(s["user"], host.get("become") or {}, host.get("become_method")),
     }
     out["ready"] = {
         "url": local_url(s["host"], s["port"]),
@@ -674,6 +687,73 @@ def plan(raw_settings, host):
     out["restart"] = s["restart"]
     out["service"] = {"user": s["user"], "group": group, "stop_timeout": s["stop_timeout"], "log_keep": s["log_keep"]}
     return out
+
+
+def _arg(args, name):
+    """An SGLang option from server_args, whichever spelling the inventory used (tokenizer-path, tokenizer_path)."""
+    for key in (name, name.replace("-", "_"), "--" + name):
+        if key in args:
+            return args[key]
+    return None
+
+
+def model_check_args(s, env, user):
+    """What llmserve.sglang.model_verify needs to judge the checkpoint as this launch will read it."""
+    args = s["args"] or {}
+    tokenizer = _arg(args, "tokenizer-path")
+    return {"python": s["python"], "env": env, "user": user, "cache_dir": RUN_ROOT + "/model-check",
+            "trust_remote_code": _to_bool(_arg(args, "trust-remote-code")) is True,
+            "model_impl": str(_arg(args, "model-impl") or "auto"),
+            "tokenizer_path": str(tokenizer) if tokenizer else None,
+            "skip_tokenizer_init": _to_bool(_arg(args, "skip-tokenizer-init")) is True}
+
+
+def model_storage(s, model_fs, version):
+    """Where the weights are read from, and what SGLang ``version`` offers when that is a network filesystem.
+
+    ``model_fs``: {path: {mount, fstype, source, network}} from server_info. Returns {network: [paths], apply:
+    {flag: value} added to the launch, notes: [text]}.
+    """
+    paths_ = [s["model_path"]] + ([s["speculative"].get("draft_model_path")] if s.get("spec_on") else [])
+    out = {"network": [], "apply": {}, "notes": []}
+    for path in paths_:
+        fs = model_fs.get(path) if path else None
+        if fs and fs.get("network"):
+            out["network"].append(path)
+            out["notes"].append("%s is on a network filesystem (%s %s at %s): every start reads the weights over the "
+                                "network" % (path, fs.get("fstype"), fs.get("source"), fs.get("mount")))
+    if not out["network"]:
+        return out
+    if _arg(s["args"] or {}, PREFETCH_FLAG) is not None:
+        out["notes"].append("server_args sets %s: left as given" % PREFETCH_FLAG)
+    elif is_version(version) and version_compare(version, PREFETCH_SINCE) >= 0:
+        out["apply"][PREFETCH_FLAG] = True
+        out["notes"].append("SGLang %s: --%s applied (each rank prefetches a share of the shards into the page "
+                            "cache: one read of the checkpoint over the network instead of one per rank); set "
+                            "server_args: {%s: false} to leave it off" % (version, PREFETCH_FLAG, PREFETCH_FLAG))
+    else:
+        out["notes"].append("SGLang %s has no --%s (first seen in %s): stage the weights to a local disk "
+                            "(roles/models, models_list) for faster starts" % (version, PREFETCH_FLAG, PREFETCH_SINCE))
+    return out
+
+
+def become_error(user, become, method):
+    """Why a task with become_user cannot run on this host (no sudo), with the fix; None when it can.
+
+    ``become``: server_info's {euid, sudo, su}; ``method``: the play's become method (ansible_become_method).
+    """
+    method = (method or "sudo").split(".")[-1]
+    if not user or user == "root" or become.get("euid") is None:
+        return None
+    if method == "sudo" and not become.get("sudo"):
+        return ("the preflight runs SGLang's parser as the server user %s (become_user) and become_method is sudo, "
+                "but this host has no sudo: install sudo, or set ansible_become_method: su with "
+                "ansible_become_flags: '-s /bin/sh' for this host (as root su needs no password; the flag gives "
+                "the nologin service user a shell), or server_preflight: false to skip the preflight" % user)
+    if method == "su" and not become.get("su"):
+        return ("become_method is su but this host has no su: install it (util-linux) or sudo, or set "
+                "ansible_become_method to a method the host has")
+    return None
 
 
 def _file(path, content, mode, owner, group, secret=False):

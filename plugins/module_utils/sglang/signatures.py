@@ -69,6 +69,7 @@ CATEGORY_DOCS = (
     ("model_not_found", "model path or Hub repo id does not exist or lacks files"),
     ("model_access", "Hub refused access (gated, 401, no token, offline, no network)"),
     ("model_unsupported", "architecture not supported by this SGLang / transformers"),
+    ("tokenizer", "the tokenizer files are missing, unreadable or corrupt (the model itself was found)"),
     ("checkpoint_corrupt", "a weight file is missing, truncated or corrupt (the checkpoint is not whole)"),
     ("draft_mismatch", "the draft model's weights do not fit the target (a draft trained for another model)"),
     ("warmup_failure", "the server's own warm-up request failed after the model loaded"),
@@ -128,8 +129,12 @@ R_DRAFT = ("the draft's weights do not fit the target: it was trained for anothe
            "this target (--speculative-draft-model-path)")
 R_PATH_FLAG = ("the path given to %s (%s) was not found or lacks files: check that value (a local folder with "
                "config.json; an absolute path that does not exist is taken for a Hub repo id)")
-R_UNSUP = ("this SGLang / transformers does not know the model's architecture: upgrade "
-           "sglang and transformers, or try --model-impl transformers")
+R_UNSUP = ("this SGLang / transformers does not know the model's architecture: check config.json's architectures "
+           "(llmserve.sglang.model_verify names the nearest ones this SGLang supports), upgrade sglang and "
+           "transformers, or try --model-impl transformers (--trust-remote-code for a model that ships its code)")
+R_TOKENIZER = ("the tokenizer could not be loaded: put the tokenizer files (tokenizer.json or tokenizer.model, with "
+               "tokenizer_config.json) beside config.json, readable by the server user, or point --tokenizer-path "
+               "at a directory that has them (--skip-tokenizer-init when clients send token ids)")
 R_WATCHDOG = ("a forward step hung past --watchdog-timeout: check NCCL/GPU health "
               "(py-spy dump), then raise --watchdog-timeout if the step is just slow")
 
@@ -206,11 +211,17 @@ BUILTIN = [
     ("model_not_found",
      r"is not a local folder and is not a valid model identifier|Repository Not Found|"
      r"RepositoryNotFoundError|HFValidationError|Repo id must be in the form|does not appear to have a file named \S+|"
-     r"Can't load the configuration of|Can't load tokenizer for|No such file or directory: ['\"][^'\"]*config\.json['\"]|"
+     r"Can't load the configuration of|No such file or directory: ['\"][^'\"]*config\.json['\"]|"
      r"EntryNotFoundError|Incorrect path_or_model_id|404 Client Error|Cannot find any model weights", R_MODEL, 85, True),
     ("model_unsupported",
      r"Model architectures? \[[^\]]*\] (?:is|are) not supported|Unsupported architectures?: |"
-     r"but Transformers does not recognize this architecture", R_UNSUP, 85, True),
+     r"but Transformers does not recognize this architecture|is not a registered model in the Transformers library|"
+     r"has no SGlang implementation and the Transformers implementation is not compatible", R_UNSUP, 85, True),
+    # transformers' tokenizer loaders (5.x tokenization_utils_base / _tokenizers / auto): the model was found
+    ("tokenizer",
+     r"Can't load tokenizer for|Couldn't instantiate the backend tokenizer|Unable to load vocabulary from file|"
+     r"The backend tokenizer is not correctly initialized|specified in the tokenizer config was not found|"
+     r"to build an AutoTokenizer", R_TOKENIZER, 86, True),
     # The safetensors library's header checks (Debug names, and the lower-case Display wording of newer releases),
     # SGLang's own index check (0.5.23 weight_utils: "... references N shard file(s) missing from ..."), a weight
     # file the loader cannot open, and torch's reader on a cut .bin archive.
@@ -250,7 +261,9 @@ FRAME_RULES = [
     ("warmup_failure", r"in _(?:wait_and_warmup|execute_server_warmup|run_server_warmup\w*)\b", R_WARM),
     ("bad_args", r"sglang/srt/(?:server_args\w*\.py|arg_groups/|configs/model_config\.py|utils/network\.py|"
                  r"layers/attention/attention_registry\.py)|/argparse\.py", R_ARGS),
-    ("model_not_found", r"huggingface_hub/|transformers/(?:configuration_utils|utils/hub|tokenization_utils|models/auto/)|"
+    ("tokenizer", r"transformers/(?:tokenization_utils\w*|models/auto/tokenization_auto)\.py|"
+                  r"hf_transformers_utils\.py\S*, line \d+, in get_tokenizer", R_TOKENIZER),
+    ("model_not_found", r"huggingface_hub/|transformers/(?:configuration_utils|utils/hub|models/auto/)|"
                         r"hf_transformers_utils\.py", R_MODEL),
     ("nccl", r"sglang/srt/distributed/|torch/distributed/", R_NCCL),
     ("jit_build", r"/jit/|cpp_extension\.py|tvm_ffi|triton/runtime/build\.py|triton/backends/nvidia/driver\.py", R_JIT),
@@ -405,9 +418,12 @@ def match_line(table, line, stage="starting", frames=None, paths=None):
     if category == "checkpoint_corrupt":
         named = _WEIGHT_FILE_RE.search(line)
         remedy = R_CKPT % (os.path.basename(named.group(0)) if named else "the weight files the loader read last")
-    if category in ("model_not_found", "checkpoint_corrupt") and not best.user:
+    if category in ("model_not_found", "checkpoint_corrupt", "tokenizer") and not best.user:
         flag = _flag_of_path(line, paths) or (DRAFT_FLAG if draft else None)
-        if flag and category == "model_not_found":
+        if flag and category == "tokenizer":
+            remedy = "the tokenizer given to %s (%s) could not be loaded: %s" % (
+                flag, _path_in(line, paths, flag) or "the value given", R_TOKENIZER)
+        elif flag and category == "model_not_found":
             remedy = R_PATH_FLAG % (flag, _path_in(line, paths, flag) or "the value given")
         elif flag:
             remedy += " (the files given to %s)" % flag

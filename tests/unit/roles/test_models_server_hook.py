@@ -26,11 +26,24 @@ def test_model_verify_runs_before_anything_is_written_or_restarted():
     modules = [next((k for k in t if k.startswith("llmserve.sglang.")), None) for t in tasks]
     verify = modules.index("llmserve.sglang.model_verify")
     first_change = min(i for i, t in enumerate(tasks) if t.get("llmserve.sglang.server_instance"))
-    assert modules.index("llmserve.sglang.server_preflight") < verify < first_change
+    # issue 26: the model check comes first (seconds, as root), then the become check, then SGLang's parser
+    assert verify < modules.index("llmserve.sglang.server_preflight") < first_change
+    become = next(i for i, t in enumerate(tasks) if "become_error" in str(t.get("ansible.builtin.fail", "")))
+    assert verify < become < modules.index("llmserve.sglang.server_preflight")
     when = " ".join(tasks[verify]["when"])
     assert "preflight.verify_model" in when
     args = tasks[verify]["llmserve.sglang.model_verify"]
     assert "preflight.model_path" in args["path"] and "draft_model_path" in args["draft_path"]
+    # run as root (no become: a host without sudo must still get the check), judging for the server user
+    assert "become_user" not in tasks[verify] and "model_check.user" in args["user"]
+    assert "model_check.python" in args["python"]
+
+
+def test_the_check_is_on_by_default_whoever_put_the_weights_there():
+    defaults = _load("roles", "server", "defaults", "main.yml")
+    assert defaults["server_verify_model"] is True
+    spec = _load("roles", "server", "meta", "argument_specs.yml")["argument_specs"]["main"]["options"]
+    assert spec["server_verify_model"]["default"] is True
 
 
 def test_deploy_stages_models_before_the_server():

@@ -115,12 +115,42 @@ def test_config_and_tokenizer_required(target):
     assert check_checkpoint(target, require_tokenizer=False)[0] == problems[:1]
 
 
-def test_unreadable_shard_named(target):
-    if os.geteuid() == 0:
-        pytest.skip("root reads a file of mode 000")
-    os.chmod(_shard(target), 0)
-    (problem,) = check_checkpoint(target)[0]
-    assert problem.startswith("model-00002-of-00004.safetensors: unreadable")
+def _as_nobody(fn):
+    """fn() in a child that dropped root for nobody (CI runs as root, and root reads a file of mode 000)."""
+    import pwd
+    if os.geteuid() != 0:
+        return fn()
+    rfd, wfd = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(rfd)
+            nobody = pwd.getpwnam("nobody")
+            os.setgroups([])
+            os.setgid(nobody.pw_gid)
+            os.setuid(nobody.pw_uid)
+            os.write(wfd, json.dumps(fn()).encode())
+        finally:
+            os._exit(0)
+    os.close(wfd)
+    with os.fdopen(rfd, "rb") as f:
+        out = f.read()
+    os.waitpid(pid, 0)
+    return json.loads(out.decode())
+
+
+def test_unreadable_shard_named():
+    import shutil
+    import tempfile
+    root = tempfile.mkdtemp(prefix="llmserve-unreadable-")  # pytest's tmp_path is 0700: nobody could not enter it
+    try:
+        os.chmod(root, 0o755)
+        target = tiny.write_target(os.path.join(root, "target"), shards=4, shard_mib=1)
+        os.chmod(_shard(target), 0)
+        (problem,) = _as_nobody(lambda: check_checkpoint(target)[0])
+        assert problem.startswith("model-00002-of-00004.safetensors: unreadable (Permission denied)")
+    finally:
+        shutil.rmtree(root)
 
 
 def test_no_safetensors_is_a_note(tmp_path):
@@ -130,3 +160,26 @@ def test_no_safetensors_is_a_note(tmp_path):
     (root / "tokenizer.json").write_text("{}")
     (root / "pytorch_model.bin").write_bytes(b"x")
     assert check_checkpoint(str(root)) == ([], ["no safetensors files: the weights' structure was not checked"])
+
+
+@pytest.mark.parametrize("workers", [1, 3])
+def test_the_parallel_header_parse_finds_what_the_serial_one_does(tmp_path, workers):
+    # the default check runs on every start: big checkpoints parse their headers in forked children
+    from ansible_collections.llmserve.sglang.plugins.module_utils.models.checkpoint import _check_sharded
+    root = tiny.write_target(str(tmp_path / "t"), shards=6, shard_mib=1)
+    assert _check_sharded(root, workers=workers) == []
+    os.remove(_shard(root, 2, 6))
+    with open(_shard(root, 4, 6), "r+b") as f:
+        f.truncate(100)
+    index = os.path.join(root, "model.safetensors.index.json")
+    with open(index) as f:
+        data = json.load(f)
+    data["weight_map"]["model.layers.9.extra"] = "model-00005-of-00006.safetensors"  # a tensor the shard lacks
+    with open(index, "w") as f:
+        json.dump(data, f)
+    problems = _check_sharded(root, workers=workers)
+    assert problems[0] == "model-00002-of-00006.safetensors: missing (the index names it for 2 tensors)"
+    assert problems[1].startswith("model-00004-of-00006.safetensors: header length")
+    assert problems[2] == ("model-00005-of-00006.safetensors: 1 tensors the index puts there are not in it "
+                           "(first: model.layers.9.extra)")
+    assert len(problems) == 3

@@ -21,7 +21,7 @@ def defaults():
     s = dict((k[len("server_"):], v) for k, v in d.items())
     # the defaults that are Jinja (they follow roles/sglang): what they template to without it
     s.update(python="/opt/sglang/venv/bin/python", sglang_version="", patches=[], patch_state="", base_env={},
-             peer_watch_port="50009", verify_model=False)
+             peer_watch_port="50009")
     s.update(model_path="/models/Kimi-K2.5-int4", tp=8)
     s["speculative"] = dict(s["speculative"], draft_model_path="/models/Kimi-K2.5-EAGLE3")
     return s
@@ -81,6 +81,63 @@ def test_model_check_runs_with_the_preflight_on_a_local_path(preflight, verify, 
     assert pl["refusals"] == []
     assert pl["preflight"]["verify_model"] is expected
     assert pl["ready"]["sglang_version"] == "0.5.23"  # the waiter picks /ready or /health without a probe
+
+
+def test_the_model_check_is_on_by_default_and_judges_as_the_launch_reads():
+    pl = sp.plan(defaults(), host())
+    assert pl["preflight"]["verify_model"] is True  # roles/server's default, whoever put the weights there
+    mc = pl["preflight"]["model_check"]
+    assert mc == {"python": "/opt/sglang/venv/bin/python", "env": pl["env"], "user": "sglang",
+                  "cache_dir": "/run/llmserve-sglang/model-check",
+                  "trust_remote_code": False, "model_impl": "auto", "tokenizer_path": None,
+                  "skip_tokenizer_init": False}
+    s = dict(defaults(), args={"tokenizer_path": "/models/tok", "trust-remote-code": True, "skip-tokenizer-init": "true"})
+    mc = sp.plan(s, host())["preflight"]["model_check"]
+    assert (mc["tokenizer_path"], mc["trust_remote_code"], mc["skip_tokenizer_init"]) == ("/models/tok", True, True)
+    # check mode before the user exists: no user to judge for
+    assert sp.plan(defaults(), host(check_mode=True, user_exists=False))["preflight"]["model_check"]["user"] is None
+
+
+NFS = {"mount": "/data", "fstype": "nfs4", "source": "10.0.0.5:/export", "network": True}
+
+
+@pytest.mark.parametrize("version, applied", [("0.5.23", True), ("0.5.15.post1", True), ("0.5.10.post1", False)])
+def test_weights_on_a_network_filesystem_get_what_the_sglang_offers(version, applied):
+    s = dict(defaults(), model_path="/data/kimi")
+    pl = sp.plan(s, host(version=version, model_fs={"/data/kimi": NFS}))
+    assert pl["refusals"] == []
+    assert pl["model_storage"]["network"] == ["/data/kimi"]
+    assert ("--weight-loader-prefetch-checkpoints" in pl["argv"]) is applied
+    text = " ".join(pl["warnings"])
+    assert "/data/kimi is on a network filesystem (nfs4 10.0.0.5:/export at /data)" in text
+    assert ("applied" in text) is applied and ("stage the weights to a local disk" in text) is not applied
+
+
+def test_a_local_model_or_the_users_own_choice_is_left_alone():
+    pl = sp.plan(defaults(), host(model_fs={"/models/Kimi-K2.5-int4": dict(NFS, fstype="xfs", network=False)}))
+    assert pl["model_storage"] == {"network": [], "apply": {}, "notes": []}
+    assert "--weight-loader-prefetch-checkpoints" not in pl["argv"]
+    s = dict(defaults(), model_path="/data/kimi", args={"weight-loader-prefetch-checkpoints": False})
+    pl = sp.plan(s, host(model_fs={"/data/kimi": NFS}))
+    assert "--weight-loader-prefetch-checkpoints" not in pl["argv"] and "left as given" in " ".join(pl["warnings"])
+
+
+@pytest.mark.parametrize("user, become, method, error", [
+    ("sglang", {"euid": 0, "sudo": None, "su": "/bin/su"}, "sudo", "this host has no sudo"),
+    ("sglang", {"euid": 0, "sudo": None, "su": "/bin/su"}, "su", None),
+    ("sglang", {"euid": 0, "sudo": "/usr/bin/sudo", "su": "/bin/su"}, None, None),
+    ("root", {"euid": 0, "sudo": None, "su": None}, "sudo", None),
+    ("sglang", {"euid": 0, "sudo": "/usr/bin/sudo", "su": None}, "ansible.builtin.su", "has no su"),
+])
+def test_a_become_the_host_cannot_do_is_named_with_the_fix(user, become, method, error):
+    s = dict(defaults(), user=user)
+    got = sp.plan(s, host(become=become, become_method=method))["preflight"]["become_error"]
+    if error is None:
+        assert got is None
+    else:
+        assert error in got
+    if error == "this host has no sudo":
+        assert "ansible_become_method: su" in got and "ansible_become_flags: '-s /bin/sh'" in got
 
 
 def test_no_change_does_nothing_and_writes_nothing():

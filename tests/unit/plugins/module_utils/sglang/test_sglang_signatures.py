@@ -165,7 +165,8 @@ def test_a_path_of_the_launch_names_its_flag():
            "speculative_draft_model_path='/models/draft', port=30000)\n"
            "OSError: Can't load tokenizer for '/models/tok'. If you were trying to load it from the Hub, make sure\n")
     v = classify_text(log)
-    assert v["category"] == "model_not_found" and "--tokenizer-path (/models/tok)" in v["remedy"]
+    # the model was found: the tokenizer is what failed (issue 26), and the remedy names the flag that gave it
+    assert v["category"] == "tokenizer" and "--tokenizer-path (/models/tok)" in v["remedy"]
 
 
 @pytest.mark.parametrize("line, named", [

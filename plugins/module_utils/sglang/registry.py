@@ -1,0 +1,162 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Which architectures can the installed SGLang serve? Read from its source, never imported (stdlib only).
+
+SGLang's model registry (``sglang/srt/models/registry.py``, the same in 0.5.9, 0.5.10.post1, 0.5.15.post1 and
+0.5.23) imports every module of ``sglang/srt/models/`` and registers the class names its ``EntryClass`` holds: one
+class (``EntryClass = LlamaForCausalLM``) or a list (``EntryClass = [A, B]``), at module level. Importing them needs
+torch and a GPU stack; reading them does not. ``get_model_architecture`` (srt/model_loader/utils.py) serves a
+config's ``architectures`` natively when one of them is registered; otherwise it falls back to the Transformers
+implementation when the installed transformers has that class, or to the model's own code when ``auto_map`` names
+an ``AutoModel`` (which needs ``--trust-remote-code``); otherwise it raises ``Model architectures [...] are not
+supported`` or ``'X' is not a registered model``.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import difflib
+import json
+import os
+import re
+import subprocess
+
+# Module-level assignment, a single name or a bracketed list (possibly over several lines).
+_ENTRY = re.compile(r"^EntryClass\s*=\s*(\[[^\]]*\]|\(?[A-Za-z_][\w.]*\)?)", re.M)
+_ENTRY_BYTES = re.compile(br"EntryClass\s*=\s*(?:\[[^\]]*\]|\(?[A-Za-z_][\w.]*\)?)")
+_NAME = re.compile(r"[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*")
+# importlib.util.find_spec of a top-level package locates it without running its __init__.
+FIND_SOURCE = ("import importlib.util, json\n"
+               "def loc(n):\n"
+               "    s = importlib.util.find_spec(n)\n"
+               "    return list(s.submodule_search_locations or []) if s else []\n"
+               "print(json.dumps({'sglang': loc('sglang'), 'transformers': loc('transformers')}))\n")
+
+
+def entry_classes(source):
+    """Class names a model module's ``EntryClass`` registers (an empty list when it has none)."""
+    names = []
+    for m in _ENTRY.finditer(source):
+        text = re.sub(r"#[^\n]*", "", m.group(1))
+        names.extend(n.rsplit(".", 1)[-1] for n in _NAME.findall(text))
+    return names
+
+
+def supported_architectures(models_dir, disabled=()):
+    """{architecture: module file} for every EntryClass under ``models_dir`` (``sglang/srt/models``).
+
+    ``disabled``: module names SGLANG_DISABLED_MODEL_ARCHS leaves out (SGLang skips them by module name).
+    """
+    found = {}
+    for name in sorted(os.listdir(models_dir)):
+        if not name.endswith(".py") or name[:-3] in disabled:
+            continue
+        try:
+            with open(os.path.join(models_dir, name), "rb") as f:
+                data = f.read()
+        except (IOError, OSError):
+            continue
+        # only the declarations are decoded: reading ~200 modules stays a few milliseconds
+        at = data.find(b"EntryClass")
+        while at != -1:
+            m = _ENTRY_BYTES.match(data, at) if at == 0 or data[at - 1:at] == b"\n" else None
+            if m:
+                for arch in entry_classes(m.group(0).decode("utf-8", "replace")):
+                    found.setdefault(arch, name)
+            at = data.find(b"EntryClass", at + 10)
+    return found
+
+
+def find_models_dirs(python, env=None, timeout=60):
+    """``(sglang_models, transformers_models, error)``: ``sglang/srt/models`` and ``transformers/models`` of the
+    packages ``python`` would import, found without importing either (None where absent)."""
+    if not python:
+        return None, None, "no server python given"
+    run_env = dict(os.environ)
+    run_env.update({k: str(v) for k, v in (env or {}).items()})
+    try:
+        proc = subprocess.run([python, "-c", FIND_SOURCE], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              universal_newlines=True, env=run_env, timeout=timeout, check=False)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return None, None, "could not run %s (%s)" % (python, e)
+    try:
+        found = json.loads((proc.stdout.strip().splitlines() or ["{}"])[-1])
+    except ValueError:
+        found = {}
+    dirs = []
+    for pkg, sub in (("sglang", ("srt", "models")), ("transformers", ("models",))):
+        dirs.append(next((os.path.join(loc, *sub) for loc in found.get(pkg) or []
+                          if os.path.isdir(os.path.join(loc, *sub))), None))
+    error = None if dirs[0] else "no sglang/srt/models in the sglang %s imports" % python
+    return dirs[0], dirs[1], error
+
+
+def _transformers_has(models_root, model_type, arch):
+    """Does the installed transformers define ``arch`` for ``model_type`` (transformers/models/<type>/modeling_*)?"""
+    if not models_root or not model_type:
+        return False
+    d = os.path.join(models_root, str(model_type).replace("-", "_"))
+    if not os.path.isdir(d):
+        return False
+    pattern = re.compile(r"^class %s\(" % re.escape(arch), re.M)
+    for name in os.listdir(d):
+        if name.startswith("modeling_") and name.endswith(".py"):
+            try:
+                with open(os.path.join(d, name), "rb") as f:
+                    if pattern.search(f.read().decode("utf-8", "replace")):
+                        return True
+            except (IOError, OSError):
+                continue
+    return False
+
+
+def _auto_map_files(auto_map):
+    """Local module files ``auto_map`` refers to (``module.Class``; ``repo--module.Class`` lives elsewhere)."""
+    files = set()
+    for ref in auto_map.values():
+        refs = ref if isinstance(ref, list) else [ref]
+        for r in refs:
+            if isinstance(r, str) and "--" not in r and "." in r:
+                files.add(r.rsplit(".", 1)[0].replace(".", "/") + ".py")
+    return sorted(files)
+
+
+def servable_problems(config, supported, model_dir=None, trust_remote_code=False, model_impl="auto",
+                      transformers_models=None, what="model"):
+    """Why the installed SGLang cannot serve a checkpoint whose config.json is ``config`` (empty: it can).
+
+    ``supported``: the architectures SGLang registers; ``transformers_models``: the installed transformers'
+    ``models`` directory, for the Transformers fallback (None: that fallback is not judged, the model is let pass).
+    """
+    archs = config.get("architectures") or []
+    if isinstance(archs, str):
+        archs = [archs]
+    if not archs:
+        return []  # SGLang warns and falls back; nothing certain to refuse
+    impl = (model_impl or "auto").lower()
+    if impl not in ("auto", "sglang") or any(a in supported for a in archs):
+        return []
+    auto_map = config.get("auto_map") if isinstance(config.get("auto_map"), dict) else {}
+    if "AutoModel" in auto_map:
+        if not trust_remote_code:
+            return ["%s architectures %s are not in SGLang's registry and run only from the model's own code "
+                    "(auto_map.AutoModel %s): set trust-remote-code (server_args: {trust-remote-code: true}) if "
+                    "you trust that code" % (what, archs, auto_map["AutoModel"])]
+        missing = [f for f in _auto_map_files(auto_map) if model_dir and not os.path.isfile(os.path.join(model_dir, f))]
+        if missing:
+            return ["%s auto_map names %s, not in %s: the model's own code is missing"
+                    % (what, ", ".join(missing), model_dir)]
+        return []
+    model_type = config.get("model_type")
+    if transformers_models is None or any(_transformers_has(transformers_models, model_type, a) for a in archs):
+        return []
+    near = []
+    for arch in archs:
+        near.extend(n for n in difflib.get_close_matches(arch, list(supported), n=4, cutoff=0.6) if n not in near)
+    hint = ("; the nearest it supports: %s" % ", ".join(near[:5])) if near else ""
+    return ["%s architectures %s (model_type %s): the installed SGLang has no such model (%d architectures in its "
+            "registry, sglang/srt/models) and transformers has none to fall back on%s: use a checkpoint of a "
+            "supported architecture, a newer SGLang, or fix config.json's architectures"
+            % (what, archs, model_type, len(supported), hint)]
