@@ -215,6 +215,7 @@ category:
     - C(oom_cuda_graph) - GPU out of memory while capturing CUDA graphs.
     - C(oom_runtime) - GPU out of memory in the warm-up or first requests (activations).
     - C(host_oom) - host RAM exhausted, a process SIGKILLed by the OOM killer or malloc failed.
+    - C(shm_exhausted) - shared memory (/dev/shm) too small for NCCL or torch IPC (a container's 64 MB default).
     - C(driver_mismatch) - NVIDIA driver older than the CUDA runtime, or no driver.
     - C(gpu_hardware) - GPU hardware fault or GPU unavailable (ECC, Xid, fell off the bus, busy).
     - C(cuda_error) - a CUDA kernel faulted (illegal memory access, device-side assert).
@@ -229,7 +230,10 @@ category:
     - C(model_unsupported) - architecture not supported by this SGLang / transformers.
     - C(checkpoint_corrupt) - a weight file is missing, truncated or corrupt (the checkpoint is not whole).
     - C(draft_mismatch) - the draft model's weights do not fit the target (a draft trained for another model).
+    - C(weights_sigbus) - a Bus error (SIGBUS) while the weights were read through mmap (a truncated or changing file,
+      failing or network storage).
     - C(warmup_failure) - the server's own warm-up request failed after the model loaded.
+    - C(watchdog_hang) - a start-up step hung until a watchdog (SGLang's or NCCL's) ended it, the stage says which.
     - C(scheduler_exception) - a scheduler process raised, the cause is in the traceback.
     - C(unknown) - nothing recognised, key_line quotes the most telling line.
   returned: failure
