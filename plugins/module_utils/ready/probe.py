@@ -317,6 +317,13 @@ class Probe:
             if others:
                 self.sleep(0.05)
 
+    def stopped_members(self):
+        """Pids of the server's process tree in state T/t (stopped by a signal or a tracer): asked once, at a stall."""
+        if not self.proc.get("pid"):
+            return []
+        pids = self._tree or proc_watch.tree(self.proc["pid"]) or [self.proc["pid"]]
+        return sorted(p for p in pids if (proc_watch.proc_stat(p) or ("?",))[0] in ("T", "t"))
+
     def look_after_exit(self, now):
         """The process or unit ended: let the tree's other writers finish, read the log to its end and find the
         exit status (ours, the supervisor's, or systemd's)."""
