@@ -108,6 +108,42 @@ options:
         description: Whether the line alone ends the wait (after the fatal grace) while the process lingers.
         type: bool
         default: true
+  host:
+    description:
+      - What is known of the host, so that a remedy fits it (roles/server fills it from gpu_facts and the plan). TP 1
+        on one node never gets an NCCL or PCIe remedy; a PCIe-only box gets the fabric ones (custom all-reduce off,
+        C(NCCL_P2P_DISABLE), the gpu_health gate's ACS/IOMMU checks); C(arch_unsupported) names the GPU's compute
+        capability and what supports it.
+      - The launch's own C(server_args=) line in the log (C(tp_size), C(pp_size), C(nnodes)) wins over O(host.tp_size),
+        O(host.pp_size) and O(host.nnodes).
+    type: dict
+    suboptions:
+      tp_size:
+        description: Tensor-parallel size of the launch.
+        type: int
+      pp_size:
+        description: Pipeline-parallel size of the launch.
+        type: int
+      nnodes:
+        description: Nodes of the replica.
+        type: int
+      gpu_count:
+        description: GPUs the server may use on this host.
+        type: int
+      compute_caps:
+        description: Compute capabilities of the GPUs (gpu_facts C(compute_caps), e.g. C(12.0)).
+        type: list
+        elements: str
+      gpu_names:
+        description: GPU model names (gpu_facts).
+        type: list
+        elements: str
+      pcie_only:
+        description: The GPUs talk over PCIe only (gpu_facts C(topology.pcie_only)).
+        type: bool
+      all_nvlink:
+        description: Every GPU pair is joined by NVLink (gpu_facts C(topology.all_nvlink)).
+        type: bool
   verify_generation:
     description: After the readiness endpoint (or the log) says ready, send one real 1-token C(POST /generate)
       (C(GET /health_generate) when C(/generate) is missing); a failure gives RV(reason=unhealthy).
@@ -294,6 +330,12 @@ def main():
                 category=dict(type="str", default="unknown"),
                 remedy=dict(type="str"),
                 strong=dict(type="bool", default=True),
+            )),
+            host=dict(type="dict", options=dict(
+                tp_size=dict(type="int"), pp_size=dict(type="int"), nnodes=dict(type="int"),
+                gpu_count=dict(type="int"), compute_caps=dict(type="list", elements="str"),
+                gpu_names=dict(type="list", elements="str"), pcie_only=dict(type="bool"),
+                all_nvlink=dict(type="bool"),
             )),
             verify_generation=dict(type="bool", default=DEFAULTS["verify_generation"]),
             progress_interval=dict(type="float"),

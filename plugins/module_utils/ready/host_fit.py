@@ -119,7 +119,8 @@ def fit(verdict, host_view, stage=None):
     v = dict(verdict)
     cat, peers = v.get("category"), host_view.get("peers")
     pcie, nvlink = host_view.get("pcie_only"), host_view.get("all_nvlink")
-    where = _stage_label(v.get("stage") or stage)
+    # the stage the line was read in; "starting" means the log had no stage line yet: the caller's may say more
+    where = _stage_label(v.get("stage") if v.get("stage") not in (None, "starting") else stage)
     if cat == "arch_unsupported":
         caps = host_view.get("caps") or []
         if caps:

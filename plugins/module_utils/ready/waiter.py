@@ -168,7 +168,8 @@ class Waiter:
             exit_status = self.probe.look_after_exit(s.now)
             if exit_status is not None:
                 why += messages.EXIT_STATUS % exit_status
-        verdict = verdicts.explain(ending, self.probe.cls.verdict(), s, exit_status)
+        found = self.probe.verdict_in_order() or self.probe.cls.verdict()
+        verdict = verdicts.explain(ending, found, s, exit_status)
         if ending.key is None:
             verdict = host_fit.fit(verdict, self.host_view(), s.stage)
         return self._result(s.now, ending.reason, why, verdict)

@@ -47,6 +47,7 @@ __metaclass__ = type
 import os
 import re
 
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.log import in_order
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.stages import StageTracker
 
 # The one list of categories (name, what it means; no ": " in it, the module docs quote it).  Order: memory, hardware and
@@ -164,7 +165,8 @@ _ARCH_RE = (r"no kernel image is available|invalid device function|hipErrorInval
             r"cudaErrorInvalidDeviceFunction|device kernel image is invalid|ptxas fatal\s*:.*sm_\d+a?|"
             r"is not compatible with the current PyTorch installation|OutOfResources: out of resource: shared memory|"
             r"[Uu]nsupported (?:GPU |gpu |CUDA |cuda )?arch(?:itecture)?\b|"
-            + _ARCH_NOUN + r"[^;\n]{0,60}?\b" + _ARCH_NEG + r"|" + _ARCH_LIMIT + r"\b[^;\n]{0,60}?" + _ARCH_NOUN)
+            + _ARCH_NOUN + r"[^;\n]{0,60}?\b(?:" + _ARCH_NEG + r"|requires? CUDA\b)|"
+            + _ARCH_LIMIT + r"\b[^;\n]{0,60}?" + _ARCH_NOUN)
 # Kernel caches (Triton, FlashInfer, Inductor, tvm-ffi): a broken entry there is no model or GPU problem.
 _KERNEL_CACHE = r"(?:/\.triton/cache\b|\.cache/flashinfer\b|/torchinductor_\w+|\.cache/tvm-ffi|triton/runtime/cache\.py)"
 
@@ -289,7 +291,7 @@ BUILTIN = [
     ("warmup_failure", r"Initialization failed\. warmup error|warmup error:|Server warmup failed|"
                        r"[Ww]arm-?up (?:request )?failed", R_WARM, 40, True),
     ("scheduler_exception", r"^\s*(?:[\w.]+\.)?\w*(?:Error|Exception): |[\]|)]\s*(?:[\w.]+\.)?\w*(?:Error|Exception): |"
-                            r"^\s*(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception):?\s*$",
+                            r"^\s*(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception):?\s*$|^\s*[\w.]+\.[A-Z]\w*(?:Failed|Failure): ",
      R_SCHED, 30, False, True),
     # The failing child's own banner is more telling than the parent's reaction to it.
     ("scheduler_exception", r"\b\w+ hit an exception|"
@@ -644,9 +646,8 @@ def classify_text(text, extra_patterns=None, stage="starting"):
     """Classify a whole log text (tests, ad-hoc use)."""
     c = Classifier(extra_patterns)
     st = StageTracker()
-    for raw in text.replace("\r", "\n").split("\n"):
-        if not raw.strip():
-            continue
+    lines, _order = in_order([raw for raw in text.replace("\r", "\n").split("\n") if raw.strip()])
+    for raw in lines:
         st.feed(raw, 0)
         c.feed(raw, st.stage if st.stage != "starting" else stage, 0)
     return c.verdict()
