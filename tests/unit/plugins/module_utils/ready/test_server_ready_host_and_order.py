@@ -86,8 +86,8 @@ def replay_text(tmp_path, text, name):
     return Waiter(params(log, p.pid, stall_timeout=30)).run()
 
 
-@pytest.mark.parametrize("fixture", ["public/oom_kv_speculative_4330.log", "h200/oom_context.log",
-                                     "public/nccl_cuda_failure_op_not_supported_16015.log"])
+@pytest.mark.parametrize("fixture", ["public/oom_cuda_graph_deepep_5285.log", "h200/oom_context.log",
+                                     "public/arch_capture_failed_no_kernel_image_sm75_748.log"])
 def test_a_newest_first_paste_gets_the_ordered_verdict(tmp_path, fixture):
     with open(os.path.join(FIX, fixture), encoding="utf-8") as f:
         lines = [x for x in f.read().replace("\r", "\n").split("\n") if x.strip()]
