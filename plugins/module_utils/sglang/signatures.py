@@ -373,7 +373,9 @@ _SHM_WORDS_RE = re.compile(r"/dev/shm|shared memory|\bshm\b")
 # Stages where only a collective (NCCL's shared-memory transport between local ranks) maps new pages.
 _SIGBUS_SHM_STAGES = ("dist_init", "cuda_graph", "http", "warmup", "ready")
 # The launch's parallel layout, from SGLang's server_args line: whether the ranks have peers at all.
-_LAUNCH_INT_RE = re.compile(r"\b(tp_size|pp_size|dp_size|ep_size|nnodes|node_rank)=(\d+)")
+_LAUNCH_INT_RE = re.compile(r"\b(tp_size|pp_size|dp_size|ep_size|nnodes|node_rank|tensor_parallel_size|"
+                            r"pipeline_parallel_size)=(\d+)")
+_LAUNCH_ALIASES = {"tensor_parallel_size": "tp_size", "pipeline_parallel_size": "pp_size"}  # older dest names
 # A flattened paste may carry the raised exception's own line right after the echo of the raise.
 _ECHO_TAIL_RE = re.compile(r"(?<=\s)(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception): \S")
 # A non-frame line naming a source file (a paraphrased or foreign traceback: "... in triton/runtime/cache.py, f").
@@ -611,7 +613,7 @@ class Classifier:
         self.best_age += 1
         if "server_args=ServerArgs(" in line:
             self.paths.update(paths_of_server_args(line))
-            self.launch.update((k, int(v)) for k, v in _LAUNCH_INT_RE.findall(line))
+            self.launch.update((_LAUNCH_ALIASES.get(k, k), int(v)) for k, v in _LAUNCH_INT_RE.findall(line))
         named = _WEIGHT_FILE_RE.search(line) if len(line) < 2000 else None
         if named:
             self.last_file = named.group(0)
