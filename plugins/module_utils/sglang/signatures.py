@@ -225,6 +225,8 @@ BUILTIN = [
      r"fatal error: [\w./+-]+\.(?:h|hpp|cuh): No such file or directory|"
      r"Command '\[[^\]]*(?:gcc|g\+\+|nvcc|ninja|clang)[^\]]*\]' returned non-zero exit status|"
      r"JIT (?:build|compil\w*) failed", R_JIT, 83, True),
+    # The CUDA compiler's own fatal line is a failed build whatever it names (an arch it does not know: an old toolkit).
+    ("jit_build", r"nvcc fatal\s*:", R_JIT, 86, True),
     ("jit_build", r"(?:No such file|FileNotFoundError|JSONDecodeError|[Cc]orrupt|[Tt]runcated|Permission denied|[Ee]rror|"
                   r"[Ff]ailed).{0,200}" + _KERNEL_CACHE + r"|" + _KERNEL_CACHE + r".{0,200}(?:No such file|"
                   r"JSONDecodeError|[Cc]orrupt|[Tt]runcated|Permission denied|[Ee]rror|[Ff]ailed)", R_JIT_CACHE, 82, True),
