@@ -41,7 +41,7 @@ SHM_SIZE = "1m"
 def run_quiet(argv, timeout=60):
     t = time.monotonic()
     try:
-        p = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+        p = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
         return {"argv": argv, "rc": p.returncode, "stdout": p.stdout[-4000:], "stderr": p.stderr[-4000:],
                 "seconds": round(time.monotonic() - t, 2)}
     except Exception as exc:  # noqa: BLE001 - record what happened

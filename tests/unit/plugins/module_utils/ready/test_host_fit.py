@@ -2,7 +2,6 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Remedies fitted to the host (issue 29): TP 1 on one GPU never gets an NCCL remedy, a PCIe-only box gets the
 fabric ones, an NVLink box does not, and an architecture refusal names the GPU's real capability."""
-import testpaths  # noqa: F401
 import pytest
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.ready import host_fit

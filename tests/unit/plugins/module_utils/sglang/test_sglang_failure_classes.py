@@ -2,7 +2,6 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Issue 29: failure classes read by class, not by string. Each wording below is real (the file that raises it is
 named); several layers word the same class, and every wording must land in it."""
-import testpaths  # noqa: F401
 import pytest
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.signatures import classify_text
