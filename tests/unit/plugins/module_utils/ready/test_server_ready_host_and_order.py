@@ -96,3 +96,16 @@ def test_a_newest_first_paste_gets_the_ordered_verdict(tmp_path, fixture):
     newest_first = replay_text(tmp_path, "\n".join(reversed(lines)) + "\n", "reversed")
     assert ordered["reason"] == newest_first["reason"] == "crashed"
     assert (newest_first["category"], newest_first["key_line"]) == (ordered["category"], ordered["key_line"])
+
+
+def test_real_h200_start_up_frozen_at_dist_init(tmp_path, idle_process):
+    # The real H200 capture (SGLang 0.5.15.post1, TP 1, one GPU) up to "Init torch distributed begin.": all a frozen
+    # scheduler leaves in the log. The H200 run reported this stall as nccl with an NCCL/PCIe remedy.
+    with open(os.path.join(FIX, "h200", "base.log"), encoding="utf-8") as f:
+        text = f.read()
+    cut = text.index("Init torch distributed begin.")
+    log = tmp_path / "server.log"
+    log.write_text(text[:text.index("\n", cut) + 1])
+    r = Waiter(params(log, idle_process.pid, stall_timeout=1.5)).run()
+    assert r["reason"] == "stalled" and r["stage"] == "dist_init", r["msg"]
+    assert r["category"] != "nccl" and "NCCL_P2P_DISABLE" not in r["remedy"] and "no peer" in r["remedy"], r["msg"]
