@@ -108,6 +108,42 @@ options:
         description: Whether the line alone ends the wait (after the fatal grace) while the process lingers.
         type: bool
         default: true
+  host:
+    description:
+      - What is known of the host, so that a remedy fits it (roles/server fills it from gpu_facts and the plan). TP 1
+        on one node never gets an NCCL or PCIe remedy; a PCIe-only box gets the fabric ones (custom all-reduce off,
+        C(NCCL_P2P_DISABLE), the gpu_health gate's ACS/IOMMU checks); C(arch_unsupported) names the GPU's compute
+        capability and what supports it.
+      - The launch's own C(server_args=) line in the log (C(tp_size), C(pp_size), C(nnodes)) wins over O(host.tp_size),
+        O(host.pp_size) and O(host.nnodes).
+    type: dict
+    suboptions:
+      tp_size:
+        description: Tensor-parallel size of the launch.
+        type: int
+      pp_size:
+        description: Pipeline-parallel size of the launch.
+        type: int
+      nnodes:
+        description: Nodes of the replica.
+        type: int
+      gpu_count:
+        description: GPUs the server may use on this host.
+        type: int
+      compute_caps:
+        description: Compute capabilities of the GPUs (gpu_facts C(compute_caps), e.g. C(12.0)).
+        type: list
+        elements: str
+      gpu_names:
+        description: GPU model names (gpu_facts).
+        type: list
+        elements: str
+      pcie_only:
+        description: The GPUs talk over PCIe only (gpu_facts C(topology.pcie_only)).
+        type: bool
+      all_nvlink:
+        description: Every GPU pair is joined by NVLink (gpu_facts C(topology.all_nvlink)).
+        type: bool
   verify_generation:
     description: After the readiness endpoint (or the log) says ready, send one real 1-token C(POST /generate)
       (C(GET /health_generate) when C(/generate) is missing); a failure gives RV(reason=unhealthy).
@@ -215,6 +251,7 @@ category:
     - C(oom_cuda_graph) - GPU out of memory while capturing CUDA graphs.
     - C(oom_runtime) - GPU out of memory in the warm-up or first requests (activations).
     - C(host_oom) - host RAM exhausted, a process SIGKILLed by the OOM killer or malloc failed.
+    - C(shm_exhausted) - shared memory (/dev/shm) too small for NCCL or torch IPC (a container's 64 MB default).
     - C(driver_mismatch) - NVIDIA driver older than the CUDA runtime, or no driver.
     - C(gpu_hardware) - GPU hardware fault or GPU unavailable (ECC, Xid, fell off the bus, busy).
     - C(cuda_error) - a CUDA kernel faulted (illegal memory access, device-side assert).
@@ -230,7 +267,10 @@ category:
     - C(tokenizer) - the tokenizer files are missing, unreadable or corrupt (the model itself was found).
     - C(checkpoint_corrupt) - a weight file is missing, truncated or corrupt (the checkpoint is not whole).
     - C(draft_mismatch) - the draft model's weights do not fit the target (a draft trained for another model).
+    - C(weights_sigbus) - a Bus error (SIGBUS) while the weights were read through mmap (a truncated or changing file,
+      failing or network storage).
     - C(warmup_failure) - the server's own warm-up request failed after the model loaded.
+    - C(watchdog_hang) - a start-up step hung until a watchdog (SGLang's or NCCL's) ended it, the stage says which.
     - C(scheduler_exception) - a scheduler process raised, the cause is in the traceback.
     - C(unknown) - nothing recognised, key_line quotes the most telling line.
   returned: failure
@@ -291,6 +331,12 @@ def main():
                 category=dict(type="str", default="unknown"),
                 remedy=dict(type="str"),
                 strong=dict(type="bool", default=True),
+            )),
+            host=dict(type="dict", options=dict(
+                tp_size=dict(type="int"), pp_size=dict(type="int"), nnodes=dict(type="int"),
+                gpu_count=dict(type="int"), compute_caps=dict(type="list", elements="str"),
+                gpu_names=dict(type="list", elements="str"), pcie_only=dict(type="bool"),
+                all_nvlink=dict(type="bool"),
             )),
             verify_generation=dict(type="bool", default=DEFAULTS["verify_generation"]),
             progress_interval=dict(type="float"),

@@ -36,6 +36,11 @@ R_EXIT_2 = "exit status 2 is argparse's: check the launch arguments"
 R_STALL_NCCL = ("NCCL/torch.distributed init does not finish: on PCIe boxes try NCCL_P2P_DISABLE=1; check "
                 "--dist-init-addr reachability and that every node was started; NCCL_DEBUG=INFO tells where it waits")
 R_STALL = "the server is stuck: py-spy dump --pid <pid> (and children) shows where"
+R_STALL_NO_PEERS = ("frozen in init distributed with no peer to wait for (TP 1 on one node), so no NCCL/PCIe remedy "
+                    "applies: the process itself is stuck - grep State /proc/<pid>/status (D: waiting on I/O), "
+                    "py-spy dump --pid <pid>, nvidia-smi and dmesg for a GPU that stopped answering")
+R_STALL_STOPPED = ("process(es) %s of the server are stopped (state T: SIGSTOP, a debugger or a job-control stop), so "
+                   "the server cannot go on: kill -CONT them or find who stopped them")
 R_TIMEOUT = ("still %s at the deadline and not idle: raise timeout, or per-stage stage_timeouts to catch slow "
              "stages sooner")
 R_FOREIGN_PORT = "another process answers on %s (ss -ltnp): stop it or change --port"

@@ -36,6 +36,7 @@ DEFAULTS = {
     "verify_generation": True,
     "stage_timeouts": {},
     "extra_patterns": [],
+    "host": {},
 }
 
 
@@ -96,10 +97,37 @@ def validate(p):
             raise BadInput("extra_patterns[%d]: bad regex %r: %s" % (i, e["regex"], err))
         if e.get("category") and e["category"] not in CATEGORIES:
             raise BadInput("extra_patterns[%d]: category must be one of %s" % (i, ", ".join(CATEGORIES)))
+    _check_host(p.get("host"))
     if p.get("node_rank", 0) >= 1 and not (p.get("log_path") or watched):
         raise BadInput("node_rank >= 1 serves an always-200 stub: give log_path and/or unit/pid to decide from")
     return {"host": parts.hostname, "port": port, "scheme": parts.scheme,
             "base": p["url"].rstrip("/")}
+
+
+HOST_INTS = ("tp_size", "pp_size", "nnodes", "gpu_count")
+HOST_LISTS = ("compute_caps", "gpu_names")
+HOST_BOOLS = ("pcie_only", "all_nvlink")
+
+
+def _check_host(host):
+    """The host facts remedies are fitted to (ready/host_fit.py): each key known and of its type."""
+    if host is None:
+        return
+    if not isinstance(host, dict):
+        raise BadInput("host must be a dict (tp_size, nnodes, gpu_count, compute_caps, gpu_names, pcie_only, "
+                       "all_nvlink), got %r" % (host,))
+    known = HOST_INTS + HOST_LISTS + HOST_BOOLS
+    for k, v in host.items():
+        if k not in known:
+            raise BadInput("host: unknown key %r (known: %s)" % (k, ", ".join(sorted(set(known)))))
+        if v is None:
+            continue
+        if k in HOST_INTS and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
+            raise BadInput("host.%s must be a whole number >= 1, got %r" % (k, v))
+        if k in HOST_LISTS and not (isinstance(v, list) and all(isinstance(x, str) for x in v)):
+            raise BadInput("host.%s must be a list of strings, got %r" % (k, v))
+        if k in HOST_BOOLS and not isinstance(v, bool):
+            raise BadInput("host.%s must be true or false, got %r" % (k, v))
 
 
 def readiness_path(p):

@@ -28,7 +28,7 @@ from ansible_collections.llmserve.sglang.plugins.module_utils.nvidia import smi 
 from ansible_collections.llmserve.sglang.plugins.module_utils.ready import messages
 from ansible_collections.llmserve.sglang.plugins.module_utils.ready.params import BadInput, readiness_path
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import api
-from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.log import LogReader, LogUnreadable
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.log import LogReader, LogUnreadable, clean, in_order
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.signatures import Classifier
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.stages import StageTracker, progress_of
 
@@ -39,6 +39,7 @@ TREE_RESCAN = 5.0       # re-list the process tree's members (a scan of all /pro
 TREE_EXIT_GRACE = 10.0  # after the main process died, wait this long for its children (log writers)
 STATUS_GRACE = 3.0      # and this long for the supervisor's exit-status file
 DRAIN_MAX = 256 * 1024 * 1024  # read at most this much more log before a verdict
+REORDER_MAX = 8 * 1024 * 1024  # a log this small is re-read whole when the wait ends, to see its order
 HEALTH_TIMEOUT_MIN = 5.0  # SGLang's /health takes at least 1 s (it sleeps 1 s per turn): a 1 s timeout flaps
 
 
@@ -316,6 +317,34 @@ class Probe:
             others = [p for p in others if proc_watch.alive(p)]
             if others:
                 self.sleep(0.05)
+
+    def verdict_in_order(self):
+        """The classifier's verdict over the whole log put in order, when it was not (a newest-first or rank-interleaved
+        paste replayed into the log); None when the log is in order, too big, or unreadable."""
+        if not self.reader:
+            return None
+        try:
+            if self.reader.size > REORDER_MAX:
+                return None
+            with open(self.p["log_path"], "rb") as f:
+                text = f.read(REORDER_MAX).decode("utf-8", "replace")
+        except (OSError, IOError):
+            return None
+        lines, order = in_order([clean(x) for x in text.replace("\r", "\n").split("\n") if x.strip()])
+        if order == "ordered":
+            return None
+        cls, stages = Classifier(self.p.get("extra_patterns")), StageTracker()
+        for line in lines:
+            stages.feed(line, 0)
+            cls.feed(line, stages.stage, 0)
+        return dict(cls.verdict(), order=order)
+
+    def stopped_members(self):
+        """Pids of the server's process tree in state T/t (stopped by a signal or a tracer): asked once, at a stall."""
+        if not self.proc.get("pid"):
+            return []
+        pids = self._tree or proc_watch.tree(self.proc["pid"]) or [self.proc["pid"]]
+        return sorted(p for p in pids if (proc_watch.proc_stat(p) or ("?",))[0] in ("T", "t"))
 
     def look_after_exit(self, now):
         """The process or unit ended: let the tree's other writers finish, read the log to its end and find the

@@ -59,6 +59,8 @@ class Snapshot:
         # settings
         "fatal_grace": 5.0, "stage_timeouts": None, "stall_timeout": 600.0, "timeout": 1800.0,
         "verify_generation": True,
+        # the host (ready/host_fit.view): whether the ranks have peers; members of the tree found stopped
+        "peers": None, "stopped": (),
     }
 
     def __init__(self, **values):
@@ -234,10 +236,18 @@ def explain_crash(verdict, s, exit_status=None):
 def explain_stall(verdict, s, exit_status=None):
     if verdict["category"] != "unknown":
         return verdict
+    line = s.tail[-1] if s.tail else None
+    if s.stopped:
+        # A process of the server is stopped (SIGSTOP, a debugger): nothing in the server can be the cause.
+        return {"category": "unknown", "line": line, "remedy": messages.R_STALL_STOPPED % ", ".join(
+            str(pid) for pid in s.stopped)}
     dist_done = any("Init torch distributed ends" in line for line in s.tail)
     if s.stage == "dist_init" and not dist_done:
+        if s.peers is False:
+            # TP 1 on one node waits for no peer in dist_init: an NCCL/PCIe remedy cannot apply.
+            return {"category": "unknown", "line": verdict.get("line") or line, "remedy": messages.R_STALL_NO_PEERS}
         return {"category": "nccl", "line": verdict.get("line"), "remedy": messages.R_STALL_NCCL}
-    return {"category": "unknown", "line": s.tail[-1] if s.tail else None, "remedy": messages.R_STALL}
+    return {"category": "unknown", "line": line, "remedy": messages.R_STALL}
 
 
 def explain_timeout(verdict, s, exit_status=None):

@@ -27,7 +27,7 @@ import os
 import time
 import traceback
 
-from ansible_collections.llmserve.sglang.plugins.module_utils.ready import messages, verdicts
+from ansible_collections.llmserve.sglang.plugins.module_utils.ready import host_fit, messages, verdicts
 from ansible_collections.llmserve.sglang.plugins.module_utils.ready.params import (  # noqa: F401 (BadInput: the module's)
     BadInput, validate, with_defaults)
 from ansible_collections.llmserve.sglang.plugins.module_utils.ready.probe import Probe
@@ -97,7 +97,11 @@ class Waiter:
             now=now, rank0=p["node_rank"] == 0, node_rank=p["node_rank"], unit=p.get("unit"),
             base=self.net["base"], fatal_grace=self.fatal_grace,
             stage_timeouts=p["stage_timeouts"], stall_timeout=p["stall_timeout"], timeout=p["timeout"],
-            verify_generation=p["verify_generation"])
+            verify_generation=p["verify_generation"], peers=self.host_view()["peers"])
+
+    def host_view(self):
+        """The host as far as it is known: the host option, overridden by the launch's own server_args line."""
+        return host_fit.view(self.p.get("host"), self.probe.cls.launch)
 
     # -- the loop ---------------------------------------------------------------------------------
     def run(self, budget=None, return_on_stage_change=False):
@@ -157,12 +161,17 @@ class Waiter:
             return self._ready(ending, s)
         exit_status = None
         why = ending.why
+        if ending.explain == "stall":
+            s.stopped = tuple(self.probe.stopped_members())
         if ending.explain == "crash":
             # Explain only from the whole log and the exit status, once the process tree is gone.
             exit_status = self.probe.look_after_exit(s.now)
             if exit_status is not None:
                 why += messages.EXIT_STATUS % exit_status
-        verdict = verdicts.explain(ending, self.probe.cls.verdict(), s, exit_status)
+        found = self.probe.verdict_in_order() or self.probe.cls.verdict()
+        verdict = verdicts.explain(ending, found, s, exit_status)
+        if ending.key is None:
+            verdict = host_fit.fit(verdict, self.host_view(), s.stage)
         return self._result(s.now, ending.reason, why, verdict)
 
     def _ready(self, ending, s):

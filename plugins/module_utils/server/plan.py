@@ -674,6 +674,8 @@ def plan(raw_settings, host):
         "stage_timeouts": s["stage_timeouts"] or None, "interval": s["ready_interval"], "tail_lines": s["tail_lines"],
         "progress_interval": s["progress_interval"],
         "sglang_version": str(version),  # picks /ready (0.5.20+) or /health without a probe
+        # what server_ready fits its remedies to (ready/host_fit.py): peers, topology, compute capability
+        "host": ready_host(s, len(nodes), gpu_count, gpu),
     }
     own = host.get("own") or {}
     watch_port = s["peer_watch_port"] or s["dist_init_port"] + 9
@@ -782,6 +784,16 @@ def settle(own, peers):
                             peers=["%s=%s" % (n, pl["peer_endpoint"]) for n, pl in sorted(peers.items())
                                    if pl.get("peer_endpoint")])
     return out
+
+
+def ready_host(s, nnodes, gpu_count, gpu):
+    """server_ready's ``host`` option: the launch's parallel layout and this host's GPUs (gpu_facts), unknowns left out."""
+    topo = (gpu or {}).get("topology") or {}
+    host = {"tp_size": s.get("tp") or 1, "nnodes": nnodes, "gpu_count": gpu_count,
+            "compute_caps": [str(c) for c in (gpu or {}).get("compute_caps") or []] or None,
+            "gpu_names": sorted(set(g["name"] for g in (gpu or {}).get("gpus") or [] if g.get("name"))) or None,
+            "pcie_only": topo.get("pcie_only"), "all_nvlink": topo.get("all_nvlink")}
+    return dict((k, v) for k, v in host.items() if v is not None)
 
 
 def failure_message(own, ready, failed_step, rollback_ready, failed_nodes, on_failure="rollback"):

@@ -206,3 +206,88 @@ class LogReader:
             else:
                 lines.append(cur)
         return lines[-self.tail.maxlen:]
+
+
+# -- logs pasted in another order ---------------------------------------------------------------------------------
+# A live log is in order; a log copied from a cloud viewer is often newest-first, and a multi-rank paste may
+# interleave the ranks' tracebacks line by line. Both break "the frames above an exception say where it was raised"
+# and "the earliest equal line wins". order_of() tells which order a list of lines is in, from the timestamps (their
+# direction), else from the shape of the tracebacks (a header below its frames); in_order() puts them back.
+_STAMP_RES = (
+    # 2025-12-28 13:06:52[.123] (SGLang, ISO, k8s / GitHub Actions prefixes)
+    (re.compile(r"(\d{4})-(\d\d)-(\d\d)[ T](\d\d):(\d\d):(\d\d)(?:[.,](\d{1,9}))?"), (1, 2, 3, 4, 5, 6, 7)),
+    # glog / torch C++: E1211 16:33:14.602000
+    (re.compile(r"\b[IWEF](\d\d)(\d\d) (\d\d):(\d\d):(\d\d)\.(\d+)"), (None, 1, 2, 3, 4, 5, 6)),
+    # vLLM-style: INFO 12-23 21:29:24
+    (re.compile(r"\b(?:INFO|WARNING|ERROR|DEBUG|CRITICAL) (\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)\b"), (None, 1, 2, 3, 4, 5, None)),
+)
+_TB_HEADER = "Traceback (most recent call last)"
+_FRAME_LINE_RE = re.compile(r"""\bFile "[^"]+", line \d+""")
+_EXC_LINE_RE = re.compile(r"^\W{0,3}(?:\[[^\]]*\]:?\s*)?(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception)\b:?")
+_RANK_TAG_RE = re.compile(r"\[(?:[^\]]*\s)?((?:TP|DP|PP|EP)\d+)\]|\[rank(\d+)\]|\brank[= ](\d+)\b|\(\w+ pid=(\d+)\)")
+
+
+def timestamp_of(line):
+    """A sortable tuple (year, month, day, hour, minute, second, microsecond) from the first timestamp in the line's
+    first 120 characters (a format without the year has 0 there), or None."""
+    head = line[:120]
+    for rx, fields in _STAMP_RES:
+        m = rx.search(head)
+        if m:
+            vals = [m.group(g) if g else None for g in fields]
+            return tuple(int(v) if v else 0 for v in vals[:6]) + (int((vals[6] or "0")[:6].ljust(6, "0")),)
+    return None
+
+
+def rank_tag(line):
+    m = _RANK_TAG_RE.search(line[:160])
+    return next((g for g in m.groups() if g), None) if m else None
+
+
+def order_of(lines):
+    """'reversed' (newest first), 'interleaved' (ranks' traceback lines mixed) or 'ordered'."""
+    stamps = [ts for ts in (timestamp_of(x) for x in lines) if ts is not None]
+    ups = sum(1 for a, b in zip(stamps, stamps[1:]) if b > a)
+    downs = sum(1 for a, b in zip(stamps, stamps[1:]) if b < a)
+    if downs >= 2 and downs > 2 * ups:
+        return "reversed"
+    if ups < 2 or ups <= 2 * downs:
+        # Too few timestamps to tell: the tracebacks' shape does (the header sits above its frames).
+        # the exception line sits below its frames, too (a paste may have lost its header).
+        fwd = rev = 0
+        for i, line in enumerate(lines):
+            header, exc = _TB_HEADER in line, bool(_EXC_LINE_RE.match(line))
+            if not (header or exc):
+                continue
+            near_after = any(_FRAME_LINE_RE.search(x) for x in lines[i + 1:i + (2 if header else 5)])
+            near_before = any(_FRAME_LINE_RE.search(x) for x in lines[max(0, i - (2 if header else 4)):i])
+            if header:
+                fwd += bool(near_after)
+                rev += bool(near_before and not near_after)
+            else:
+                fwd += bool(near_before)
+                rev += bool(near_after and not near_before)
+        if rev > fwd:
+            return "reversed"
+    # Frames of different ranks next to each other, again and again: the ranks' tracebacks are interleaved.
+    tagged = [(rank_tag(x), x) for x in lines if _FRAME_LINE_RE.search(x)]
+    switches = sum(1 for (a, _x), (b, _y) in zip(tagged, tagged[1:]) if a and b and a != b)
+    if switches >= 2 and len(set(t for t, _x in tagged if t)) >= 2:
+        return "interleaved"
+    return "ordered"
+
+
+def in_order(lines):
+    """(lines oldest first with each rank's lines together where they were interleaved, the order found)."""
+    order = order_of(lines)
+    if order == "reversed":
+        lines = list(reversed(lines))
+        if order_of(lines) == "interleaved":
+            order = "reversed+interleaved"
+    if order.endswith("interleaved"):
+        groups, current = {}, None
+        for line in lines:
+            current = rank_tag(line) or current
+            groups.setdefault(current, []).append(line)
+        lines = [x for g in groups.values() for x in g]  # dicts keep insertion order: the rank that spoke first leads
+    return lines, order

@@ -47,6 +47,7 @@ __metaclass__ = type
 import os
 import re
 
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.log import in_order
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.stages import StageTracker
 
 # The one list of categories (name, what it means; no ": " in it, the module docs quote it).  Order: memory, hardware and
@@ -57,6 +58,7 @@ CATEGORY_DOCS = (
     ("oom_cuda_graph", "GPU out of memory while capturing CUDA graphs"),
     ("oom_runtime", "GPU out of memory in the warm-up or first requests (activations)"),
     ("host_oom", "host RAM exhausted, a process SIGKILLed by the OOM killer or malloc failed"),
+    ("shm_exhausted", "shared memory (/dev/shm) too small for NCCL or torch IPC (a container's 64 MB default)"),
     ("driver_mismatch", "NVIDIA driver older than the CUDA runtime, or no driver"),
     ("gpu_hardware", "GPU hardware fault or GPU unavailable (ECC, Xid, fell off the bus, busy)"),
     ("cuda_error", "a CUDA kernel faulted (illegal memory access, device-side assert)"),
@@ -72,7 +74,10 @@ CATEGORY_DOCS = (
     ("tokenizer", "the tokenizer files are missing, unreadable or corrupt (the model itself was found)"),
     ("checkpoint_corrupt", "a weight file is missing, truncated or corrupt (the checkpoint is not whole)"),
     ("draft_mismatch", "the draft model's weights do not fit the target (a draft trained for another model)"),
+    ("weights_sigbus", "a Bus error (SIGBUS) while the weights were read through mmap (a truncated or changing file, "
+                       "failing or network storage)"),
     ("warmup_failure", "the server's own warm-up request failed after the model loaded"),
+    ("watchdog_hang", "a start-up step hung until a watchdog (SGLang's or NCCL's) ended it, the stage says which"),
     ("scheduler_exception", "a scheduler process raised, the cause is in the traceback"),
     ("unknown", "nothing recognised, key_line quotes the most telling line"),
 )
@@ -135,8 +140,40 @@ R_UNSUP = ("this SGLang / transformers does not know the model's architecture: c
 R_TOKENIZER = ("the tokenizer could not be loaded: put the tokenizer files (tokenizer.json or tokenizer.model, with "
                "tokenizer_config.json) beside config.json, readable by the server user, or point --tokenizer-path "
                "at a directory that has them (--skip-tokenizer-init when clients send token ids)")
-R_WATCHDOG = ("a forward step hung past --watchdog-timeout: check NCCL/GPU health "
-              "(py-spy dump), then raise --watchdog-timeout if the step is just slow")
+R_WATCHDOG = ("a step hung until the watchdog ended it: py-spy dump --pid <scheduler pid> shows where; with peers "
+              "on PCIe try --disable-custom-all-reduce and NCCL_P2P_DISABLE=1 and run the gpu_health gate (ACS, "
+              "IOMMU); raise --watchdog-timeout only if the step is just slow")
+R_P2P = ("the GPUs cannot reach each other peer-to-peer (a PCIe box: consumer cards, ACS or the IOMMU in the way): "
+         "--disable-custom-all-reduce, NCCL_P2P_DISABLE=1 if NCCL fails too, and the gpu_health gate's ACS/IOMMU checks")
+R_SHM = ("/dev/shm is too small for NCCL's or torch's shared memory (a container's default is 64 MB): run the "
+         "container with --shm-size=16g (or --ipc=host), or grow the host's /dev/shm (mount -o remount,size=16G /dev/shm)")
+R_SIGBUS = ("a Bus error (SIGBUS) while reading %s through mmap: the file is truncated, was rewritten while loaded, "
+            "or its storage failed (dmesg for I/O errors; network mounts). Check its size and sha256 against the source "
+            "and copy the weights to local disk")
+R_FABRIC = ("CUDA is not initialised on this host (error 802): on NVSwitch systems nvidia-fabricmanager must run at "
+            "the driver's exact version (systemctl status nvidia-fabricmanager); otherwise reset or reboot the GPUs")
+R_JIT_CACHE = ("a kernel cache entry is broken or missing (a cut write, ranks racing on one cache): clear ~/.triton/cache, "
+               "~/.cache/flashinfer and /tmp/torchinductor_* for the service user, then start again")
+R_COMPILE = ("torch.compile failed while tracing or compiling the model: start without --enable-torch-compile, or "
+             "use the torch version this SGLang release pins")
+
+# A GPU architecture named as unsupported, whichever layer words it: a noun that names an architecture (compute
+# capability, sm_NN, gfxNNNN, "this/GPU/device architecture", a generation name) next to a refusal, in either order.
+# "Model architectures [...]" is not one (no qualifier): that is model_unsupported.
+_ARCH_NOUN = (r"(?:[Cc]ompute[ _][Cc]apabilit(?:y|ies)|\bcc ?\d{2,3}\b|\bsm_?\d{2,3}[af]?\b|\bSM ?\d{2,3}[af]?\b|"
+              r"\bgfx\d{3,4}\w*|\b(?:GPU|gpu|device|hardware|CUDA|cuda|this|current|target|the GPU's) arch(?:itecture)?s?\b|"
+              r"\b(?:Volta|Turing|Ampere|Ada(?: Lovelace)?|Hopper|Blackwell)\b)")
+_ARCH_NEG = r"(?:not (?:yet )?supported|unsupported|not compatible|incompatible)"
+_ARCH_LIMIT = (r"(?:[Nn]ot (?:yet )?supported|[Uu]nsupported|does(?: not|n't) support|only (?:supports?|supported|available|"
+               r"works|runs)|requires?|needs?)")
+_ARCH_RE = (r"no kernel image is available|invalid device function|hipErrorInvalidDeviceFunction|"
+            r"cudaErrorInvalidDeviceFunction|device kernel image is invalid|ptxas fatal\s*:.*sm_\d+a?|"
+            r"is not compatible with the current PyTorch installation|OutOfResources: out of resource: shared memory|"
+            r"[Uu]nsupported (?:GPU |gpu |CUDA |cuda )?arch(?:itecture)?\b|"
+            + _ARCH_NOUN + r"[^;\n]{0,60}?\b(?:" + _ARCH_NEG + r"|requires? CUDA\b)|"
+            + _ARCH_LIMIT + r"\b[^;\n]{0,60}?" + _ARCH_NOUN)
+# Kernel caches (Triton, FlashInfer, Inductor, tvm-ffi): a broken entry there is no model or GPU problem.
+_KERNEL_CACHE = r"(?:/\.triton/cache\b|\.cache/flashinfer\b|/torchinductor_\w+|\.cache/tvm-ffi|triton/runtime/cache\.py)"
 
 # priority: 90 exact causes, 80 resolved-by-stage, 75 host memory, 50 weak hints,
 # 35 attributed by traceback frame, 30 bare exception lines, 10-12 banners.
@@ -152,8 +189,19 @@ BUILTIN = [
     ("oom", r"(?:torch\.(?:cuda\.)?OutOfMemoryError|CUDA out of memory|CUDA error: out of memory|"
             r"CUBLAS_STATUS_ALLOC_FAILED|cudaErrorMemoryAllocation|out of memory\. Tried to allocate)", None, 80, True),
     ("host_oom", r"scheduler died during initialization \(exit code: -9\)|\b[Ee]xit code: -9\b|"
-                 r"\[Errno 12\] Cannot allocate memory|std::bad_alloc|insufficient shared memory \(shm\)",
+                 r"\[Errno 12\] Cannot allocate memory|std::bad_alloc",
      R_HOSTOOM, 75, True),
+    # /dev/shm full: NCCL's segment cannot be created or extended (NCCL 2.x words it several ways), torch's
+    # shared-memory tensors cannot be written, the DataLoader's bus error that names shm.
+    ("shm_exhausted",
+     r"(?:creat|extend|allocat|open|map|truncat)\w* (?:the )?(?:shared memory segment|/dev/shm/)|/dev/shm/nccl-\S+|"
+     r"posix_fallocate failed|insufficient shared memory \(shm\)|[Nn]o space left on device.{0,40}/dev/shm|"
+     r"/dev/shm\S*.{0,40}(?:[Nn]o space left|[Bb]us error)|unable to (?:write to|open|mmap) (?:shared memory|file </torch_)",
+     R_SHM, 89, True),
+    # SIGBUS: a page of a mapped file (weights) or of a full /dev/shm could not be backed. Resolved like "oom":
+    # by where it happened (the frames, else the stage) - see _SIGBUS_* below.
+    ("sigbus", r"\bBus error\b|\bSIGBUS\b|\bsignal 7\b|[Ee]xit(?:ed with)? code:? -7\b|exitcode\s*:?\s*-7\b|"
+               r"died with <Signals\.SIGBUS", None, 87, True),
     ("driver_mismatch",
      r"NVIDIA driver on your system is too old|CUDA driver version is insufficient|"
      r"Driver/library version mismatch|unsupported display driver / cuda driver combination|"
@@ -161,18 +209,18 @@ BUILTIN = [
     ("gpu_hardware",
      r"uncorrectable ECC error|ECC error encountered|\bXid\b.{0,40}\b\d{1,3}\b|GPU has fallen off the bus|"
      r"CUDA-capable device\(s\) is/are busy or unavailable|GPU is lost|NVML_ERROR_GPU_IS_LOST", R_HW, 90, True),
+    ("gpu_hardware", r"system not yet initialized|cudaErrorSystemNotReady|CUDA_ERROR_SYSTEM_NOT_READY", R_FABRIC, 91, True),
     ("cuda_error",
      r"illegal memory access was encountered|illegal instruction was encountered|misaligned address|"
      r"device-side assert triggered|unspecified launch failure|cudaErrorIllegalAddress|"
+     r"the launch timed out and was terminated|cudaErrorLaunchTimeout|CUDA_ERROR_LAUNCH_TIMEOUT|"
      r"CUDA_ERROR_ILLEGAL_ADDRESS|CUBLAS_STATUS_EXECUTION_FAILED|"
      r"block: \[?\d+, ?\d+, ?\d+\]?, thread: \[\d+, ?\d+, ?\d+\] Assertion\b", R_CUDA, 86, True),
     # A kernel's own bounds check (a device printf; the kernel goes on, the failure follows).
     ("cuda_error", r"Out Of Bound Tensor access detected", R_CUDA, 50, False),
-    ("arch_unsupported",
-     r"no kernel image is available for execution on the device|ptxas fatal\s*:.*sm_\d+a?|"
-     r"Unsupported architecture|is not compatible with the current PyTorch installation|(?:CUDA|"
-     r"compute) capability \S+ (?:is )?not supported|OutOfResources: out of resource: shared memory|"
-     r"only supports sm_?\d+ and above", R_ARCH, 85, True),
+    # A GPU architecture named as unsupported, in any layer's words (see _ARCH_RE): the CUDA/HIP runtime's "no kernel
+    # image" / "invalid device function", ptxas, torch, Triton, FlashInfer, sgl-kernel, SGLang.
+    ("arch_unsupported", _ARCH_RE, R_ARCH, 85, True),
     # Triton's ptxas failing for the GPU: the "ptxas fatal" stderr often goes to a temp file, not the log.
     ("arch_unsupported", r"PTXASError|ptxas\W.*--gpu-name=sm_\d+a?\b.*returned non-zero exit status", R_ARCH, 84, True),
     ("jit_build",
@@ -182,12 +230,25 @@ BUILTIN = [
      r"fatal error: [\w./+-]+\.(?:h|hpp|cuh): No such file or directory|"
      r"Command '\[[^\]]*(?:gcc|g\+\+|nvcc|ninja|clang)[^\]]*\]' returned non-zero exit status|"
      r"JIT (?:build|compil\w*) failed", R_JIT, 83, True),
+    # The CUDA compiler's own fatal line is a failed build whatever it names (an arch it does not know: an old toolkit).
+    ("jit_build", r"nvcc fatal\s*:", R_JIT, 86, True),
+    ("jit_build", r"(?:No such file|FileNotFoundError|JSONDecodeError|[Cc]orrupt|[Tt]runcated|Permission denied|[Ee]rror|"
+                  r"[Ff]ailed).{0,200}" + _KERNEL_CACHE + r"|" + _KERNEL_CACHE + r".{0,200}(?:No such file|"
+                  r"JSONDecodeError|[Cc]orrupt|[Tt]runcated|Permission denied|[Ee]rror|[Ff]ailed)", R_JIT_CACHE, 82, True),
     ("nccl",
      r"NCCL error|nccl\w*Error|Failed to load NCCL library|ProcessGroup(?:NCCL|Gloo).*(?:[Tt]imeout|"
      r"[Ee]rror)|monitoredBarrier|gloo/transport/tcp|DistNetworkError|DistStoreError|DistBackendError|"
-     r"NCCL communicator was aborted|Watchdog caught collective operation timeout|connectFullMesh failed|"
+     r"NCCL communicator was aborted|connectFullMesh failed|\bNCCL WARN\b.*(?:[Ff]ail|[Ee]rror|refused|[Tt]imeout)|"
      r"client socket has timed out after \d+m?s while trying to connect|Timeout waiting for worker ports", R_NCCL, 85, True),
     ("nccl", r"\[c10d\].*\btimed out after \d+m?s", R_NCCL, 70, False),
+    # Peer-to-peer between the GPUs refused: the custom all-reduce's IPC, NCCL's P2P transport, CUDA's peer access.
+    ("nccl", r"peer access is not supported|cudaErrorPeerAccessUnsupported|PeerAccessUnsupported|"
+             r"P2P (?:access )?(?:is )?not (?:supported|available)|transport/p2p\.cc\S* NCCL WARN|"
+             r"custom_all_reduce\S*\W.*(?:[Ff]ail|[Ee]rror)", R_P2P, 87, True),
+    # A step that never returned, ended by SGLang's watchdog or torch's NCCL watchdog: a hang, not a crash.
+    ("watchdog_hang", r"Scheduler watchdog timeout|[Ww]atchdog timeout \(|Watchdog caught collective operation timeout|"
+                      r"ran for \d+ milliseconds before timing out|[Ww]atchdog (?:timed out|fired|expired)",
+     R_WATCHDOG, 86, True),
     ("port_in_use", r"EADDRINUSE", R_PORT, 88, True),
     ("port_in_use", r"failed to listen on any local network address", R_PORT, 86, True),
     ("port_in_use", r"\[Errno 98\]|[Aa]ddress already in use|ZMQError: Address in use|Port is already in use|"
@@ -242,9 +303,8 @@ BUILTIN = [
     ("scheduler_exception", r"Fatal Python error: |Segmentation fault \(core dumped\)|terminate called after throwing", R_SCHED, 60, True),
     ("warmup_failure", r"Initialization failed\. warmup error|warmup error:|Server warmup failed|"
                        r"[Ww]arm-?up (?:request )?failed", R_WARM, 40, True),
-    ("scheduler_exception", r"Scheduler watchdog timeout|watchdog timeout \(", R_WATCHDOG, 35, True),
     ("scheduler_exception", r"^\s*(?:[\w.]+\.)?\w*(?:Error|Exception): |[\]|)]\s*(?:[\w.]+\.)?\w*(?:Error|Exception): |"
-                            r"^\s*(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception)\s*$",
+                            r"^\s*(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception):?\s*$|^\s*[\w.]+\.[A-Z]\w*(?:Failed|Failure): ",
      R_SCHED, 30, False, True),
     # The failing child's own banner is more telling than the parent's reaction to it.
     ("scheduler_exception", r"\b\w+ hit an exception|"
@@ -266,6 +326,8 @@ FRAME_RULES = [
     ("model_not_found", r"huggingface_hub/|transformers/(?:configuration_utils|utils/hub|models/auto/)|"
                         r"hf_transformers_utils\.py", R_MODEL),
     ("nccl", r"sglang/srt/distributed/|torch/distributed/", R_NCCL),
+    ("jit_build", r"triton/runtime/cache\.py|/\.triton/cache/|torchinductor_", R_JIT_CACHE),
+    ("jit_build", r"torch/_dynamo/|torch/_inductor/", R_COMPILE),
     ("jit_build", r"/jit/|cpp_extension\.py|tvm_ffi|triton/runtime/build\.py|triton/backends/nvidia/driver\.py", R_JIT),
 ]
 FRAME_PRIORITY = 35
@@ -318,6 +380,21 @@ _DRAFT_FRAME_RE = re.compile(r"(?i)speculative|eagle|draft")
 _SERVER_ARGS_PATH_RE = re.compile(r"\b(\w*(?:_path|_dir|chat_template))='([^']+)'")
 _WEIGHT_FILE_RE = re.compile(r"[\w./-]*[\w-]+\.(?:safetensors|bin|pt|pth)\b(?!\.index)")
 DRAFT_FLAG = "--speculative-draft-model-path"
+# A SIGBUS is resolved by where it happened: NCCL/torch shared memory on a full /dev/shm, or a mapped weight file.
+_SIGBUS_FRAMES = [("shm_exhausted", re.compile(r"torch/distributed/|sglang/srt/distributed/|pynccl|custom_all_reduce|"
+                                               r"multiprocessing/(?:shared_memory|reduction)|/dev/shm")),
+                  ("weights_sigbus", re.compile(r"safetensors|model_loader/|weight_utils|torch/serialization\.py"))]
+_SHM_WORDS_RE = re.compile(r"/dev/shm|shared memory|\bshm\b")
+# Stages where only a collective (NCCL's shared-memory transport between local ranks) maps new pages.
+_SIGBUS_SHM_STAGES = ("dist_init", "cuda_graph", "http", "warmup", "ready")
+# The launch's parallel layout, from SGLang's server_args line: whether the ranks have peers at all.
+_LAUNCH_INT_RE = re.compile(r"\b(tp_size|pp_size|dp_size|ep_size|nnodes|node_rank|tensor_parallel_size|"
+                            r"pipeline_parallel_size)=(\d+)")
+_LAUNCH_ALIASES = {"tensor_parallel_size": "tp_size", "pipeline_parallel_size": "pp_size"}  # older dest names
+# A flattened paste may carry the raised exception's own line right after the echo of the raise.
+_ECHO_TAIL_RE = re.compile(r"(?<=\s)(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception): \S")
+# A non-frame line naming a source file (a paraphrased or foreign traceback: "... in triton/runtime/cache.py, f").
+_LOCATION_RE = re.compile(r"[\w.-]+/[\w/.-]+\.py\b")
 
 
 def _excerpt(line, m, width=500):
@@ -369,7 +446,7 @@ def frame_of(line):
     return (m.group(1), m.group(2)) if m else None
 
 
-def match_line(table, line, stage="starting", frames=None, paths=None):
+def match_line(table, line, stage="starting", frames=None, paths=None, launch=None, last_file=None):
     """Best signature for one line: dict or None.
 
     ``frames`` are the traceback frame lines just above (see Classifier), used to
@@ -380,6 +457,10 @@ def match_line(table, line, stage="starting", frames=None, paths=None):
     best = None
     found = None
     echo = bool(_SOURCE_ECHO_RE.match(line))
+    if echo:
+        tail = _ECHO_TAIL_RE.search(line)
+        if tail:  # "raise RuntimeError( RuntimeError: Cannot ..." on one line: the message is real
+            line, echo = line[tail.start():], False
     notice = bool(NOISE_RE.search(line))
     for sig in table:
         if not sig.user and (echo or (notice and sig.category not in NOTICE_OK)):
@@ -415,6 +496,15 @@ def match_line(table, line, stage="starting", frames=None, paths=None):
     if category == "oom":
         category = _oom_by_frame(frames) or _OOM_BY_STAGE.get(stage, "oom_weights")
         remedy = _REMEDY[category]
+    if category == "sigbus":
+        category = _sigbus_kind(line, frames, stage, launch)
+        if category == "shm_exhausted":
+            remedy = R_SHM
+        else:
+            named = _WEIGHT_FILE_RE.search(line) or (_WEIGHT_FILE_RE.search(last_file) if last_file else None)
+            model = _path_value(paths, "--model-path")
+            remedy = R_SIGBUS % (os.path.basename(named.group(0)) if named else
+                                 ("the weights under %s" % model) if model else "the weight files")
     if category == "checkpoint_corrupt":
         named = _WEIGHT_FILE_RE.search(line)
         remedy = R_CKPT % (os.path.basename(named.group(0)) if named else "the weight files the loader read last")
@@ -427,8 +517,37 @@ def match_line(table, line, stage="starting", frames=None, paths=None):
             remedy = R_PATH_FLAG % (flag, _path_in(line, paths, flag) or "the value given")
         elif flag:
             remedy += " (the files given to %s)" % flag
-    return {"category": category, "remedy": remedy, "priority": priority,
-            "strong": strong, "line": _excerpt(line, found), "stage": stage}
+    out = {"category": category, "remedy": remedy, "priority": priority,
+           "strong": strong, "line": _excerpt(line, found), "stage": stage}
+    if best.generic and category == "scheduler_exception":
+        out["generic"] = True  # a bare exception nothing placed yet (a location line after it still may)
+    return out
+
+
+def has_peers(launch):
+    """True when the launch's ranks talk to each other (TP, PP or several nodes); None when the log did not say."""
+    if not launch:
+        return None
+    return any(int(launch.get(k) or 1) > 1 for k in ("tp_size", "pp_size", "nnodes"))
+
+
+def _sigbus_kind(line, frames, stage, launch):
+    for frame in reversed(frames or []):
+        for cat, rx in _SIGBUS_FRAMES:
+            if rx.search(frame):
+                return cat
+    if _SHM_WORDS_RE.search(line):
+        return "shm_exhausted"
+    if stage in _SIGBUS_SHM_STAGES and has_peers(launch):
+        return "shm_exhausted"
+    return "weights_sigbus"
+
+
+def _path_value(paths, flag):
+    for value, f in (paths or {}).items():
+        if f == flag:
+            return value
+    return None
 
 
 def _flag_of_path(line, paths):
@@ -481,10 +600,14 @@ class Classifier:
             self.frame_age = state.get("frame_age", 0)
             self.telling = state.get("telling")
             self.paths = state.get("paths") or {}
+            self.launch = state.get("launch") or {}
+            self.last_file = state.get("last_file")
+            self.best_age = state.get("best_age", 0)
 
     def dump(self):
         return {"best": self.best, "first_strong_at": self.first_strong_at, "frames": self.frames,
-                "frame_age": self.frame_age, "telling": self.telling, "paths": self.paths}
+                "frame_age": self.frame_age, "telling": self.telling, "paths": self.paths,
+                "launch": self.launch, "last_file": self.last_file, "best_age": self.best_age}
 
     def reset(self):
         self.best = None
@@ -493,6 +616,9 @@ class Classifier:
         self.frame_age = 0       # lines since the last one
         self.telling = None      # most telling unmatched line, for `unknown`
         self.paths = {}          # path values of the launch -> their flags
+        self.launch = {}         # tp_size, pp_size, nnodes, ... of the launch
+        self.last_file = None    # the last weight file a line named
+        self.best_age = 0        # lines since the best match
 
     def feed(self, line, stage, now):
         if len(line) < 600 and frame_of(line):  # (a flattened paste is no frame line)
@@ -502,10 +628,22 @@ class Classifier:
             self.frame_age = 0
             return None
         self.frame_age += 1
+        self.best_age += 1
         if "server_args=ServerArgs(" in line:
             self.paths.update(paths_of_server_args(line))
+            self.launch.update((_LAUNCH_ALIASES.get(k, k), int(v)) for k, v in _LAUNCH_INT_RE.findall(line))
+        named = _WEIGHT_FILE_RE.search(line) if len(line) < 2000 else None
+        if named:
+            self.last_file = named.group(0)
+        if (self.best and self.best.get("generic") and self.best_age <= FRAME_REACH
+                and _LOCATION_RE.search(line)):
+            # The place follows the exception (a paraphrased or foreign traceback): it places it all the same.
+            placed = _place([line])
+            if placed:
+                self.best = dict(self.best, category=placed[0], remedy=placed[1], priority=FRAME_PRIORITY)
+                self.best.pop("generic", None)
         frames = self.frames if self.frame_age <= FRAME_REACH else None
-        m = match_line(self.table, line, stage, frames, self.paths)
+        m = match_line(self.table, line, stage, frames, self.paths, self.launch, self.last_file)
         if m is None:
             if _TELLING_RE.search(line) and not NOISE_RE.search(line):
                 self.telling = line.strip()[:500]
@@ -514,6 +652,7 @@ class Classifier:
             self.first_strong_at = now
         if self.best is None or m["priority"] > self.best["priority"]:
             self.best = m
+            self.best_age = 0
         return m
 
     def verdict(self):
@@ -527,9 +666,8 @@ def classify_text(text, extra_patterns=None, stage="starting"):
     """Classify a whole log text (tests, ad-hoc use)."""
     c = Classifier(extra_patterns)
     st = StageTracker()
-    for raw in text.replace("\r", "\n").split("\n"):
-        if not raw.strip():
-            continue
+    lines, _order = in_order([raw for raw in text.replace("\r", "\n").split("\n") if raw.strip()])
+    for raw in lines:
         st.feed(raw, 0)
         c.feed(raw, st.stage if st.stage != "starting" else stage, 0)
     return c.verdict()

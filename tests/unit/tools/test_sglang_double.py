@@ -226,6 +226,14 @@ SCHED_CRASHES = {
     "crash_scheduler": "KeyError: ",
     "crash_arch": "no kernel image is available for execution on the device",
     "crash_driver": "The NVIDIA driver on your system is too old (found version 12080)",
+    # issue 29's classes
+    "crash_shm": "Error while creating shared memory segment /dev/shm/nccl-",
+    "crash_p2p": "RuntimeError: CUDART error: peer access is not supported between these two devices",
+    "crash_arch:hip": "RuntimeError: HIP error: invalid device function",
+    "crash_arch:triton": "type fp8e4nv not supported in this architecture",
+    "crash_arch:flashinfer": "ValueError: Unsupported compute capability: 120",
+    "crash_arch:sglang": "ValueError: Unsupported compute capability: 12.0",
+    "crash_arch:ptxas": "ptxas fatal   : Value 'sm_120a' is not defined for option 'gpu-name'",
 }
 SIGQUIT = "Received sigquit from a child process. It usually means the child failed."
 
@@ -241,6 +249,40 @@ def test_scheduler_crash_kills_tree(run, scenario):
     assert not r.port_open()
     if scenario == "crash_oom_cuda_graph":
         assert "--cuda-graph-max-bs-decode to a smaller value" in err  # 0.5.23 wording of the hint
+
+
+def test_shm_warns_per_rank_before_the_exception(run):
+    r = run(scenario="crash_shm", args=("--tp", "2"))
+    assert r.proc.wait(20) == -signal.SIGKILL
+    err = r.stderr()
+    assert "] misc/shmutils.cc:72 NCCL WARN Error: failed to extend /dev/shm/nccl-" in err  # NCCL's own line
+    assert err.index("NCCL WARN") < err.index("Scheduler hit an exception")
+
+
+def test_watchdog_ends_a_hung_step(run):
+    r = run(scenario="watchdog:cuda_graph", env={"SGLANG_DOUBLE_SCENARIO_FILE": ""})
+    assert r.wait_event("hang_start")["stage"] == "cuda_graph"
+    assert r.proc.wait(20) == -signal.SIGKILL  # the watchdog SIGQUITs the launcher, which kills the tree
+    err = r.stderr()
+    assert "Scheduler watchdog timeout (self.watchdog_timeout=300, self.soft=False)" in err
+    assert err.index("watchdog timeout") < err.index(SIGQUIT)
+
+
+def test_sigbus_kills_the_scheduler_and_the_launcher_lingers(run):
+    r = run(scenario="crash_sigbus")
+    deadline = time.time() + 15
+    while "Fatal Python error: Bus error" not in r.stderr() and time.time() < deadline:
+        time.sleep(0.05)
+    err = r.stderr()
+    assert 'safetensors/torch.py", line 313 in get_tensor' in err  # faulthandler's frame format
+    time.sleep(0.5)
+    assert alive(r.proc.pid) and not r.port_open()
+
+
+@pytest.mark.parametrize("scenario", ["crash_arch:nope", "watchdog:ready"])
+def test_unknown_layer_or_stage_is_refused(run, scenario):
+    r = run(scenario=scenario)
+    assert r.proc.wait(10) != 0 and "unknown" in r.stderr()
 
 
 def test_sigquit_first_order(run):

@@ -32,8 +32,10 @@ def test_return_category_lists_exactly_the_categories():
 
 
 def test_every_signature_reports_a_documented_category():
-    used = {row[0] for row in BUILTIN} - {"oom"} | {c for c, _rx, _r in FRAME_RULES}
+    used = {row[0] for row in BUILTIN} - {"oom", "sigbus"} | {c for c, _rx, _r in FRAME_RULES}
     assert used <= set(CATEGORIES), used - set(CATEGORIES)
     # and every category but unknown can be reached
-    # (oom_* are resolved from the generic oom row; draft_mismatch from a shape error raised where the draft runs)
-    assert set(CATEGORIES) - {"unknown", "oom_weights", "oom_kv", "oom_cuda_graph", "oom_runtime", "draft_mismatch"} <= used
+    # (oom_* are resolved from the generic oom row; draft_mismatch from a shape error raised where the draft runs;
+    # weights_sigbus from the generic sigbus row)
+    assert set(CATEGORIES) - {"unknown", "oom_weights", "oom_kv", "oom_cuda_graph", "oom_runtime", "draft_mismatch",
+                              "weights_sigbus"} <= used

@@ -10,11 +10,17 @@ STAGES = ("init", "dist_init", "load_weights", "kv_cache", "cuda_graph", "http",
 BASE_DURATIONS = {"init": 0.3, "dist_init": 0.5, "load_weights": 2.0, "kv_cache": 0.4,
                   "cuda_graph": 1.4, "http": 0.4, "warmup": 0.8, "ready": 0.0,
                   # alive after a bind error before exiting (real 0.5.15.post1: ~70 s after a ~80 s start)
-                  "linger": 30.0}
+                  "linger": 30.0,
+                  # a step that never returns, until the scheduler's watchdog ends it (real: --watchdog-timeout 300)
+                  "watchdog": 3.0}
 SCENARIOS = ("ready", "crash_oom_cuda_graph", "crash_oom_kv", "crash_oom_weights", "crash_nccl",
              "crash_import", "crash_scheduler", "crash_scheduler_sigquit_first", "crash_warmup",
              "crash_port_in_use", "crash_arch", "crash_driver", "crash_model_not_found",
-             "child_dies", "generate_fails")
+             "child_dies", "generate_fails", "crash_shm", "crash_p2p", "crash_sigbus")
+# crash_arch:<layer>: the same refusal of the GPU's architecture in each layer's words (texts.ARCH_REFUSALS)
+ARCH_LAYERS = ("cuda", "hip", "triton", "flashinfer", "sglang", "ptxas")
+# watchdog:<stage>: the scheduler stages a step can hang in until the watchdog fires
+WATCHDOG_STAGES = ("dist_init", "load_weights", "kv_cache", "cuda_graph")
 DEFAULT_PERF = {"baseline": {"per_request_tps": 60.0, "saturation_tps": 773.0},
                 "eagle3": {"per_request_tps": 96.0, "saturation_tps": 354.0, "accept_length": 3.2}}
 
@@ -39,6 +45,8 @@ class Settings(object):
         self.hang_stage = None
         self.busy_seconds = 0.0
         self.fail_after = None  # generate_fails_after:<s>: ready, then generation fails <s> later (a GPU gone bad)
+        self.arch_layer = None
+        self.watchdog_stage = None
         name = self.scenario
         # frozen:<stage> hangs like hang:<stage> and does not act on SIGTERM, as a process blocked inside a CUDA or
         # NCCL call never returns to Python to run its handler: only SIGKILL ends it.
@@ -51,6 +59,15 @@ class Settings(object):
             self.busy_seconds = float(name.split(":", 1)[1])
         elif name.startswith("generate_fails_after:"):
             self.fail_after = float(name.split(":", 1)[1])
+        elif name.startswith("crash_arch:"):
+            self.arch_layer = name.split(":", 1)[1]
+            if self.arch_layer not in ARCH_LAYERS:
+                raise SystemExit("sglang double: unknown arch layer %r (layers: %s)" % (self.arch_layer, ", ".join(ARCH_LAYERS)))
+        elif name.startswith("watchdog:"):
+            self.watchdog_stage = name.split(":", 1)[1]
+            if self.watchdog_stage not in WATCHDOG_STAGES:
+                raise SystemExit("sglang double: unknown watchdog stage %r (stages: %s)"
+                                 % (self.watchdog_stage, ", ".join(WATCHDOG_STAGES)))
         elif name not in SCENARIOS:
             raise SystemExit("sglang double: unknown scenario %r" % name)
 

@@ -63,6 +63,9 @@ class Child(object):
 
     def fail(self, scenario):
         """Scheduler hit an exception: log it, SIGQUIT the parent (run_scheduler_process)."""
+        if scenario == "crash_shm":
+            for r in self.ranks:  # NCCL's own warning comes first, from every local rank
+                raw(texts.SHM_WARN.format(host="gpu-host", pid=os.getpid(), rank=r))
         text = "Scheduler hit an exception: " + texts.scheduler_exception(scenario)
         if scenario == "crash_scheduler_sigquit_first":
             # Newer multi-process order: the parent's banner lands before the child's cause.
@@ -73,6 +76,30 @@ class Child(object):
             log(text, self.prefix(self.ranks[0]))
             os.kill(os.getppid(), signal.SIGQUIT)
         idle_forever()
+
+    def watchdog_if(self, name):
+        """watchdog:<stage>: the step never returns; after the watchdog timeout the scheduler's watchdog logs it and
+        SIGQUITs the parent (the other ranks stay blocked in the collective)."""
+        if self.s.watchdog_stage != name:
+            return
+        if self.lead:
+            self.events.emit("hang_start", stage=name)
+            time.sleep(self.s.duration("watchdog"))
+            log(texts.WATCHDOG, self.prefix(self.ranks[0]))
+            os.kill(os.getppid(), signal.SIGQUIT)
+        idle_forever()
+
+    def sigbus(self):
+        """crash_sigbus: a page of a mapped weight file is gone (the file was truncated): the kernel sends SIGBUS,
+        faulthandler reports it, the process dies of the signal; the launcher, blocked on its ready pipe, lingers."""
+        try:
+            import resource
+            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # no core file from the double
+        except Exception:
+            pass
+        raw(texts.SIGBUS_FATAL)
+        os.kill(os.getpid(), signal.SIGBUS)
+        time.sleep(5)
 
     def maybe_fail(self, name):
         if self.lead and self.s.scenario == name:
@@ -87,14 +114,18 @@ class Child(object):
         self.log_all("Init torch distributed begin.")
         # A real NCCL hang (PCIe ACS/IOMMU) sits after the begin line, spinning in init.
         self.hang_if("dist_init")
+        self.watchdog_if("dist_init")
         self.sleep("dist_init")
         if self.lead and s.scenario == "crash_driver":
             self.fail("crash_driver")
         self.maybe_fail("crash_nccl")
+        self.maybe_fail("crash_shm")
+        self.maybe_fail("crash_p2p")
         self.log_all("Init torch distributed ends. elapsed=%.2f s, mem usage=0.71 GB" % s.duration("dist_init"))
 
         self.stage("load_weights")
         self.log_all("Load weight begin. avail mem=94.17 GB")
+        self.watchdog_if("load_weights")
         if s.busy_seconds and self.lead:
             self.events.emit("busy_start", stage="load_weights", seconds=s.busy_seconds)
             end = time.process_time() + s.busy_seconds
@@ -106,6 +137,10 @@ class Child(object):
         bar = Bar(weights_bar_text, shards, newline_each=not at_least("0.5.10")) if self.lead else None
         for i in range(shards):
             time.sleep(step)
+            if i == shards // 2 and self.lead and s.scenario == "crash_sigbus":
+                if bar and not bar.newline_each:
+                    raw("\n")
+                self.sigbus()
             if i == shards // 2 and self.lead:
                 if s.scenario in ("crash_oom_weights", "crash_scheduler", "crash_scheduler_sigquit_first"):
                     if bar and not bar.newline_each:
@@ -123,6 +158,7 @@ class Child(object):
                      "avail mem=24.61 GB, mem usage=69.56 GB." % s.duration("load_weights"))
 
         self.stage("kv_cache")
+        self.watchdog_if("kv_cache")
         self.sleep("kv_cache")
         self.maybe_fail("crash_oom_kv")
         self.log_all("KV Cache is allocated. #tokens: 412160, KV size: 14.47 GB")
@@ -136,6 +172,7 @@ class Child(object):
                 self.log_all("Capture target decode CUDA graph begin. backend=full, avail mem=8.93 GB")
             else:
                 self.log_all("Capture cuda graph begin. This can take up to several minutes. avail mem=8.93 GB")
+            self.watchdog_if("cuda_graph")
             desc = "Capturing batches (bs=%d avail_mem=%.2f GB)"
             t0 = time.time()
             step = s.duration("cuda_graph") / len(bss)
@@ -143,7 +180,8 @@ class Child(object):
                 raw("\r" + capture_bar_text(desc % (bss[0], 8.93), 0, len(bss), 0))
             for i, bs in enumerate(bss):
                 time.sleep(step)
-                if i == len(bss) // 3 and self.lead and s.scenario in ("crash_oom_cuda_graph", "crash_arch"):
+                if i == len(bss) // 3 and self.lead and (s.scenario == "crash_oom_cuda_graph"
+                                                         or s.scenario.startswith("crash_arch")):
                     raw("\n")
                     self.fail(s.scenario)
                 if self.lead:

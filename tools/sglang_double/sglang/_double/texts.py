@@ -65,6 +65,21 @@ def scheduler_exception(scenario):
         return tb(base + [("sglang/srt/distributed/parallel_state.py", 1474, "init_distributed_environment",
                            "torch.distributed.barrier()")],
                   "RuntimeError: NCCL error: unhandled system error (run with NCCL_DEBUG=INFO for details)")
+    if scenario.startswith("crash_arch:"):
+        frame, last = ARCH_REFUSALS[scenario.split(":", 1)[1]]
+        return tb(base + [frame], last)
+    if scenario == "crash_shm":
+        return tb(base + [("sglang/srt/distributed/parallel_state.py", 1474, "init_distributed_environment",
+                           "torch.distributed.barrier()")],
+                  "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/"
+                  "ProcessGroupNCCL.cpp:3356, unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL "
+                  "version 2.27.5\nncclSystemError: System call (e.g. socket, malloc) or external library call failed "
+                  "or device error. \nLast error:\nError while creating shared memory segment /dev/shm/nccl-vzIpS6 "
+                  "(size 9637888), error: No space left on device (28)")
+    if scenario == "crash_p2p":
+        return tb(base + [("sglang/srt/distributed/device_communicators/custom_all_reduce.py", 152, "__init__",
+                           "handles, offsets = self._get_ipc_meta(self.meta)")],
+                  "RuntimeError: CUDART error: peer access is not supported between these two devices")
     if scenario == "crash_arch":
         return tb(base + [("sglang/srt/model_executor/cuda_graph_runner.py", 512, "capture_one_batch_size",
                            "run_once()")],
@@ -83,6 +98,38 @@ def scheduler_exception(scenario):
                        "param = params_dict[name]")],
               "KeyError: 'model.layers.61.mlp.experts.w13_weight_scale_inv'")
 
+
+# The same refusal of the GPU's architecture as each layer words it (from the wheels' source and real logs).
+ARCH_REFUSALS = {
+    "cuda": (("sglang/srt/model_executor/cuda_graph_runner.py", 512, "capture_one_batch_size", "run_once()"),
+             "torch.AcceleratorError: CUDA error: no kernel image is available for execution on the device"),
+    "hip": (("sglang/srt/layers/layernorm.py", 85, "forward_cuda", "out = rmsnorm(x, self.weight.data, eps)"),
+            "RuntimeError: HIP error: invalid device function"),
+    "triton": (("triton/language/semantic.py", 1403, "_str_to_fp_type", "raise ValueError("),
+               "ValueError: type fp8e4nv not supported in this architecture. The supported fp8 dtypes are "
+               "('fp8e4b15', 'fp8e5')"),
+    "flashinfer": (("flashinfer/cute_dsl/attention/compat.py", 41, "get_arch", "raise ValueError("),
+                   "ValueError: Unsupported compute capability: 120"),
+    "sglang": (("sglang/srt/multiplex/pdmux_context.py", 67, "get_sm_count", "raise ValueError("),
+               "ValueError: Unsupported compute capability: 12.0"),
+    "ptxas": (("triton/backends/nvidia/compiler.py", 420, "make_cubin", "raise PTXASError(error)"),
+              "triton.runtime.errors.PTXASError: PTXAS error: Internal Triton PTX codegen error\n"
+              "ptxas fatal   : Value 'sm_120a' is not defined for option 'gpu-name'"),
+}
+
+# NCCL's lines before the exception when /dev/shm is too small for its shared-memory transport.
+SHM_WARN = ("{host}:{pid}:{pid} [{rank}] misc/shmutils.cc:72 NCCL WARN Error: failed to extend "
+            "/dev/shm/nccl-vzIpS6 to 9637892 bytes\n"
+            "{host}:{pid}:{pid} [{rank}] NCCL INFO transport/shm.cc:114 -> 2\n")
+
+# faulthandler's report of a SIGBUS in the weight loader (its frames follow the error, innermost first).
+SIGBUS_FATAL = ("Fatal Python error: Bus error\n\n"
+                "Thread 0x00007f3a2dfff640 (most recent call first):\n"
+                '  File "%s/safetensors/torch.py", line 313 in get_tensor\n'
+                '  File "%s/sglang/srt/model_loader/weight_utils.py", line 729 in safetensors_weights_iterator\n'
+                '  File "%s/sglang/srt/model_loader/loader.py", line 633 in load_model\n' % (SITE, SITE, SITE))
+
+WATCHDOG = "Scheduler watchdog timeout (self.watchdog_timeout=300, self.soft=False)"
 
 IMPORT_ERROR = (
     "[sgl_kernel] CRITICAL: Could not load any common_ops library!\n"

@@ -59,7 +59,16 @@ class ServerArgs:
 
     @classmethod
     def from_cli_args(cls, args):
-        return cls(**vars(args))
+        kw = vars(args)
+        for k, v in cls.LAYOUT_DEFAULTS.items():
+            if k in kw and kw[k] is None:
+                kw[k] = v
+        return cls(**kw)
+
+    # The parallel layout's defaults, resolved as the real ServerArgs dataclass does (tp_size: int = 1, ...), so the
+    # server_args= line says tp_size=1 / nnodes=1 like real logs; the table holds no defaults.
+    LAYOUT_DEFAULTS = {"tp_size": 1, "tensor_parallel_size": 1, "pp_size": 1, "pipeline_parallel_size": 1,
+                       "dp_size": 1, "data_parallel_size": 1, "nnodes": 1, "node_rank": 0}
 
     def __repr__(self):
         return "ServerArgs(" + ", ".join("%s=%r" % kv for kv in sorted(self.__dict__.items())) + ")"

@@ -180,13 +180,55 @@ def test_lingering_parent_after_child_died(double):
 
 
 def test_hang_is_stalled_by_stage_budget(double):
-    d = double("hang:dist_init")
+    d = double("hang:dist_init", extra=("--tp", "2"))
     # Like real SGLang on a PCIe box with ACS trouble: "Init torch distributed begin." and then nothing.
     # stall_timeout 30 > timeout 20: only the stage budget can make it "stalled" rather than "timeout".
     r = wait(d, stage_timeouts={"dist_init": 2}, stall_timeout=30, timeout=20)
     assert r["failed"] and r["reason"] == "stalled", r["msg"]
     assert r["stage"] == "dist_init"
     assert r["category"] == "nccl"
+
+
+def test_hang_in_dist_init_at_tp1_gets_no_nccl_remedy(double):
+    # TP 1 has no peer to wait for (issue 29: the H200's frozen TP 1 start-up was given an NCCL/PCIe remedy)
+    d = double("hang:dist_init")
+    r = wait(d, stage_timeouts={"dist_init": 2}, stall_timeout=30, timeout=20)
+    assert r["failed"] and r["reason"] == "stalled" and r["stage"] == "dist_init", r["msg"]
+    assert r["category"] != "nccl" and "NCCL_P2P_DISABLE" not in r["remedy"], r["msg"]
+
+
+RTX_PCIE = {"compute_caps": ["12.0"], "gpu_names": ["NVIDIA RTX PRO 6000 Blackwell Server Edition"], "gpu_count": 8,
+            "pcie_only": True, "all_nvlink": False}
+
+
+@pytest.mark.parametrize("scenario, category, tp, words", [
+    ("crash_shm", "shm_exhausted", "2", ("--shm-size",)),
+    ("crash_p2p", "nccl", "2", ("--disable-custom-all-reduce", "ACS")),
+    ("watchdog:cuda_graph", "watchdog_hang", "2", ("capturing CUDA graphs", "NCCL_P2P_DISABLE=1", "IOMMU")),
+    ("watchdog:load_weights", "watchdog_hang", "1", ("no peer", "loading weights")),
+    ("crash_arch:cuda", "arch_unsupported", "1", ("sm_120", "RTX PRO 6000")),
+    ("crash_arch:hip", "arch_unsupported", "1", ("sm_120",)),
+    ("crash_arch:triton", "arch_unsupported", "1", ("sm_120",)),
+    ("crash_arch:flashinfer", "arch_unsupported", "1", ("sm_120",)),
+    ("crash_arch:sglang", "arch_unsupported", "1", ("CUDA 12.8",)),
+    ("crash_arch:ptxas", "arch_unsupported", "1", ("sm_120",)),
+])
+def test_issue29_classes_from_the_double_with_host_fitted_remedies(double, scenario, category, tp, words):
+    d = double(scenario, extra=("--tp", tp), durations={"watchdog": 1.0})
+    r = wait(d, host=RTX_PCIE)
+    assert r["failed"] and r["reason"] == "crashed" and r["category"] == category, (r["msg"], r["log_tail"])
+    for word in words:
+        assert word in r["remedy"], (word, r["remedy"])
+    if tp == "1":
+        assert "NCCL_P2P_DISABLE" not in r["remedy"]
+
+
+def test_sigbus_while_loading_weights(double):
+    d = double("crash_sigbus")
+    r = wait(d)
+    assert r["failed"] and r["reason"] == "crashed" and r["category"] == "weights_sigbus", r["msg"]
+    assert "Bus error" in r["key_line"] and "/models/test-model" in r["remedy"] and "storage" in r["remedy"]
+    assert r["process"]["alive"] is True  # the launcher lingers on its ready pipe, as for any dead child
 
 
 def test_silent_hang_is_stalled(double):
