@@ -7,7 +7,7 @@
 set -u
 OUT=${OUT:-/tmp/out}; CAP=/tmp/fcap; rm -rf "$CAP"; mkdir -p "$CAP" "$OUT"
 PY=${PY:-/opt/torch/.venv/bin/python3}
-pack() { tar -C /tmp -czf "$OUT/failure_classes.tar.gz" fcap; }
+pack() { tar -C /tmp --exclude=fcap/big-copy --exclude="*.safetensors" -czf "$OUT/failure_classes.tar.gz" fcap; }
 trap pack EXIT
 start=$(date +%s)
 { id; uname -r; nvidia-smi --query-gpu=name,compute_cap,driver_version --format=csv; df -k /dev/shm; } > "$CAP/host.txt" 2>&1

@@ -62,6 +62,7 @@ class Probe:
         self.h = s.get("h") or {"status": None, "port_open": False, "last": None, "error": None,
                                 "calls": 0, "ready_hint_at": None, "path": readiness_path(params), "asked": False}
         self.last_progress = s.get("last_progress", 0.0)
+        self.stopped_since = s.get("stopped_since")
         self.slow_polls = s.get("slow_polls", 0)
         self._last_port_probe = -1e9
         self._last_gpu = -1e9
@@ -74,7 +75,7 @@ class Probe:
     def dump(self):
         return {"log": self.reader.dump() if self.reader else None, "stages": self.stages.dump(),
                 "cls": self.cls.dump(), "proc": self.proc, "h": self.h, "last_progress": self.last_progress,
-                "slow_polls": self.slow_polls}
+                "stopped_since": self.stopped_since, "slow_polls": self.slow_polls}
 
     # -- the process: first look --------------------------------------------------------------
     def _first_look(self):
@@ -204,6 +205,7 @@ class Probe:
             s.unit_active, s.unit_sub = props.get("ActiveState"), props.get("SubState")
         s.first_strong_at = self.cls.first_strong_at
         s.last_progress = self.last_progress
+        s.stopped_since = self.stopped_since
         self._see_log(s)
 
     def see_http(self, s, urgent):
@@ -298,6 +300,12 @@ class Probe:
             self.proc["cpu_s"] = max(u["cpu_s"], self.proc.get("cpu_s", 0))
             self.proc["io_bytes"] = max(u["io_bytes"], self.proc.get("io_bytes", 0))
             self.proc["procs"] = u["procs"]
+            # A stopped member (state T) holds the whole start-up, while the others may spin on CPU waiting for it
+            # (real 0.5.15.post1's top process burned ~0.5 core with its scheduler SIGSTOPped): CPU is no progress then.
+            if self._stopped(self._tree):
+                self.stopped_since = now if self.stopped_since is None else self.stopped_since
+            else:
+                self.stopped_since = None
         idle = now - self.last_progress
         if idle >= min(GPU_IDLE_PROBE, self.p["stall_timeout"] / 2.0) and now - self._last_gpu >= GPU_IDLE_PROBE:
             self._last_gpu = now
@@ -339,12 +347,16 @@ class Probe:
             cls.feed(line, stages.stage, 0)
         return dict(cls.verdict(), order=order)
 
+    @staticmethod
+    def _stopped(pids):
+        return sorted(p for p in pids or () if (proc_watch.proc_stat(p) or ("?",))[0] in ("T", "t"))
+
     def stopped_members(self):
         """Pids of the server's process tree in state T/t (stopped by a signal or a tracer): asked once, at a stall."""
         if not self.proc.get("pid"):
             return []
         pids = self._tree or proc_watch.tree(self.proc["pid"]) or [self.proc["pid"]]
-        return sorted(p for p in pids if (proc_watch.proc_stat(p) or ("?",))[0] in ("T", "t"))
+        return self._stopped(pids)
 
     def look_after_exit(self, now):
         """The process or unit ended: let the tree's other writers finish, read the log to its end and find the

@@ -25,6 +25,7 @@ READY_GRACE = 15.0     # log says "fired up" but the health endpoint does not ag
 FRESH_PROCESS_S = 3.0  # a server process younger than this, with an empty log, cannot be answering HTTP yet
 WORKER_QUIET_S = 5.0   # a worker rank past its last init stage and quiet this long is serving
 WORKER_STAGE_S = 10.0  # ... and in that stage at least this long
+STOPPED_S = 30.0       # a member of the tree stopped (state T) this long holds the start-up (py-spy stops for ms)
 
 _HTTP = STAGES.index("http")
 
@@ -61,6 +62,7 @@ class Snapshot:
         "verify_generation": True,
         # the host (ready/host_fit.view): whether the ranks have peers; members of the tree found stopped
         "peers": None, "stopped": (),
+        "stopped_since": None,        # since when some member of the tree has been in state T, at every slow poll
     }
 
     def __init__(self, **values):
@@ -190,6 +192,14 @@ def stage_over_budget(s):
     return None
 
 
+def member_stopped(s):
+    """A process of the server stopped (SIGSTOP, a tracer) this long: the start-up cannot go on, whatever CPU the
+    others burn waiting for it."""
+    if s.stopped_since is not None and s.now - s.stopped_since >= min(STOPPED_S, s.stall_timeout):
+        return Ending("stalled", messages.MEMBER_STOPPED % (s.now - s.stopped_since), explain="stall")
+    return None
+
+
 def stalled(s):
     idle = s.now - s.last_progress
     if idle >= s.stall_timeout:
@@ -207,7 +217,7 @@ def timed_out(s):
 PROCESS = (died_before_the_wait, process_exited)
 ACTIVITY = (unit_stopped, fatal_line_lingers)
 READINESS = (ready_on_rank0, worker_initialised, log_ready_but_endpoint_disagrees)
-LIMITS = (stage_over_budget, stalled, timed_out)
+LIMITS = (stage_over_budget, member_stopped, stalled, timed_out)
 
 
 def first(predicates, s):

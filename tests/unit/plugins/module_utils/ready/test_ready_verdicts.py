@@ -127,6 +127,16 @@ def test_stalled():
     assert V.stalled(Snapshot(now=110.0, last_progress=50.0, stall_timeout=60)).reason == "stalled"
 
 
+def test_member_stopped():
+    # the others' CPU (last_progress now) does not matter: a stopped member holds the start-up
+    assert V.member_stopped(Snapshot(now=100.0, last_progress=100.0, stopped_since=None)) is None
+    assert V.member_stopped(Snapshot(now=100.0, last_progress=100.0, stopped_since=75.0)) is None
+    e = V.member_stopped(Snapshot(now=100.0, last_progress=100.0, stopped_since=70.0))
+    assert e.reason == "stalled" and e.why == "a process of the server has been stopped (state T) for 30s"
+    # a short stall_timeout shortens the wait for it too
+    assert V.member_stopped(Snapshot(now=100.0, stopped_since=95.0, stall_timeout=5)).reason == "stalled"
+
+
 def test_timed_out():
     assert V.timed_out(Snapshot(now=99.0, timeout=100)) is None
     assert V.timed_out(Snapshot(now=100.0, timeout=100)).why == "not ready within timeout 100s"

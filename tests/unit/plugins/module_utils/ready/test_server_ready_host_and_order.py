@@ -65,6 +65,26 @@ def test_a_stopped_server_process_is_named(tmp_path, idle_process):
     assert r["reason"] == "stalled" and str(idle_process.pid) in r["remedy"] and "stopped" in r["remedy"], r["msg"]
 
 
+def test_a_stopped_child_is_a_stall_while_its_parent_spins(tmp_path):
+    # Real 0.5.15.post1 on the H200 (docs/evidence/real-sglang-h200/failure-classes/): the scheduler SIGSTOPped at
+    # dist_init, the top process kept burning CPU waiting for it, and the waiter saw "progress" for 90 s.
+    spin = ("import subprocess, sys; c = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)']); "
+            "print(c.pid, flush=True)\nwhile True: pass")
+    parent = subprocess.Popen([sys.executable, "-c", spin], stdout=subprocess.PIPE, text=True)
+    child = int(parent.stdout.readline())
+    log = tmp_path / "server.log"
+    log.write_text(DIST_INIT % 1)
+    os.kill(child, signal.SIGSTOP)
+    try:
+        r = Waiter(params(log, parent.pid, host=ONE_GPU, stall_timeout=2.0, timeout=30)).run()
+    finally:
+        os.kill(child, signal.SIGKILL)
+        parent.kill()
+        parent.wait()
+    assert r["reason"] == "stalled" and "stopped (state T)" in r["msg"], r["msg"]
+    assert str(child) in r["remedy"] and "NCCL" not in r["remedy"], r["remedy"]
+
+
 @pytest.mark.parametrize("host, words", [
     ("x", "host must be a dict"),
     ({"tp": 2}, "unknown key 'tp'"),
