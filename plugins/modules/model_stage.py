@@ -170,6 +170,18 @@ verify:
   description: The re-check of a model in place (see llmserve.sglang.model_verify's C(models)).
   returned: when present
   type: dict
+took_over:
+  description: The stale holder of C(<dest>.lock) this run took the lock from (its worker was gone).
+  returned: when it happened
+  type: str
+recovered:
+  description: What was done about a publish a crash interrupted (finished, undone, or C(.old) removed).
+  returned: when it happened
+  type: str
+held_by:
+  description: In check mode, the run holding C(<dest>.lock), if any.
+  returned: in check mode, when the lock is held
+  type: str
 """
 
 import hashlib
@@ -338,8 +350,9 @@ def main():
         else:
             took = run.take(orphan_after, max(p["progress_interval"], 1.0) + 2 * orphan_after)
             if took.get("took_over"):
-                module.warn("took over the lock of %s from %s (%s)" % (dest, stage.describe(took["took_over"]),
-                                                                      took["message"]))
+                result["took_over"] = "took over the lock of %s from %s (%s)" % (
+                    dest, stage.describe(took["took_over"]), took["message"])
+                module.warn(result["took_over"])
             try:
                 recovered = stage.recover(dest)
             except (stage.StageError, OSError) as e:
