@@ -343,34 +343,27 @@ def main():
         if os.path.lexists(partial) and not stage.owns_partial(partial):
             fail("%s: %s exists and was not made by roles/models (no %s in it): the role writes and deletes in it. "
                  "Move it away" % (model["name"], partial, stage.STATUS_NAME))
-        if module.check_mode:
-            holder = locks.read(stage.lock_of(dest))
-            if holder:
-                result["held_by"] = stage.describe(holder)
-        else:
-            took = run.take(orphan_after, max(p["progress_interval"], 1.0) + 2 * orphan_after)
-            if took.get("took_over"):
-                result["took_over"] = "took over the lock of %s from %s (%s)" % (
-                    dest, stage.describe(took["took_over"]), took["message"])
-                module.warn(result["took_over"])
-            try:
-                recovered = stage.recover(dest)
-            except (stage.StageError, OSError) as e:
-                fail("%s: %s" % (model["name"], e))
-            if recovered:
-                result["recovered"] = recovered
+        old = stage.old_of(dest)
+        if os.path.lexists(old) and not stage.retired(old):
+            fail("%s: %s exists and was not left by roles/models (no %s in it); move it away"
+                 % (model["name"], old, stage.RETIRED_NAME))
+        # Read-only until the source has been read and its names checked: a refusal leaves nothing behind.
         reason = None
-        if os.path.isdir(dest) and not os.path.isdir(partial):
+        if os.path.isdir(dest) and not os.path.lexists(partial) and not os.path.lexists(old):
             check = verify_tree(dest, "full" if p["verify"] == "full" else "cheap", require_tokenizer, p["workers"])
             if check["ok"] and check["method"].startswith("manifest"):
-                run.release()
                 module.exit_json(action="present", verify=check, **result)
             reason = "; ".join(check["problems"]) or "no manifest: staged by hand or by another tool (adopted)"
+        elif os.path.lexists(old):
+            reason = "an earlier publish was interrupted: finishing or undoing it"
         elif os.path.isdir(partial):
             reason = "an earlier transfer did not finish: resuming it"
         else:
             reason = "not staged yet"
         if module.check_mode:
+            holder = locks.read(stage.lock_of(dest))
+            if holder:
+                result["held_by"] = stage.describe(holder)
             result["changed"] = True
             module.exit_json(action="would_stage", reason=reason, **result)
         limits = stage.Limits(p["stall_timeout"], p["file_timeout"], p["model_timeout"])
@@ -378,6 +371,23 @@ def main():
             files, total, revision = stage.expected(model, token, limits)
         except stage.StageError as e:
             fail("%s: %s" % (model["name"], e))
+        took = run.take(orphan_after, max(p["progress_interval"], 1.0) + 2 * orphan_after)
+        if took.get("took_over"):
+            result["took_over"] = "took over the lock of %s from %s (%s)" % (
+                dest, stage.describe(took["took_over"]), took["message"])
+            module.warn(result["took_over"])
+        try:
+            recovered = stage.recover(dest)
+        except (stage.StageError, OSError) as e:
+            fail("%s: %s" % (model["name"], e))
+        if recovered:
+            result["recovered"] = recovered
+            if os.path.isdir(dest) and not os.path.lexists(partial):
+                check = verify_tree(dest, "cheap", require_tokenizer, p["workers"])
+                if check["ok"] and check["method"].startswith("manifest"):
+                    run.release()
+                    result["changed"] = True
+                    module.exit_json(action="recovered", verify=check, **result)
         status = stage.read_status(partial) if os.path.isdir(partial) else None
         fingerprint = _fingerprint(model)
         if status and status.get("source") not in (None, fingerprint):

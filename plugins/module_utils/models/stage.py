@@ -941,7 +941,7 @@ def _fsync_dir(path):
         os.close(fd)
 
 
-def _retired(path):
+def retired(path):
     st = contain.lstat_in(path, RETIRED_NAME) if os.path.isdir(path) and not os.path.islink(path) else None
     return st is not None and stat.S_ISREG(st.st_mode)
 
@@ -949,7 +949,7 @@ def _retired(path):
 def remove_retired(path):
     """Delete a tree the role retired (its RETIRED_NAME marker at the top), the marker last: an interrupted
     removal is finished by the next run, and a tree without the marker is never deleted."""
-    if not _retired(path):
+    if not retired(path):
         raise StageError("%s exists and was not left by roles/models (no %s in it); move it away" % (path,
                                                                                                     RETIRED_NAME))
     for name in os.listdir(path):
@@ -992,7 +992,7 @@ def recover(dest):
     old, partial = old_of(dest), partial_of(dest)
     done = None
     if os.path.lexists(old):
-        if not _retired(old):
+        if not retired(old):
             raise StageError("%s exists and was not left by roles/models (no %s in it); move it away" % (old,
                                                                                                         RETIRED_NAME))
         if not os.path.lexists(dest):
