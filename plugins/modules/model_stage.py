@@ -131,7 +131,8 @@ EXAMPLES = r"""
 
 RETURN = r"""
 action:
-  description: C(present) (already staged and whole), C(staged) (fetched, verified, published), C(would_stage) (check mode).
+  description: C(present) (already staged and whole), C(staged) (fetched, verified, published), C(recovered) (an
+    interrupted publish was finished and the tree is whole), C(would_stage) (check mode).
   returned: always
   type: str
 model_path:
@@ -270,12 +271,18 @@ class Run(object):
                 return res
             current = res["held_by"]
             silent = time.time() - float(current.get("watched") or current.get("since") or 0)
-            if silent <= orphan_after or time.time() > end:
+            if silent <= orphan_after:
                 self.token = None
                 self.module.fail_json(
                     msg="%s is being staged by another run: %s, last watched %d s ago (lock %s). Wait for it; a run "
                         "whose controller died stops on its own %d s after it was last watched (models_orphan_after)"
                         % (self.path[:-len(".lock")], stage.describe(current), silent, self.path, orphan_after))
+            if time.time() > end:
+                self.token = None
+                self.module.fail_json(
+                    msg="%s: the worker of an abandoned run (%s, last watched %d s ago) has not stopped; it should "
+                        "within a stall timeout of noticing. If it hangs (a dead NFS mount), kill pid %s and run again"
+                        % (self.path[:-len(".lock")], stage.describe(current), silent, current.get("pid")))
             time.sleep(0.5)
 
     def watch(self):
@@ -371,7 +378,8 @@ def main():
             files, total, revision = stage.expected(model, token, limits)
         except stage.StageError as e:
             fail("%s: %s" % (model["name"], e))
-        took = run.take(orphan_after, max(p["progress_interval"], 1.0) + 2 * orphan_after)
+        # An abandoned worker notices within a second, or a stall timeout when it is blocked on a silent server.
+        took = run.take(orphan_after, p["stall_timeout"] + 15)
         if took.get("took_over"):
             result["took_over"] = "took over the lock of %s from %s (%s)" % (
                 dest, stage.describe(took["took_over"]), took["message"])
