@@ -200,7 +200,7 @@ from ansible_collections.llmserve.sglang.plugins.module_utils.models import stag
 from ansible_collections.llmserve.sglang.plugins.module_utils.models.plan import (
     PlanError, human, space_refusal, url_problem, validate)
 from ansible_collections.llmserve.sglang.plugins.module_utils.models.verify import verify_tree
-from ansible_collections.llmserve.sglang.plugins.module_utils.server import lock as locks
+from ansible_collections.llmserve.sglang.plugins.module_utils.host import lock as locks
 
 
 def _token(module, model):

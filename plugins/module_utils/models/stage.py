@@ -40,7 +40,7 @@ from ansible_collections.llmserve.sglang.plugins.module_utils.models import cont
 from ansible_collections.llmserve.sglang.plugins.module_utils.models import manifest as mf
 from ansible_collections.llmserve.sglang.plugins.module_utils.models.checkpoint import INDEX_NAME, check_checkpoint
 from ansible_collections.llmserve.sglang.plugins.module_utils.models.plan import selected
-from ansible_collections.llmserve.sglang.plugins.module_utils.server import lock as locks
+from ansible_collections.llmserve.sglang.plugins.module_utils.host import lock as locks
 
 STATUS_NAME = ".llmserve-stage.json"
 # Written into a published tree just before it is moved aside: whatever holds it is the role's to delete.

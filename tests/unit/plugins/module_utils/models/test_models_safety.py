@@ -22,7 +22,7 @@ import pytest
 from ansible_collections.llmserve.sglang.plugins.module_utils.models import contain
 from ansible_collections.llmserve.sglang.plugins.module_utils.models import manifest as mf
 from ansible_collections.llmserve.sglang.plugins.module_utils.models import stage
-from ansible_collections.llmserve.sglang.plugins.module_utils.server import lock as locks
+from ansible_collections.llmserve.sglang.plugins.module_utils.host import lock as locks
 from tinymodels import tiny
 
 NOOP = (lambda *a, **k: None)

@@ -1,7 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, llmserve.sglang contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""One deploy of an instance at a time: a lock file on the host naming its holder (target side, stdlib only).
+"""One holder at a time: a lock file on the host naming its holder (target side, stdlib only). Used by the server
+room (one deploy of an instance at a time) and the models room (one staging run per dest), hence in host/.
 
 Two ``ansible-playbook`` runs deploying one instance at once would each write, restart and wait, and both report
 success while only one configuration runs. The first run's lock names who holds it - ``{controller, user, pid,
