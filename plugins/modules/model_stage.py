@@ -434,7 +434,9 @@ def main():
         time.sleep(0.5)
     result.update(reason=state["reason"], revision=state["revision"], total=state["total"])
     if status.get("state") == "failed":
-        fail("%s: staging into %s failed: %s (run again to resume)" % (model["name"], partial, status.get("error")))
+        error = status.get("error") or ""
+        fail("%s: staging into %s failed: %s%s" % (model["name"], partial, error,
+                                                   "" if "refused" in error else " (run again to resume)"))
     if gone:
         fail("%s: the transfer worker (pid %s) died without a word; run again to resume"
              % (model["name"], status.get("pid")))

@@ -60,9 +60,9 @@ def list_files(root):
             else:
                 found.append(rel)
     if odd:
+        named = ", ".join(contain.printable(o) for o in sorted(odd)[:10])
         raise contain.Refused("%s holds what is not a plain file or directory (a symlink, a device, a fifo): %s; "
-                              "refused, nothing is followed" % (contain.printable(root),
-                                                               ", ".join(contain.printable(o) for o in sorted(odd)[:10])))
+                              "refused, nothing is followed" % (contain.printable(root), named))
     return contain.check_names(found, "file")
 
 
@@ -171,11 +171,11 @@ def expected_files(manifest, what="manifest entry"):
             continue
         rel, size, digest = entry.get("path"), entry.get("size"), entry.get("sha256")
         if isinstance(size, bool) or not isinstance(size, int) or size < 0:
-            problems.append("%s %s: size %s is not a byte count" % (what, contain.printable(rel)[:200],
-                                                                   contain.printable(size)[:40]))
+            problems.append("%s %s: size %s is not a byte count"
+                            % (what, contain.printable(rel)[:200], contain.printable(size)[:40]))
         if digest is not None and not (isinstance(digest, str) and SHA256.match(digest)):
-            problems.append("%s %s: sha256 %s is not 64 hex digits" % (what, contain.printable(rel)[:200],
-                                                                      contain.printable(digest)[:80]))
+            problems.append("%s %s: sha256 %s is not 64 hex digits"
+                            % (what, contain.printable(rel)[:200], contain.printable(digest)[:80]))
         if isinstance(rel, str) and rel in files:
             problems.append("%s %s: listed twice" % (what, contain.printable(rel)))
         files[rel if isinstance(rel, str) else repr(rel)] = {"size": size, "sha256": digest}

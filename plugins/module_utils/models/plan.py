@@ -32,18 +32,18 @@ USER = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]{0,31}$")
 
 
 def _strings(value, where):
-    """(where, string) of every string in ``value`` (keys too), nested lists and mappings walked."""
+    """[(where, string)] of every string in ``value`` (keys too), nested lists and mappings walked."""
+    found = []
     if isinstance(value, str):
-        yield where, value
+        found.append((where, value))
     elif isinstance(value, dict):
         for k, v in value.items():
-            yield where, k if isinstance(k, str) else ""
-            for item in _strings(v, "%s.%s" % (where, contain.printable(k))):
-                yield item
+            found.append((where, k if isinstance(k, str) else ""))
+            found.extend(_strings(v, "%s.%s" % (where, contain.printable(k))))
     elif isinstance(value, (list, tuple)):
         for i, v in enumerate(value):
-            for item in _strings(v, "%s[%d]" % (where, i)):
-                yield item
+            found.extend(_strings(v, "%s[%d]" % (where, i)))
+    return found
 
 
 def url_problem(url, what, allow_plain=True):
@@ -92,8 +92,8 @@ def validate(models, require_pinned=False):
             problems.append("models[%d]: a model is a mapping (name, kind, dest, ...), got %r" % (i, model))
             continue
         label = "models[%d] (%s)" % (i, contain.printable(model.get("name", "no name")))
-        bad = sorted(set(where for where, text in _strings(dict((k, v) for k, v in model.items() if k != "token"),
-                                                             label) if contain.CONTROL.search(text)))
+        strings = _strings(dict((k, v) for k, v in model.items() if k != "token"), label)
+        bad = sorted(set(where for where, text in strings if contain.CONTROL.search(text)))
         if bad:
             # The value is not echoed raw: a newline in it could forge a line of Ansible's output.
             problems.append("%s: control characters (newline, escape, ...) in %s; refused" % (label, ", ".join(bad)))

@@ -13,7 +13,6 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import errno
 import hashlib
 import json
 import os
@@ -35,7 +34,7 @@ from urllib.parse import quote, urlencode, urljoin, urlsplit
 from ansible.module_utils.urls import ConnectionError as UrlConnectionError
 from ansible.module_utils.urls import open_url
 
-from ansible_collections.llmserve.sglang.plugins.module_utils.host.proc_watch import alive, proc_stat
+from ansible_collections.llmserve.sglang.plugins.module_utils.host.proc_watch import proc_stat
 from ansible_collections.llmserve.sglang.plugins.module_utils.models import contain
 from ansible_collections.llmserve.sglang.plugins.module_utils.models import manifest as mf
 from ansible_collections.llmserve.sglang.plugins.module_utils.models.checkpoint import INDEX_NAME, check_checkpoint
@@ -180,8 +179,8 @@ def _remote(model):
     return ("%s@%s" % (user, model["from_host"])) if user else model["from_host"]
 
 
-def _refuse(model, e):
-    return StageError("%s: %s; the whole model is refused, nothing was written" % (_source_label(model), e))
+def _refuse(model, e, done="nothing was written"):
+    return StageError("%s: %s; the whole model is refused, %s" % (_source_label(model), e, done))
 
 
 def _source_label(model):
@@ -195,15 +194,15 @@ def _source_label(model):
     return model.get("path", "?")
 
 
-def check_source_names(model, names, what):
+def check_source_names(model, names, what, done="nothing was written"):
     """The containment rule on every name a source gives, plus the names the role keeps for itself."""
     try:
         names = contain.check_names(names, what)
     except contain.Refused as e:
-        raise _refuse(model, e)
+        raise _refuse(model, e, done)
     taken = [n for n in names if n in RESERVED or n.split("/")[0] == ".cache"]
     if taken:
-        raise _refuse(model, "%s %s is a name the role keeps for itself" % (what, taken[0]))
+        raise _refuse(model, "%s %s is a name the role keeps for itself" % (what, taken[0]), done)
     return names
 
 
@@ -247,8 +246,8 @@ def expected(model, token=None, limits=NO_LIMITS):
         files = _select(files, allow, ignore)
         resolved = info.get("sha") or revision
         if not isinstance(resolved, str) or not re.match(r"^[0-9A-Za-z._/-]{1,200}$", resolved):
-            raise StageError("the Hub answered a revision %s for %s: not a commit" % (contain.printable(resolved)[:80],
-                                                                                    model["repo"]))
+            raise StageError("the Hub answered a revision %s for %s: not a commit"
+                             % (contain.printable(resolved)[:80], model["repo"]))
         if files and _total(files) is None:
             # Servers that list siblings without blobs (a mirror) answer paths-info: the sizes and LFS sha256.
             files = _paths_info(model, endpoint, resolved, sorted(files), token, stall)
@@ -611,13 +610,13 @@ def _fetch_tarball(model, partial, token, limits):
             members = tar.getmembers()
             bad = [m.name for m in members if not (m.isfile() or m.isdir())]
             if bad:
-                raise _refuse(model, "member %s is a link, device or fifo (only plain files and directories)"
+                raise _refuse_tar(model, "member %s is a link, device or fifo (only plain files and directories)"
                               % contain.printable(bad[0]))
             names = [m.name[2:] if m.name.startswith("./") else m.name for m in members]
             names = [n.rstrip("/") if m.isdir() else n for n, m in zip(names, members)]
             bad = [n for n in names if n and n != "." and not _tar_name_ok(n)]
             if bad:
-                raise _refuse(model, "member %s leaves the tree or is not a normalised relative path"
+                raise _refuse_tar(model, "member %s leaves the tree or is not a normalised relative path"
                               % contain.printable(bad[0]))
             # A tarball holding one top directory is that directory's tree.
             tops = set(n.split("/")[0] for n in names if n and n != ".")
@@ -634,12 +633,12 @@ def _fetch_tarball(model, partial, token, limits):
             rels = [rel for rel, _m in plan]
             if len(set(rels)) != len(rels):
                 dup = sorted(r for r in set(rels) if rels.count(r) > 1)[0]
-                raise _refuse(model, "member %s is in the tarball twice" % contain.printable(dup))
-            check_source_names(model, rels, "member")
+                raise _refuse_tar(model, "member %s is in the tarball twice" % contain.printable(dup))
+            check_source_names(model, rels, "member", "nothing was unpacked (the archive stays in the partial tree)")
             unpacked = sum(m.size for _r, m in plan)
             free = os.statvfs(partial)
             if unpacked > free.f_bavail * free.f_frsize:
-                raise _refuse(model, "it unpacks to %d bytes, more than the %d free at %s"
+                raise _refuse_tar(model, "it unpacks to %d bytes, more than the %d free at %s"
                               % (unpacked, free.f_bavail * free.f_frsize, partial))
             for rel, member in plan:
                 limits.check(rel)
@@ -650,6 +649,10 @@ def _fetch_tarball(model, partial, token, limits):
         raise StageError("%s: not a readable tarball (%s)" % (url, e))
     contain.remove_in(partial, ARCHIVE_NAME)
     return known
+
+
+def _refuse_tar(model, e):
+    return _refuse(model, e, "nothing was unpacked (the archive stays in the partial tree)")
 
 
 def _tar_name_ok(name):
@@ -950,8 +953,8 @@ def remove_retired(path):
     """Delete a tree the role retired (its RETIRED_NAME marker at the top), the marker last: an interrupted
     removal is finished by the next run, and a tree without the marker is never deleted."""
     if not retired(path):
-        raise StageError("%s exists and was not left by roles/models (no %s in it); move it away" % (path,
-                                                                                                    RETIRED_NAME))
+        raise StageError("%s exists and was not left by roles/models (no %s in it); move it away"
+                         % (path, RETIRED_NAME))
     for name in os.listdir(path):
         if name == RETIRED_NAME:
             continue
@@ -993,8 +996,8 @@ def recover(dest):
     done = None
     if os.path.lexists(old):
         if not retired(old):
-            raise StageError("%s exists and was not left by roles/models (no %s in it); move it away" % (old,
-                                                                                                        RETIRED_NAME))
+            raise StageError("%s exists and was not left by roles/models (no %s in it); move it away"
+                             % (old, RETIRED_NAME))
         if not os.path.lexists(dest):
             if verified(partial):
                 os.rename(partial, dest)

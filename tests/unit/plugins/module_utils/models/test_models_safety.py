@@ -25,7 +25,8 @@ from ansible_collections.llmserve.sglang.plugins.module_utils.models import stag
 from ansible_collections.llmserve.sglang.plugins.module_utils.host import lock as locks
 from tinymodels import tiny
 
-NOOP = (lambda *a, **k: None)
+def NOOP(*_args, **_kwargs):
+    """A worker's report that goes nowhere."""
 
 
 class Quiet(http.server.SimpleHTTPRequestHandler):
@@ -412,7 +413,7 @@ class Slow(Quiet):
         try:
             if type(self).silent:
                 time.sleep(5)
-            for _ in range(1000):
+            for _byte in range(1000):
                 self.wfile.write(b"x")
                 self.wfile.flush()
                 time.sleep(type(self).delay)
@@ -541,8 +542,8 @@ def test_the_module_refuses_a_live_holder_and_takes_over_a_dead_one(tmp_path):
     locks._replace(stage.lock_of(dest), dict(locks.read(stage.lock_of(dest)), pid=dead.pid))
     took = run({"model": model, "progress_interval": 30})
     assert took.get("action") == "staged", took.get("msg")
-    assert took["took_over"].startswith("took over the lock of %s from %s pid %d" % (dest, socket.gethostname(),
-                                                                                      dead.pid))
+    prefix = "took over the lock of %s from %s pid %d" % (dest, socket.gethostname(), dead.pid)
+    assert took["took_over"].startswith(prefix)
     assert locks.read(stage.lock_of(dest)) is None  # released once published
 
 
