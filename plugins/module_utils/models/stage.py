@@ -611,13 +611,13 @@ def _fetch_tarball(model, partial, token, limits):
             bad = [m.name for m in members if not (m.isfile() or m.isdir())]
             if bad:
                 raise _refuse_tar(model, "member %s is a link, device or fifo (only plain files and directories)"
-                              % contain.printable(bad[0]))
+                                  % contain.printable(bad[0]))
             names = [m.name[2:] if m.name.startswith("./") else m.name for m in members]
             names = [n.rstrip("/") if m.isdir() else n for n, m in zip(names, members)]
             bad = [n for n in names if n and n != "." and not _tar_name_ok(n)]
             if bad:
                 raise _refuse_tar(model, "member %s leaves the tree or is not a normalised relative path"
-                              % contain.printable(bad[0]))
+                                  % contain.printable(bad[0]))
             # A tarball holding one top directory is that directory's tree.
             tops = set(n.split("/")[0] for n in names if n and n != ".")
             strip = len(tops) == 1 and any(m.isdir() and n in tops for n, m in zip(names, members))
@@ -639,7 +639,7 @@ def _fetch_tarball(model, partial, token, limits):
             free = os.statvfs(partial)
             if unpacked > free.f_bavail * free.f_frsize:
                 raise _refuse_tar(model, "it unpacks to %d bytes, more than the %d free at %s"
-                              % (unpacked, free.f_bavail * free.f_frsize, partial))
+                                  % (unpacked, free.f_bavail * free.f_frsize, partial))
             for rel, member in plan:
                 limits.check(rel)
                 known[rel] = _extract(tar, member, partial, rel, limits)

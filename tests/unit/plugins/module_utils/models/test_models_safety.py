@@ -25,6 +25,7 @@ from ansible_collections.llmserve.sglang.plugins.module_utils.models import stag
 from ansible_collections.llmserve.sglang.plugins.module_utils.host import lock as locks
 from tinymodels import tiny
 
+
 def NOOP(*_args, **_kwargs):
     """A worker's report that goes nowhere."""
 
