@@ -463,12 +463,23 @@ def fetch(model, partial, files, token=None, hf_cli="hf", limits=NO_LIMITS, work
     raise StageError("unknown kind %r" % kind)
 
 
+def _die_with_parent():
+    """In the tool's process, before exec: SIGTERM when the worker dies (Linux PR_SET_PDEATHSIG), so a killed
+    worker leaves no tool writing into the partial tree under the next run's worker."""
+    try:
+        import ctypes
+        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGTERM), 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+
+
 def _run_watched(argv, what, limits, env=None, input_text=None):
     """Run a transfer tool, checking the model's deadline and the run's presence every second; it is stopped
-    (SIGTERM, then SIGKILL) when either fails. Returns (rc, the output's tail)."""
+    (SIGTERM, then SIGKILL) when either fails, and dies with the worker. Returns (rc, the output's tail)."""
     with tempfile.TemporaryFile(mode="w+") as out:
         proc = subprocess.Popen(argv, env=env, stdin=subprocess.PIPE if input_text is not None else subprocess.DEVNULL,
-                                stdout=out, stderr=subprocess.STDOUT, universal_newlines=True)
+                                stdout=out, stderr=subprocess.STDOUT, universal_newlines=True,
+                                preexec_fn=_die_with_parent)
         if input_text is not None:
             proc.stdin.write(input_text)
             proc.stdin.close()

@@ -574,3 +574,32 @@ def test_the_module_refuses_a_foreign_dest_and_a_token_over_plain_http(tmp_path)
                  "token": "hf_SECRET"})
     assert plain["failed"] and "a token would travel in clear text to http://127.0.0.1:9/x" in plain["msg"]
     assert "hf_SECRET" not in json.dumps(plain)
+
+
+def test_a_transfer_tool_dies_with_its_worker(tmp_path):
+    """The hf CLI or rsync started by a worker that is killed stops too: it cannot write under the next worker."""
+    pid_file = tmp_path / "tool.pid"
+    tool = tmp_path / "tool"
+    tool.write_text("#!/bin/sh\necho $$ > %s\nexec sleep 600\n" % pid_file)
+    tool.chmod(0o755)
+    worker = os.fork()
+    if worker == 0:
+        try:
+            stage._run_watched([str(tool)], "x", stage.Limits())
+        finally:
+            os._exit(0)
+    for _attempt in range(200):
+        if pid_file.exists() and pid_file.read_text().strip():
+            break
+        time.sleep(0.05)
+    tool_pid = int(pid_file.read_text())
+    os.kill(worker, 9)
+    os.waitpid(worker, 0)
+    for _attempt in range(200):
+        if not os.path.exists("/proc/%d" % tool_pid) or open("/proc/%d/stat" % tool_pid).read().split()[2] == "Z":
+            break
+        time.sleep(0.05)
+    gone = not os.path.exists("/proc/%d" % tool_pid) or open("/proc/%d/stat" % tool_pid).read().split()[2] == "Z"
+    if not gone:
+        os.kill(tool_pid, 9)
+    assert gone
