@@ -98,7 +98,7 @@ msg:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.llmserve.sglang.plugins.module_utils.server import lock as server_lock
+from ansible_collections.llmserve.sglang.plugins.module_utils.host import lock as server_lock
 from ansible_collections.llmserve.sglang.plugins.module_utils.server.instance import read_state
 
 

@@ -15,34 +15,62 @@ __metaclass__ = type
 import hashlib
 import json
 import os
+import re
+import stat
 import time
 from concurrent.futures import ThreadPoolExecutor
+
+from ansible_collections.llmserve.sglang.plugins.module_utils.models import contain
 
 MANIFEST_NAME = ".llmserve-manifest.json"
 MANIFEST_VERSION = 1
 # Never part of the weights: our own files and huggingface_hub's local-dir bookkeeping.
-SKIP_NAMES = (MANIFEST_NAME, ".llmserve-stage.json")
+SKIP_NAMES = (MANIFEST_NAME, ".llmserve-stage.json", ".llmserve-retired", ".llmserve-archive")
 SKIP_DIRS = (".cache",)
+# Our bookkeeping files inside a tree (and temporaries of our own writes), never part of the weights.
+OWN_SUFFIXES = (".incomplete", ".llmserve-tmp")
 READ_BUFFER = 8 * 1024 * 1024
+SHA256 = re.compile(r"^[0-9a-f]{64}$")
+# Modes every staged file and directory gets, whatever the source had: readable by all, writable by the owner only.
+FILE_MODE = 0o644
+DIR_MODE = 0o755
 
 
 def list_files(root):
-    """Relative paths of every weight-tree file under ``root`` (sorted, our own bookkeeping left out)."""
-    found = []
+    """Relative paths of every weight-tree file under ``root`` (sorted, our own bookkeeping left out). A tree the
+    role owns holds plain files and directories only: anything else (a symlink, a device, a fifo) is refused,
+    named - it is not followed."""
+    found, odd = [], []
     for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
-        for name in filenames:
-            if name in SKIP_NAMES or name.endswith(".incomplete"):
+        keep = []
+        for d in sorted(dirnames):
+            if d in SKIP_DIRS and dirpath == root:
                 continue
-            found.append(os.path.relpath(os.path.join(dirpath, name), root))
-    return sorted(found)
+            if os.path.islink(os.path.join(dirpath, d)):
+                odd.append(os.path.relpath(os.path.join(dirpath, d), root))
+            else:
+                keep.append(d)
+        dirnames[:] = keep
+        for name in filenames:
+            if (name in SKIP_NAMES and dirpath == root) or name.endswith(OWN_SUFFIXES):
+                continue
+            rel = os.path.relpath(os.path.join(dirpath, name), root)
+            if not stat.S_ISREG(os.lstat(os.path.join(dirpath, name)).st_mode):
+                odd.append(rel)
+            else:
+                found.append(rel)
+    if odd:
+        named = ", ".join(contain.printable(o) for o in sorted(odd)[:10])
+        raise contain.Refused("%s holds what is not a plain file or directory (a symlink, a device, a fifo): %s; "
+                              "refused, nothing is followed" % (contain.printable(root), named))
+    return contain.check_names(found, "file")
 
 
-def sha256_file(path, buffer_size=READ_BUFFER):
+def sha256_fd(fd, buffer_size=READ_BUFFER):
     digest = hashlib.sha256()
     buf = bytearray(buffer_size)
     view = memoryview(buf)
-    with open(path, "rb", buffering=0) as f:
+    with os.fdopen(fd, "rb", buffering=0) as f:
         while True:
             n = f.readinto(buf)
             if not n:
@@ -51,25 +79,43 @@ def sha256_file(path, buffer_size=READ_BUFFER):
     return digest.hexdigest()
 
 
+def sha256_file(path, buffer_size=READ_BUFFER):
+    return sha256_fd(os.open(path, os.O_RDONLY | os.O_NOFOLLOW), buffer_size)
+
+
+def sha256_in(root, rel, buffer_size=READ_BUFFER):
+    """sha256 of ``root``/``rel`` read through the containment rule (no symlink followed)."""
+    return sha256_fd(contain.open_in(root, rel, os.O_RDONLY), buffer_size)
+
+
 def hash_files(root, rel_paths, workers=None):
     """{relative path: sha256} for ``rel_paths`` under ``root``, ``workers`` files at a time (default: every core)."""
     workers = max(1, workers or os.cpu_count() or 1)
     paths = list(rel_paths)
     # Largest first, so one big file does not start last and run alone.
-    paths.sort(key=lambda p: -os.path.getsize(os.path.join(root, p)))
+    sizes = dict((p, getattr(contain.lstat_in(root, p), "st_size", 0)) for p in paths)
+    paths.sort(key=lambda p: -sizes[p])
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        digests = pool.map(lambda p: sha256_file(os.path.join(root, p)), paths)
+        digests = pool.map(lambda p: sha256_in(root, p), paths)
         return dict(zip(paths, digests))
 
 
-def build(root, source, revision=None, workers=None, expected=None):
+def build(root, source, revision=None, workers=None, expected=None, known=None):
     """A manifest of the tree at ``root``, every file hashed. ``expected`` ({path: {size, sha256}}) is what the
-    source said the files are; a difference raises ValueError naming the files."""
+    source said the files are; a difference raises ValueError naming the files. ``known`` ({path: (size, mtime_ns,
+    sha256)}) are digests taken while the files were written: a file still at that size and mtime is not read
+    again. Every file and directory gets the role's modes (FILE_MODE, DIR_MODE)."""
     files = list_files(root)
-    digests = hash_files(root, files, workers)
+    known = known or {}
+    stats = dict((rel, contain.lstat_in(root, rel)) for rel in files)
+    fresh = dict((rel, known[rel][2]) for rel in files
+                 if rel in known and known[rel][:2] == (stats[rel].st_size, stats[rel].st_mtime_ns))
+    digests = hash_files(root, [rel for rel in files if rel not in fresh], workers)
+    digests.update(fresh)
+    set_modes(root)
     entries = []
     for rel in files:
-        st = os.stat(os.path.join(root, rel))
+        st = stats[rel]
         entries.append({"path": rel, "size": st.st_size, "sha256": digests[rel], "mtime_ns": st.st_mtime_ns})
     manifest = {"version": MANIFEST_VERSION, "source": source, "revision": revision,
                 "staged_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "files": entries}
@@ -97,9 +143,49 @@ def compare(manifest, expected):
     return mismatches
 
 
-def expected_files(manifest):
-    """{path: {size, sha256}} of a manifest, the form build() and compare() take."""
-    return {e["path"]: {"size": e["size"], "sha256": e.get("sha256")} for e in manifest["files"]}
+def set_modes(root):
+    """FILE_MODE on every file and DIR_MODE on every directory under ``root`` (and itself): a source's 0666 or
+    setuid bits never reach the staged weights. Symlinks are left alone (list_files refuses them)."""
+    os.chmod(root, DIR_MODE)
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames:
+            path = os.path.join(dirpath, name)
+            if not os.path.islink(path):
+                os.chmod(path, DIR_MODE)
+        for name in filenames:
+            path = os.path.join(dirpath, name)
+            if not os.path.islink(path):
+                os.chmod(path, FILE_MODE)
+
+
+def expected_files(manifest, what="manifest entry"):
+    """{path: {size, sha256}} of a manifest from anywhere (a source, a tree on disk), the form build() and compare()
+    take. Every entry must be a contained path (contain.check_names), a size a non-negative integer and a sha256
+    64 hex digits or absent; else contain.Refused naming the entries - the whole manifest is refused."""
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("files"), list):
+        raise contain.Refused("the manifest has no list of files")
+    problems, files = [], {}
+    for entry in manifest["files"]:
+        if not isinstance(entry, dict):
+            problems.append("%s %s is not a mapping" % (what, contain.printable(entry)[:80]))
+            continue
+        rel, size, digest = entry.get("path"), entry.get("size"), entry.get("sha256")
+        if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+            problems.append("%s %s: size %s is not a byte count"
+                            % (what, contain.printable(rel)[:200], contain.printable(size)[:40]))
+        if digest is not None and not (isinstance(digest, str) and SHA256.match(digest)):
+            problems.append("%s %s: sha256 %s is not 64 hex digits"
+                            % (what, contain.printable(rel)[:200], contain.printable(digest)[:80]))
+        if isinstance(rel, str) and rel in files:
+            problems.append("%s %s: listed twice" % (what, contain.printable(rel)))
+        files[rel if isinstance(rel, str) else repr(rel)] = {"size": size, "sha256": digest}
+    try:
+        contain.check_names([e.get("path") for e in manifest["files"] if isinstance(e, dict)], what)
+    except contain.Refused as e:
+        problems.insert(0, str(e))
+    if problems:
+        raise contain.Refused("; ".join(problems[:10]))
+    return files
 
 
 def total_size(manifest):
@@ -127,6 +213,8 @@ def load(root):
             manifest = json.load(f)
         if manifest.get("version") != MANIFEST_VERSION or not isinstance(manifest.get("files"), list):
             raise ValueError("version %r unknown" % manifest.get("version"))
+        # A manifest on disk is checked as one from a source: its entries are opened below root.
+        expected_files(manifest)
         return manifest
     except (IOError, OSError, ValueError) as e:
         raise ValueError("%s: unreadable manifest (%s)" % (path, e))
@@ -140,20 +228,24 @@ def verify(root, manifest, full=False, workers=None):
     """
     problems, to_hash = [], []
     for entry in manifest["files"]:
-        path = os.path.join(root, entry["path"])
         try:
-            st = os.stat(path)
-        except OSError:
+            st = contain.lstat_in(root, entry["path"])
+        except contain.Refused as e:
+            problems.append("%s: %s" % (entry["path"], e))
+            continue
+        if st is None:
             problems.append("%s: missing (expected %d bytes)" % (entry["path"], entry["size"]))
             continue
-        if st.st_size != entry["size"]:
+        if not stat.S_ISREG(st.st_mode):
+            problems.append("%s: not a plain file (a symlink or a device); stage it again" % entry["path"])
+        elif st.st_size != entry["size"]:
             problems.append("%s: expected %d bytes, found %d" % (entry["path"], entry["size"], st.st_size))
         elif full or st.st_mtime_ns != entry.get("mtime_ns"):
             to_hash.append(entry)
     if to_hash:
         try:
             digests = hash_files(root, [e["path"] for e in to_hash], workers)
-        except (IOError, OSError) as e:
+        except (IOError, OSError, contain.Refused) as e:
             return problems + ["unreadable: %s" % e], len(to_hash)
         for entry in to_hash:
             if digests[entry["path"]] != entry["sha256"]:
@@ -165,5 +257,5 @@ def verify(root, manifest, full=False, workers=None):
 def refresh_mtimes(root, manifest):
     """The manifest with every file's current mtime - after a full verify passed, so the cheap check holds again."""
     for entry in manifest["files"]:
-        entry["mtime_ns"] = os.stat(os.path.join(root, entry["path"])).st_mtime_ns
+        entry["mtime_ns"] = contain.lstat_in(root, entry["path"]).st_mtime_ns
     return manifest

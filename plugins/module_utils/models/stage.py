@@ -13,28 +13,54 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import hashlib
 import json
 import os
+import re
+import shlex
 import shutil
 import signal
+import socket
 import subprocess
 import sys
+import stat
 import tarfile
+import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from urllib.error import HTTPError, URLError
-from urllib.parse import quote, urlencode
+from urllib.parse import quote, urlencode, urljoin, urlsplit
 
 from ansible.module_utils.urls import ConnectionError as UrlConnectionError
 from ansible.module_utils.urls import open_url
 
+from ansible_collections.llmserve.sglang.plugins.module_utils.host.proc_watch import proc_stat
+from ansible_collections.llmserve.sglang.plugins.module_utils.models import contain
 from ansible_collections.llmserve.sglang.plugins.module_utils.models import manifest as mf
-from ansible_collections.llmserve.sglang.plugins.module_utils.models.checkpoint import check_checkpoint
+from ansible_collections.llmserve.sglang.plugins.module_utils.models.checkpoint import INDEX_NAME, check_checkpoint
 from ansible_collections.llmserve.sglang.plugins.module_utils.models.plan import selected
+from ansible_collections.llmserve.sglang.plugins.module_utils.host import lock as locks
 
 STATUS_NAME = ".llmserve-stage.json"
+# Written into a published tree just before it is moved aside: whatever holds it is the role's to delete.
+RETIRED_NAME = ".llmserve-retired"
+# A tarball is downloaded inside the partial tree (deletions happen only there), under this name.
+ARCHIVE_NAME = ".llmserve-archive"
+# Names the role keeps for itself at the top of a tree; a source may not name them.
+RESERVED = (mf.MANIFEST_NAME, STATUS_NAME, RETIRED_NAME, ARCHIVE_NAME)
 CHUNK = 8 * 1024 * 1024
+# Kernel copies go in slices of this, so the deadline and the controller's presence are checked between them.
+COPY_SLICE = 256 * 1024 * 1024
 TARBALL_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.xz")
 DEFAULT_ENDPOINT = "https://huggingface.co"
+REDIRECTS = (301, 302, 303, 307, 308)
+MAX_REDIRECTS = 10
+# Defaults of the deadlines (seconds): no byte at all for STALL; one file; one model.
+STALL = 60
+FILE_DEADLINE = 7200
+MODEL_DEADLINE = 86400
+# A worker nobody has watched for this long has lost its controller and stops.
+ORPHAN_AFTER = 300
 
 
 class StageError(Exception):
@@ -45,6 +71,14 @@ def partial_of(dest):
     return dest.rstrip("/") + ".partial"
 
 
+def old_of(dest):
+    return dest.rstrip("/") + ".old"
+
+
+def lock_of(dest):
+    return dest.rstrip("/") + ".lock"
+
+
 def is_tarball(url):
     return url.split("?", 1)[0].endswith(TARBALL_SUFFIXES)
 
@@ -53,18 +87,88 @@ def is_tarball(url):
 NET_ERRORS = (HTTPError, URLError, UrlConnectionError, OSError)
 
 
-def _get(url, token=None, headers=None, timeout=60, data=None):
-    headers = dict(headers or {})
-    if token:
-        headers["Authorization"] = "Bearer %s" % token
-    # open_url: the proxy settings and CA bundle of the host, as every other HTTP call of the collection.
-    return open_url(url, data=data, headers=headers, timeout=timeout, method="POST" if data else "GET")
+class Limits(object):
+    """Deadlines of one model's transfer and the check that its run is still there.
+
+    ``check(url, rel)`` raises StageError when the model's deadline passed or when the lock at ``lock_path`` no
+    longer names this run (taken over) or nobody watched it for ``orphan_after`` seconds (its controller died):
+    the worker stops instead of writing on. The lock is read at most once a second."""
+
+    def __init__(self, stall=STALL, file_deadline=FILE_DEADLINE, model_deadline=MODEL_DEADLINE, lock_path=None,
+                 token=None, orphan_after=ORPHAN_AFTER):
+        self.stall = float(stall or STALL)
+        self.file_deadline = float(file_deadline or FILE_DEADLINE)
+        self.model_end = time.time() + float(model_deadline or MODEL_DEADLINE)
+        self.model_deadline = float(model_deadline or MODEL_DEADLINE)
+        self.lock_path, self.token, self.orphan_after = lock_path, token, float(orphan_after or ORPHAN_AFTER)
+        self._looked = 0.0
+
+    def check(self, what=None):
+        now = time.time()
+        if now > self.model_end:
+            raise StageError("the model's deadline of %d s passed%s (models_model_timeout)"
+                             % (self.model_deadline, " while fetching %s" % what if what else ""))
+        if self.lock_path and now - self._looked >= 1.0:
+            self._looked = now
+            holder = locks.read(self.lock_path)
+            if holder is None or holder.get("token") != self.token:
+                raise StageError("this run no longer holds %s (%s): stopped without publishing"
+                                 % (self.lock_path, "taken over by %s" % describe(holder) if holder else "released"))
+            watched = float(holder.get("watched") or holder.get("since") or 0)
+            if now - watched > self.orphan_after:
+                raise StageError("abandoned: no run has watched this transfer for %d s (its controller is gone); "
+                                 "stopped without publishing, the next run resumes it" % (now - watched))
+
+    def file_end(self):
+        return min(time.time() + self.file_deadline, self.model_end)
+
+
+NO_LIMITS = Limits()
+
+
+def describe(holder):
+    return "%s pid %s since %s" % (holder.get("host"), holder.get("pid"),
+                                   time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(float(holder.get("since") or 0))))
+
+
+def origin(url):
+    parts = urlsplit(url)
+    return (parts.scheme.lower(), (parts.hostname or "").lower(), parts.port or {"http": 80, "https": 443}.get(
+        parts.scheme.lower()))
+
+
+def _get(url, token=None, headers=None, timeout=STALL, data=None, token_url=None):
+    """GET (or POST ``data``) ``url``; redirects are followed here, one at a time: the token goes only to the
+    origin (scheme, host, port) it was given for - ``token_url``, default ``url`` - never across a redirect to
+    another host or from https to http. Only http(s) redirects are followed, at most MAX_REDIRECTS."""
+    given = origin(token_url or url)
+    for _hop in range(MAX_REDIRECTS + 1):
+        hdrs = dict(headers or {})
+        if token and origin(url) == given:
+            hdrs["Authorization"] = "Bearer %s" % token
+        try:
+            # open_url: the proxy settings and CA bundle of the host, as every other HTTP call of the collection.
+            # follow_redirects none: its handler would carry the Authorization header to wherever it points.
+            return open_url(url, data=data, headers=hdrs, timeout=timeout, method="POST" if data else "GET",
+                            follow_redirects="none")
+        except HTTPError as e:
+            location = e.headers.get("Location") if e.code in REDIRECTS and e.headers else None
+            if not location:
+                raise
+            e.close()
+            nxt = urljoin(url, location)
+            if urlsplit(nxt).scheme.lower() not in ("http", "https"):
+                raise StageError("%s redirects to %s: only http(s) is followed" % (url, contain.printable(nxt)))
+            if e.code in (301, 302, 303):
+                data = None
+            url = nxt
+    raise StageError("%s: more than %d redirects" % (token_url or url, MAX_REDIRECTS))
 
 
 def _ssh_argv(model):
     argv = ["ssh", "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=accept-new"]
     if model.get("ssh_port"):
-        argv += ["-p", str(model["ssh_port"])]
+        argv += ["-p", str(int(model["ssh_port"]))]
     if model.get("ssh_key"):
         argv += ["-i", model["ssh_key"]]
     return argv
@@ -75,69 +179,122 @@ def _remote(model):
     return ("%s@%s" % (user, model["from_host"])) if user else model["from_host"]
 
 
-def expected(model, token=None):
+def _refuse(model, e, done="nothing was written"):
+    return StageError("%s: %s; the whole model is refused, %s" % (_source_label(model), e, done))
+
+
+def _source_label(model):
+    kind = model["kind"]
+    if kind == "hub":
+        return "the Hub repo %s" % model["repo"]
+    if kind == "http":
+        return model["url"]
+    if kind == "host":
+        return "%s:%s" % (model["from_host"], model["path"])
+    return model.get("path", "?")
+
+
+def check_source_names(model, names, what, done="nothing was written"):
+    """The containment rule on every name a source gives, plus the names the role keeps for itself."""
+    try:
+        names = contain.check_names(names, what)
+    except contain.Refused as e:
+        raise _refuse(model, e, done)
+    taken = [n for n in names if n in RESERVED or n.split("/")[0] == ".cache"]
+    if taken:
+        raise _refuse(model, "%s %s is a name the role keeps for itself" % (what, taken[0]), done)
+    return names
+
+
+def _expected_from_manifest(model, source_manifest, what):
+    try:
+        files = mf.expected_files(source_manifest, what)
+    except contain.Refused as e:
+        raise _refuse(model, e)
+    check_source_names(model, sorted(files), what)
+    return files
+
+
+def expected(model, token=None, limits=NO_LIMITS):
     """What the source says it will deliver: (files {path: {size, sha256}} or None, total bytes or None, revision).
 
     ``files`` is None for a tarball (its content is known only once unpacked); sha256 is None where the source
-    does not give one (a Hub file stored without LFS, a directory without a manifest).
+    does not give one (a Hub file stored without LFS, a directory without a manifest). Every name is checked by
+    the containment rule here, before anything is written: one bad entry refuses the whole model.
     """
     kind = model["kind"]
     allow, ignore = model.get("allow_patterns"), model.get("ignore_patterns")
+    stall = limits.stall
     if kind == "hub":
         endpoint = (model.get("endpoint") or os.environ.get("HF_ENDPOINT") or DEFAULT_ENDPOINT).rstrip("/")
         revision = model.get("revision") or "main"
         url = "%s/api/models/%s/revision/%s?blobs=true" % (endpoint, model["repo"], quote(revision, safe=""))
         try:
-            info = json.load(_get(url, token))
+            info = json.load(_get(url, token, timeout=stall))
         except HTTPError as e:
             hint = " (a gated or private repo needs a token)" if e.code in (401, 403) else ""
             raise StageError("the Hub answered %d for %s at revision %s%s" % (e.code, model["repo"], revision, hint))
-        except NET_ERRORS + (ValueError,) as e:
+        except NET_ERRORS + (ValueError, socket.timeout) as e:
             raise StageError("cannot read %s from the Hub at %s: %s" % (model["repo"], endpoint, e))
         files = {}
-        for sibling in info.get("siblings") or []:
+        siblings = info.get("siblings") if isinstance(info, dict) else None
+        for sibling in siblings or []:
             lfs = sibling.get("lfs") or {}
-            files[sibling["rfilename"]] = {"size": sibling.get("size", lfs.get("size")), "sha256": lfs.get("sha256")}
+            files[sibling.get("rfilename")] = {"size": sibling.get("size", lfs.get("size")),
+                                               "sha256": lfs.get("sha256")}
+        files = _checked(model, files, "Hub file")
         files = _select(files, allow, ignore)
         resolved = info.get("sha") or revision
+        if not isinstance(resolved, str) or not re.match(r"^[0-9A-Za-z._/-]{1,200}$", resolved):
+            raise StageError("the Hub answered a revision %s for %s: not a commit"
+                             % (contain.printable(resolved)[:80], model["repo"]))
         if files and _total(files) is None:
             # Servers that list siblings without blobs (a mirror) answer paths-info: the sizes and LFS sha256.
-            files = _paths_info(endpoint, model["repo"], resolved, sorted(files), token)
+            files = _paths_info(model, endpoint, resolved, sorted(files), token, stall)
         return files, _total(files), resolved
     if kind == "http" and is_tarball(model["url"]):
         try:
-            response = _get(model["url"], token, timeout=60)
+            response = _get(model["url"], token, timeout=stall)
             length = response.headers.get("Content-Length")
             response.close()
-        except NET_ERRORS as e:
+        except NET_ERRORS + (socket.timeout,) as e:
             raise StageError("cannot reach %s: %s" % (model["url"], e))
-        return None, int(length) if length else None, model.get("revision")
+        return None, int(length) if length and length.isdigit() else None, model.get("revision")
     if kind == "http":
         url = model["url"].rstrip("/") + "/" + mf.MANIFEST_NAME
         try:
-            source_manifest = json.load(_get(url, token))
-        except NET_ERRORS + (ValueError,) as e:
+            source_manifest = json.load(_get(url, token, timeout=stall))
+        except NET_ERRORS + (ValueError, socket.timeout) as e:
             raise StageError("cannot read the file tree's manifest %s: %s (serve a staged tree with its manifest, "
                              "or a tarball)" % (url, e))
-        files = _select(mf.expected_files(source_manifest), allow, ignore)
-        return files, _total(files), model.get("revision") or source_manifest.get("revision")
+        files = _select(_expected_from_manifest(model, source_manifest, "manifest entry"), allow, ignore)
+        return files, _total(files), model.get("revision") or _revision_of(source_manifest)
     if kind == "dir":
-        source_manifest = mf.load(model["path"]) if os.path.isdir(model["path"]) else None
         if not os.path.isdir(model["path"]):
             raise StageError("the source directory %s does not exist or is not mounted" % model["path"])
+        try:
+            source_manifest = mf.load(model["path"])
+        except ValueError as e:
+            raise _refuse(model, e)
         if source_manifest is not None:
-            files = mf.expected_files(source_manifest)
-            revision = source_manifest.get("revision")
+            files = _expected_from_manifest(model, source_manifest, "manifest entry")
+            for rel in files:
+                _source_file(model, rel)
+            revision = _revision_of(source_manifest)
         else:
-            files = dict((rel, {"size": os.path.getsize(os.path.join(model["path"], rel)), "sha256": None})
-                         for rel in mf.list_files(model["path"]))
+            files = dict((rel, {"size": size, "sha256": None}) for rel, size in source_listing(model).items())
             revision = model.get("revision")
         files = _select(files, allow, ignore)
         return files, _total(files), revision
     if kind == "host":
-        argv = _ssh_argv(model) + [_remote(model), "cat", os.path.join(model["path"], mf.MANIFEST_NAME)]
-        proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True,
-                              check=False)
+        remote_manifest = model["path"].rstrip("/") + "/" + mf.MANIFEST_NAME
+        argv = _ssh_argv(model) + ["--", _remote(model), "cat -- %s" % shlex.quote(remote_manifest)]
+        try:
+            proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True,
+                                  check=False, timeout=max(stall, 30))
+        except subprocess.TimeoutExpired:
+            raise StageError("reading the staged manifest on %s:%s over SSH took more than %d s"
+                             % (model["from_host"], model["path"], max(stall, 30)))
         if proc.returncode != 0:
             raise StageError("cannot read the staged manifest on %s:%s over SSH: %s (stage it there first)"
                              % (model["from_host"], model["path"], proc.stderr.strip()[-300:]))
@@ -145,24 +302,106 @@ def expected(model, token=None):
             source_manifest = json.loads(proc.stdout)
         except ValueError as e:
             raise StageError("the manifest on %s:%s is not JSON: %s" % (model["from_host"], model["path"], e))
-        files = _select(mf.expected_files(source_manifest), allow, ignore)
-        return files, _total(files), source_manifest.get("revision")
+        files = _select(_expected_from_manifest(model, source_manifest, "manifest entry"), allow, ignore)
+        return files, _total(files), _revision_of(source_manifest)
     raise StageError("unknown kind %r" % kind)
 
 
-def _paths_info(endpoint, repo, revision, paths, token):
+def _revision_of(manifest):
+    revision = manifest.get("revision") if isinstance(manifest, dict) else None
+    return contain.printable(revision)[:200] if revision is not None else None
+
+
+def _checked(model, files, what):
+    """Files a Hub answer lists ({name: {size, sha256}}), names, sizes and digests checked (a size may be missing:
+    paths-info gives it)."""
+    check_source_names(model, sorted(k if isinstance(k, str) else repr(k) for k in files), what)
+    for rel, info in files.items():
+        size, digest = info.get("size"), info.get("sha256")
+        if size is not None and (isinstance(size, bool) or not isinstance(size, int) or size < 0):
+            raise _refuse(model, "%s %s: size %s is not a byte count" % (what, rel, contain.printable(size)[:40]))
+        if digest is not None and not (isinstance(digest, str) and mf.SHA256.match(digest)):
+            raise _refuse(model, "%s %s: sha256 %s is not 64 hex digits" % (what, rel, contain.printable(digest)[:80]))
+    return files
+
+
+def source_listing(model):
+    """{relative path: size} of a ``dir`` source without a manifest. Symlinks: one to a plain file inside the
+    source tree is copied as that file's content; one that leaves the tree (or to a directory, or dangling) and
+    anything that is not a plain file (device, fifo, socket) refuses the whole model, named."""
+    root = model["path"]
+    real_root = os.path.realpath(root)
+    found, problems = {}, []
+    for dirpath, dirnames, filenames in os.walk(root):
+        for d in list(dirnames):
+            if os.path.islink(os.path.join(dirpath, d)):
+                problems.append("%s is a symlink to a directory (%s)" % (
+                    os.path.relpath(os.path.join(dirpath, d), root), os.readlink(os.path.join(dirpath, d))))
+                dirnames.remove(d)
+        if dirpath == root:
+            dirnames[:] = [d for d in dirnames if d not in mf.SKIP_DIRS]
+        for name in filenames:
+            if (dirpath == root and name in mf.SKIP_NAMES) or name.endswith(mf.OWN_SUFFIXES):
+                continue
+            rel = os.path.relpath(os.path.join(dirpath, name), root)
+            try:
+                found[rel] = _source_size(root, real_root, rel)
+            except contain.Refused as e:
+                problems.append(str(e))
+    if problems:
+        raise _refuse(model, "; ".join(contain.printable(p) for p in problems[:10]))
+    check_source_names(model, sorted(found), "source file")
+    return found
+
+
+def _source_size(root, real_root, rel):
+    path = os.path.join(root, rel)
+    real = os.path.realpath(path)
+    if not contain.under(real, real_root):
+        raise contain.Refused("%s is a symlink that leaves the source tree (to %s)" % (rel, real))
+    try:
+        st = os.stat(real)
+    except OSError:
+        raise contain.Refused("%s is a dangling symlink or unreadable" % rel)
+    if not os.path.isfile(real):
+        raise contain.Refused("%s is not a plain file" % rel)
+    return st.st_size
+
+
+def _source_fd(root, real_root, rel):
+    """(real path, fd) of a source file for reading: its real path must stay inside the source tree and be a plain
+    file (a link to /etc/shadow, or a manifest naming one through a link, is refused)."""
+    _source_size(root, real_root, rel)
+    real = os.path.realpath(os.path.join(root, rel))
+    fd = os.open(real, os.O_RDONLY | os.O_NOFOLLOW)
+    if not os.path.isfile(real) or not contain.under(os.path.realpath(real), real_root):
+        os.close(fd)
+        raise contain.Refused("%s changed while it was read" % rel)
+    return real, fd
+
+
+def _source_file(model, rel):
+    try:
+        return _source_size(model["path"], os.path.realpath(model["path"]), rel)
+    except contain.Refused as e:
+        raise _refuse(model, e)
+
+
+def _paths_info(model, endpoint, revision, paths, token, stall):
+    repo = model["repo"]
     url = "%s/api/models/%s/paths-info/%s" % (endpoint, repo, quote(revision, safe=""))
     body = urlencode([("paths", p) for p in paths] + [("expand", "false")]).encode()
     try:
-        entries = json.load(_get(url, token, {"Content-Type": "application/x-www-form-urlencoded"}, data=body))
-    except NET_ERRORS + (ValueError,) as e:
+        entries = json.load(_get(url, token, {"Content-Type": "application/x-www-form-urlencoded"}, data=body,
+                                 timeout=stall))
+    except NET_ERRORS + (ValueError, socket.timeout) as e:
         raise StageError("cannot read the file sizes of %s from %s: %s" % (repo, endpoint, e))
     files = {}
-    for entry in entries:
-        if entry.get("type", "file") == "file":
+    for entry in entries if isinstance(entries, list) else []:
+        if isinstance(entry, dict) and entry.get("type", "file") == "file":
             lfs = entry.get("lfs") or {}
-            files[entry["path"]] = {"size": entry.get("size"), "sha256": lfs.get("oid") or lfs.get("sha256")}
-    return files
+            files[entry.get("path")] = {"size": entry.get("size"), "sha256": lfs.get("oid") or lfs.get("sha256")}
+    return _checked(model, files, "Hub file")
 
 
 def space_needed(model, total):
@@ -195,204 +434,427 @@ def bytes_under(root):
     return total
 
 
-def fetch(model, partial, files, token=None, hf_cli="hf"):
-    """Fetch the model into ``partial`` (created), resuming whatever is there. Blocks until done."""
+def fetch(model, partial, files, token=None, hf_cli="hf", limits=NO_LIMITS, workers=None):
+    """Fetch the model into ``partial`` (created), resuming whatever is there. Blocks until done.
+
+    Returns {path: (size, mtime_ns, sha256)} of the files written here, hashed while they were written (HTTP,
+    tarball, directory copies); the Hub CLI and rsync write their own files, which are hashed afterwards."""
     if not os.path.isdir(partial):
         os.makedirs(partial)
     kind = model["kind"]
     if kind == "hub":
-        _fetch_hub(model, partial, token, hf_cli)
-    elif kind == "http" and is_tarball(model["url"]):
-        _fetch_tarball(model, partial, token)
-    elif kind == "http":
+        _fetch_hub(model, partial, token, hf_cli, limits)
+        return {}
+    if kind == "http" and is_tarball(model["url"]):
+        return _fetch_tarball(model, partial, token, limits)
+    if kind == "http":
+        check_source_names(model, sorted(files), "manifest entry")
+        known = {}
         for rel in sorted(files):
-            _fetch_url(model["url"].rstrip("/") + "/" + quote(rel), os.path.join(partial, rel),
-                       files[rel].get("size"), token)
-    elif kind == "dir":
-        for rel in sorted(files):
-            _copy_resume(os.path.join(model["path"], rel), os.path.join(partial, rel))
-    elif kind == "host":
-        _fetch_rsync(model, partial, files)
-    else:
-        raise StageError("unknown kind %r" % kind)
+            known[rel] = _fetch_url(model["url"].rstrip("/") + "/" + quote(rel), partial, rel,
+                                    files[rel].get("size"), token, limits, token_url=model["url"])
+        return known
+    if kind == "dir":
+        check_source_names(model, sorted(files), "source file")
+        return _copy_tree(model, partial, sorted(files), limits, workers)
+    if kind == "host":
+        _fetch_rsync(model, partial, files, limits)
+        return {}
+    raise StageError("unknown kind %r" % kind)
 
 
-def _fetch_hub(model, partial, token, hf_cli):
-    argv = [hf_cli, "download", model["repo"], "--local-dir", partial]
+def _die_with_parent():
+    """In the tool's process, before exec: SIGTERM when the worker dies (Linux PR_SET_PDEATHSIG), so a killed
+    worker leaves no tool writing into the partial tree under the next run's worker."""
+    try:
+        import ctypes
+        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGTERM), 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+
+
+def _run_watched(argv, what, limits, env=None, input_text=None):
+    """Run a transfer tool, checking the model's deadline and the run's presence every second; it is stopped
+    (SIGTERM, then SIGKILL) when either fails, and dies with the worker. Returns (rc, the output's tail)."""
+    with tempfile.TemporaryFile(mode="w+") as out:
+        proc = subprocess.Popen(argv, env=env, stdin=subprocess.PIPE if input_text is not None else subprocess.DEVNULL,
+                                stdout=out, stderr=subprocess.STDOUT, universal_newlines=True,
+                                preexec_fn=_die_with_parent)
+        if input_text is not None:
+            proc.stdin.write(input_text)
+            proc.stdin.close()
+        try:
+            while proc.poll() is None:
+                limits.check(what)
+                time.sleep(0.5)
+        except StageError:
+            proc.terminate()
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+            raise
+        out.seek(0)
+        text = out.read()
+    return proc.returncode, text.strip()[-600:]
+
+
+def _fetch_hub(model, partial, token, hf_cli, limits):
+    # Every value in --option=value form and the repo after "--": nothing from models_list can be read as an
+    # option by the CLI's parser (click), whatever it starts with.
+    argv = [hf_cli, "download", "--local-dir=" + partial]
     if model.get("revision"):
-        argv += ["--revision", model["revision"]]
+        argv.append("--revision=" + model["revision"])
     for pattern in model.get("allow_patterns") or []:
-        argv += ["--include", pattern]
+        argv.append("--include=" + pattern)
     for pattern in model.get("ignore_patterns") or []:
-        argv += ["--exclude", pattern]
+        argv.append("--exclude=" + pattern)
+    argv += ["--", model["repo"]]
     env = dict(os.environ)
     # The token travels in the environment only: never in an argv (ps shows those to every user).
+    env.pop("HF_TOKEN", None)
     if token:
         env["HF_TOKEN"] = token
     if model.get("endpoint"):
         env["HF_ENDPOINT"] = model["endpoint"]
+    # A stalled connection fails there, as here (huggingface_hub's documented timeouts, seconds).
+    env["HF_HUB_DOWNLOAD_TIMEOUT"] = str(int(limits.stall))
+    env["HF_HUB_ETAG_TIMEOUT"] = str(int(limits.stall))
     # Xet-backed repos: use every core and more memory for the transfer (huggingface_hub's documented switch).
     env.setdefault("HF_XET_HIGH_PERFORMANCE", "1")
     env.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
-    proc = subprocess.run(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
-                          check=False)
-    if proc.returncode != 0:
-        raise StageError("hf download %s failed (rc %d): %s"
-                         % (model["repo"], proc.returncode, proc.stdout.strip()[-600:]))
+    rc, out = _run_watched(argv, "the Hub repo %s" % model["repo"], limits, env=env)
+    if rc != 0:
+        raise StageError("hf download %s failed (rc %d): %s" % (model["repo"], rc, out))
 
 
-def _fetch_url(url, path, size, token):
-    parent = os.path.dirname(path)
-    if not os.path.isdir(parent):
-        os.makedirs(parent)
-    have = os.path.getsize(path) if os.path.exists(path) else 0
-    if size is not None and have == size:
-        return
-    if size is not None and have > size:
-        os.remove(path)
-        have = 0
-    headers = {"Range": "bytes=%d-" % have} if have else {}
+def _hash_prefix(fd, digest, length):
+    buf = bytearray(CHUNK)
+    view = memoryview(buf)
+    done = 0
+    os.lseek(fd, 0, os.SEEK_SET)
+    while done < length:
+        n = os.readv(fd, [view[:min(CHUNK, length - done)]])
+        if not n:
+            break
+        digest.update(view[:n])
+        done += n
+    return done
+
+
+def _known(fd, digest):
+    st = os.fstat(fd)
+    return (st.st_size, st.st_mtime_ns, digest.hexdigest())
+
+
+def _fetch_url(url, partial, rel, size, token, limits=NO_LIMITS, token_url=None):
+    """Fetch ``url`` into ``partial``/``rel`` (contained), resuming with Range, hashing what is written. A stall
+    (no byte for limits.stall s) and the file's deadline fail naming the URL and the file."""
+    fd = contain.open_in(partial, rel, os.O_RDWR | os.O_CREAT)
     try:
-        response = _get(url, token, headers)
-    except HTTPError as e:
-        if e.code == 416 and size is None:
-            return
-        raise StageError("%s: HTTP %d" % (url, e.code))
-    except NET_ERRORS as e:
-        raise StageError("%s: %s" % (url, e))
-    # A server that ignores Range sends the whole file again: start over instead of appending it.
-    mode = "ab" if have and response.status == 206 else "wb"
-    with response, open(path, mode) as out:
-        shutil.copyfileobj(response, out, CHUNK)
+        have = os.fstat(fd).st_size
+        digest = hashlib.sha256()
+        if size is not None and have > size:
+            os.ftruncate(fd, 0)
+            have = 0
+        if size is not None and have == size:
+            _hash_prefix(fd, digest, have)
+            return _known(fd, digest)
+        headers = {"Range": "bytes=%d-" % have} if have else {}
+        end = limits.file_end()
+        limits.check(rel)
+        try:
+            response = _get(url, token, headers, timeout=limits.stall, token_url=token_url)
+        except HTTPError as e:
+            if e.code == 416 and size is None:
+                _hash_prefix(fd, digest, have)
+                return _known(fd, digest)
+            raise StageError("%s (file %s): HTTP %d" % (url, rel, e.code))
+        except socket.timeout:
+            raise StageError("%s (file %s): no answer for %d s (models_stall_timeout)" % (url, rel, limits.stall))
+        except NET_ERRORS as e:
+            raise StageError("%s (file %s): %s" % (url, rel, e))
+        # A server that ignores Range sends the whole file again: start over instead of appending it.
+        if have and response.status == 206:
+            _hash_prefix(fd, digest, have)
+        else:
+            os.ftruncate(fd, 0)
+            have = 0
+        os.lseek(fd, have, os.SEEK_SET)
+        written = have
+        with response:
+            while True:
+                try:
+                    # read1: what has arrived, so a trickle cannot hold a read past the deadline.
+                    chunk = response.read1(CHUNK) if hasattr(response, "read1") else response.read(CHUNK)
+                except socket.timeout:
+                    raise StageError("%s (file %s): stalled, no byte for %d s at byte %d (models_stall_timeout)"
+                                     % (url, rel, limits.stall, written))
+                except NET_ERRORS as e:
+                    raise StageError("%s (file %s): %s at byte %d" % (url, rel, e, written))
+                if not chunk:
+                    break
+                if size is not None and written + len(chunk) > size:
+                    raise StageError("%s (file %s): longer than the %d bytes its manifest says; refused"
+                                     % (url, rel, size))
+                digest.update(chunk)
+                os.write(fd, chunk)
+                written += len(chunk)
+                if time.time() > end:
+                    raise StageError("%s (file %s): not done after %d s (%d bytes so far; models_file_timeout)"
+                                     % (url, rel, limits.file_deadline, written))
+                limits.check(rel)
+        return _known(fd, digest)
+    finally:
+        os.close(fd)
 
 
-def _fetch_tarball(model, partial, token):
-    # Beside the tree, not in it: the archive is not part of the weights. tarfile detects the compression.
-    archive = partial + ".download"
-    _fetch_url(model["url"], archive, None, token)
+def _fetch_tarball(model, partial, token, limits):
+    # Inside the partial tree, the one place the role deletes in. tarfile detects the compression.
+    url = model["url"]
+    _fetch_url(url, partial, ARCHIVE_NAME, None, token, limits)
+    archive = os.path.join(partial, ARCHIVE_NAME)
+    known = {}
     try:
         with tarfile.open(archive) as tar:
             members = tar.getmembers()
-            for member in members:
-                name = os.path.normpath(member.name)
-                if name.startswith(("/", "..")) or not (member.isfile() or member.isdir()):
-                    raise StageError("%s: member %s leaves the tree or is not a plain file; refused"
-                                     % (model["url"], member.name))
+            bad = [m.name for m in members if not (m.isfile() or m.isdir())]
+            if bad:
+                raise _refuse_tar(model, "member %s is a link, device or fifo (only plain files and directories)"
+                                  % contain.printable(bad[0]))
+            names = [m.name[2:] if m.name.startswith("./") else m.name for m in members]
+            names = [n.rstrip("/") if m.isdir() else n for n, m in zip(names, members)]
+            bad = [n for n in names if n and n != "." and not _tar_name_ok(n)]
+            if bad:
+                raise _refuse_tar(model, "member %s leaves the tree or is not a normalised relative path"
+                                  % contain.printable(bad[0]))
             # A tarball holding one top directory is that directory's tree.
-            tops = set(os.path.normpath(m.name).split("/")[0] for m in members)
-            strip = len(tops) == 1 and any(m.isdir() and os.path.normpath(m.name) in tops for m in members)
-            for member in members:
-                if member.isfile():
-                    rel = os.path.normpath(member.name)
-                    if strip:
-                        rel = rel.split("/", 1)[1] if "/" in rel else None
-                    if rel:
-                        target = os.path.join(partial, rel)
-                        if not os.path.isdir(os.path.dirname(target)):
-                            os.makedirs(os.path.dirname(target))
-                        with tar.extractfile(member) as src, open(target, "wb") as out:
-                            shutil.copyfileobj(src, out, CHUNK)
+            tops = set(n.split("/")[0] for n in names if n and n != ".")
+            strip = len(tops) == 1 and any(m.isdir() and n in tops for n, m in zip(names, members))
+            plan = []
+            for name, member in zip(names, members):
+                if not member.isfile():
+                    continue
+                if name.split("/")[-1] in RESERVED and name.count("/") <= (1 if strip else 0):
+                    continue  # a staged tree's own bookkeeping, packed with it: not part of the weights
+                rel = name.split("/", 1)[1] if strip and "/" in name else (None if strip else name)
+                if rel:
+                    plan.append((rel, member))
+            rels = [rel for rel, _m in plan]
+            if len(set(rels)) != len(rels):
+                dup = sorted(r for r in set(rels) if rels.count(r) > 1)[0]
+                raise _refuse_tar(model, "member %s is in the tarball twice" % contain.printable(dup))
+            check_source_names(model, rels, "member", "nothing was unpacked (the archive stays in the partial tree)")
+            unpacked = sum(m.size for _r, m in plan)
+            free = os.statvfs(partial)
+            if unpacked > free.f_bavail * free.f_frsize:
+                raise _refuse_tar(model, "it unpacks to %d bytes, more than the %d free at %s"
+                                  % (unpacked, free.f_bavail * free.f_frsize, partial))
+            for rel, member in plan:
+                limits.check(rel)
+                known[rel] = _extract(tar, member, partial, rel, limits)
     except (tarfile.TarError, EOFError, OSError) as e:
         # A truncated archive is fetched again from its start next time.
-        os.remove(archive)
-        raise StageError("%s: not a readable tarball (%s)" % (model["url"], e))
-    os.remove(archive)
+        contain.remove_in(partial, ARCHIVE_NAME)
+        raise StageError("%s: not a readable tarball (%s)" % (url, e))
+    contain.remove_in(partial, ARCHIVE_NAME)
+    return known
 
 
-def _copy_resume(src, dst):
-    parent = os.path.dirname(dst)
-    if not os.path.isdir(parent):
-        os.makedirs(parent)
-    size = os.path.getsize(src)
-    have = os.path.getsize(dst) if os.path.exists(dst) else 0
-    if have > size:
-        have = 0
-    if have < size:
-        # Not O_APPEND: the kernel copies refuse an append-mode target.
-        fd_out = os.open(dst, os.O_WRONLY | os.O_CREAT | (0 if have else os.O_TRUNC), 0o644)
+def _refuse_tar(model, e):
+    return _refuse(model, e, "nothing was unpacked (the archive stays in the partial tree)")
+
+
+def _tar_name_ok(name):
+    try:
+        contain.check_rel(name)
+        return True
+    except contain.Refused:
+        return False
+
+
+def _extract(tar, member, partial, rel, limits):
+    fd = contain.open_in(partial, rel, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+    digest = hashlib.sha256()
+    try:
+        src = tar.extractfile(member)
+        with src:
+            while True:
+                chunk = src.read(CHUNK)
+                if not chunk:
+                    break
+                digest.update(chunk)
+                os.write(fd, chunk)
+                limits.check(rel)
+        return _known(fd, digest)
+    finally:
+        os.close(fd)
+
+
+def _copy_tree(model, partial, rels, limits, workers=None):
+    """Copy every file of a ``dir`` source, ``workers`` files at a time (default: every core), each hashed while
+    it is copied - one read of the source, no second read of the copy."""
+    root = model["path"]
+    real_root = os.path.realpath(root)
+    workers = max(1, workers or os.cpu_count() or 1)
+    sizes = dict((rel, _source_file(model, rel)) for rel in rels)
+    order = sorted(rels, key=lambda r: -sizes[r])
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        results = list(pool.map(lambda rel: _copy_resume(model, root, real_root, rel, partial, limits), order))
+    return dict(zip(order, results))
+
+
+def _copy_resume(model, root, real_root, rel, partial, limits=NO_LIMITS):
+    try:
+        _real, fd_in = _source_fd(root, real_root, rel)
+    except contain.Refused as e:
+        raise _refuse(model, e)
+    try:
+        size = os.fstat(fd_in).st_size
+        fd_out = contain.open_in(partial, rel, os.O_RDWR | os.O_CREAT)
         try:
-            with open(src, "rb") as fin:
-                _copy_range(fin.fileno(), fd_out, have, size)
+            have = os.fstat(fd_out).st_size
+            digest = hashlib.sha256()
+            if have > size:
+                os.ftruncate(fd_out, 0)
+                have = 0
+            # Resume: what is there is hashed (one read of the part already copied), the rest copied and hashed.
+            have = _hash_prefix(fd_out, digest, have)
+            _copy_hashed(fd_in, fd_out, have, size, digest, limits, rel)
+            os.ftruncate(fd_out, size)
+            return _known(fd_out, digest)
         finally:
             os.close(fd_out)
-    shutil.copystat(src, dst)
+    finally:
+        os.close(fd_in)
 
 
-def _copy_range(fd_in, fd_out, offset, end):
-    """Copy bytes [offset, end) in the kernel: copy_file_range (a reflink or server-side copy where the file system
-    has one), else sendfile; a plain read/write loop is three times slower than cp here (benchmarks/models)."""
-    copy = getattr(os, "copy_file_range", None)
-    while offset < end:
-        count = min(end - offset, 1 << 30)
+def _copy_hashed(fd_in, fd_out, offset, end, digest, limits, rel):
+    """Copy bytes [offset, end) and hash them on the way: the source is mapped (no copy into Python), hashed and
+    written from the mapping; one read of the source, one write, the hash in the same pass. hashlib releases the
+    GIL, so the thread pool hashes on every core."""
+    import mmap
+    if offset >= end:
+        return
+    page = mmap.ALLOCATIONGRANULARITY
+    pos = offset
+    while pos < end:
+        base = pos - pos % page
+        length = min(COPY_SLICE, end - base)
         try:
-            if copy is not None:
-                n = copy(fd_in, fd_out, count, offset, offset)
-            else:
-                os.lseek(fd_out, offset, os.SEEK_SET)
-                n = os.sendfile(fd_out, fd_in, offset, count)
-        except OSError:
-            if copy is None:
-                raise
-            copy = None  # across file systems on older kernels: sendfile
-            continue
-        if n == 0:
-            raise StageError("the source shrank while it was copied (at byte %d of %d)" % (offset, end))
-        offset += n
+            m = mmap.mmap(fd_in, length, access=mmap.ACCESS_READ, offset=base)
+        except (ValueError, OSError):
+            m = None
+        if m is None:
+            break
+        try:
+            view = memoryview(m)
+            try:
+                start = pos - base
+                while start < length:
+                    stop = min(length, start + CHUNK)
+                    with view[start:stop] as piece:
+                        digest.update(piece)
+                        done = os.pwrite(fd_out, piece, pos)
+                        while done < len(piece):
+                            with piece[done:] as rest:
+                                done += os.pwrite(fd_out, rest, pos + done)
+                    pos += stop - start
+                    start = stop
+            finally:
+                view.release()
+        finally:
+            m.close()
+        limits.check(rel)
+    while pos < end:
+        # A source that cannot be mapped (a pipe-like file system): plain reads.
+        chunk = os.pread(fd_in, min(CHUNK, end - pos), pos)
+        if not chunk:
+            raise StageError("%s: the source shrank while it was copied (at byte %d of %d)" % (rel, pos, end))
+        digest.update(chunk)
+        os.pwrite(fd_out, chunk, pos)
+        pos += len(chunk)
+        limits.check(rel)
 
 
-def _fetch_rsync(model, partial, files):
-    ssh = " ".join(_ssh_argv(model))
-    argv = ["rsync", "-a", "--partial", "--inplace", "-e", ssh, "--exclude", mf.MANIFEST_NAME,
-            "--exclude", STATUS_NAME, "%s:%s/" % (_remote(model), model["path"].rstrip("/")), partial + "/"]
+def _fetch_rsync(model, partial, files, limits):
+    ssh = " ".join(shlex.quote(a) for a in _ssh_argv(model))
+    # -rt, not -a: no symlinks, devices, owners or source modes come over (a staged tree holds plain files);
+    # --protect-args: the remote path is not read by the remote shell; --timeout: a stalled link fails.
+    argv = ["rsync", "-rt", "--protect-args", "--partial", "--inplace", "--timeout=%d" % int(limits.stall),
+            "-e", ssh, "--exclude", "/" + mf.MANIFEST_NAME, "--exclude", "/" + STATUS_NAME]
     listing = None
+    if files is not None:
+        check_source_names(model, sorted(files), "manifest entry")
     if files is not None and (model.get("allow_patterns") or model.get("ignore_patterns")):
         # Only the files the patterns keep: rsync reads their names on stdin.
-        argv[1:1] = ["--files-from=-"]
-        listing = "\n".join(sorted(files))
-    proc = subprocess.run(argv, check=False, input=listing, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          universal_newlines=True)
-    if proc.returncode != 0:
-        raise StageError("rsync from %s:%s failed (rc %d): %s"
-                         % (model["from_host"], model["path"], proc.returncode, proc.stdout.strip()[-600:]))
+        argv.append("--files-from=-")
+        listing = "\n".join(sorted(files)) + "\n"
+    argv += ["--", "%s:%s/" % (_remote(model), model["path"].rstrip("/")), partial + "/"]
+    rc, out = _run_watched(argv, "%s:%s" % (model["from_host"], model["path"]), limits, input_text=listing)
+    if rc != 0:
+        raise StageError("rsync from %s:%s failed (rc %d): %s" % (model["from_host"], model["path"], rc, out))
 
 
 def read_status(partial):
     try:
-        with open(os.path.join(partial, STATUS_NAME)) as f:
+        fd = contain.open_in(partial, STATUS_NAME, os.O_RDONLY)
+    except (OSError, contain.Refused):
+        return None
+    try:
+        with os.fdopen(fd) as f:
             return json.load(f)
     except (IOError, OSError, ValueError):
         return None
 
 
 def write_status(partial, status):
-    path = os.path.join(partial, STATUS_NAME)
-    with open(path + ".tmp", "w") as f:
+    tmp = STATUS_NAME + ".llmserve-tmp"
+    fd = contain.open_in(partial, tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+    with os.fdopen(fd, "w") as f:
         json.dump(status, f)
-    os.rename(path + ".tmp", path)
+    os.rename(os.path.join(partial, tmp), os.path.join(partial, STATUS_NAME))
 
 
-def start_worker(job, partial):
+def owns_partial(partial):
+    """Whether ``partial`` is the role's: it holds the worker's status file or a verified manifest."""
+    if os.path.islink(partial) or not os.path.isdir(partial):
+        return False
+    return any(st is not None and stat.S_ISREG(st.st_mode)
+               for st in (contain.lstat_in(partial, STATUS_NAME), contain.lstat_in(partial, mf.MANIFEST_NAME)))
+
+
+def start_worker(job, partial, lock_path=None, token=None, extra=None):
     """Run ``job(report)`` in a detached process (double fork, new session); ``report(state, **extra)`` and the
-    outcome (done, or failed with the error) land in the status file beside the partial tree."""
+    outcome (done, or failed with the error) land in the status file beside the partial tree. The worker names
+    itself in the lock (``lock_path``, this run's ``token``) and gives it up when it stops on its own."""
     if not os.path.isdir(partial):
-        os.makedirs(partial)
+        os.makedirs(partial, 0o755)
     started = time.time()
-    write_status(partial, {"state": "starting", "started": started, "pid": None})
+    base = dict(extra or {})
+    write_status(partial, dict(base, state="starting", started=started, pid=None))
     pid = os.fork()
     if pid:
         os.waitpid(pid, 0)
         return
     try:
         os.setsid()
-        if os.fork():
+        worker = os.fork()
+        if worker:
+            # The lock names the worker before the module goes on: its pid is what a later run checks.
+            if lock_path:
+                seen = proc_stat(worker)
+                locks.update(lock_path, token, {"pid": worker, "starttime": seen[3] if seen else None})
             os._exit(0)
         devnull = os.open(os.devnull, os.O_RDWR)
         for fd in (0, 1, 2):
             os.dup2(devnull, fd)
         signal.signal(signal.SIGHUP, signal.SIG_IGN)
+        me = os.getpid()
 
         def report(state, **extra):
-            status = {"state": state, "started": started, "pid": os.getpid()}
+            status = dict(base, state=state, started=started, pid=me)
             status.update(extra)
             write_status(partial, status)
 
@@ -402,44 +864,186 @@ def start_worker(job, partial):
             report("done", ended=time.time())
         except Exception as e:  # the worker's only report is its status file
             report("failed", error=str(e), ended=time.time())
+            if lock_path and "abandoned" in str(e):
+                locks.release(lock_path, token)
     finally:
         os._exit(0)
 
 
+def check_index(partial):
+    """The index's shard names are names from the source too: each must be contained (checkpoint.py opens them)."""
+    st = contain.lstat_in(partial, INDEX_NAME)
+    if st is None:
+        return
+    try:
+        with os.fdopen(contain.open_in(partial, INDEX_NAME, os.O_RDONLY), "rb") as f:
+            index = json.loads(f.read().decode("utf-8"))
+        weight_map = index.get("weight_map")
+    except (ValueError, AttributeError, UnicodeDecodeError):
+        return  # not JSON: check_checkpoint names it
+    if isinstance(weight_map, dict):
+        try:
+            contain.check_names(sorted(set(v if isinstance(v, str) else repr(v) for v in weight_map.values())),
+                                "%s shard" % INDEX_NAME)
+        except contain.Refused as e:
+            raise StageError("%s; the model is refused" % e)
+
+
 def fetch_and_verify(model, partial, files, revision, token=None, hf_cli="hf", require_tokenizer=True,
-                     workers=None):
-    """The worker's job: fetch, hash every file against what the source promised, check the structure, write the
-    manifest. A file whose hash or size is wrong is removed, so the next run fetches it again."""
+                     workers=None, limits=NO_LIMITS):
+    """The worker's job: fetch (hashing while it writes), hash what a tool wrote, compare with what the source
+    promised, check the structure, write the manifest. A file whose hash or size is wrong is removed (inside
+    ``partial``, by its checked name), so the next run fetches it again."""
     def job(report):
-        fetch(model, partial, files, token, hf_cli)
+        known = fetch(model, partial, files, token, hf_cli, limits, workers)
+        limits.check()
         report("verifying")
         source = dict((k, model[k]) for k in ("kind", "repo", "url", "path", "from_host", "endpoint") if k in model)
-        manifest = mf.build(partial, source, revision, workers)
+        try:
+            manifest = mf.build(partial, source, revision, workers, known=known)
+        except contain.Refused as e:
+            raise StageError("%s; the model is refused" % e)
         mismatches = mf.compare(manifest, files or {})
         for rel in [mismatch[0] for mismatch in mismatches]:
-            if os.path.exists(os.path.join(partial, rel)):
-                os.remove(os.path.join(partial, rel))
+            contain.remove_in(partial, rel)
         if mismatches:
             raise StageError("the fetched copy does not match its source (the files named are fetched again on the "
                              "next run): %s" % "; ".join(mismatch[1] for mismatch in mismatches))
+        check_index(partial)
         problems = check_checkpoint(partial, require_tokenizer=require_tokenizer)[0]
         if problems:
             raise StageError("the fetched checkpoint is not whole: %s" % "; ".join(problems))
+        limits.check()
         mf.write(partial, manifest)
     return job
 
 
+def ownership(dest, adopt=False):
+    """(ok, what) about the tree at ``dest``: absent, ours (the role's manifest or retired marker at its top),
+    empty, adopted (``adopt``), else refused with the message naming it and the setting that adopts it."""
+    if not os.path.lexists(dest):
+        return True, "absent"
+    if os.path.islink(dest):
+        return False, ("dest %s is a symlink (to %s); the role does not replace links - give the real directory"
+                       % (dest, os.readlink(dest)))
+    if not os.path.isdir(dest):
+        return False, "dest %s exists and is not a directory; move it away or choose another dest" % dest
+    if os.path.ismount(dest):
+        return False, ("dest %s is a mount point: publishing renames the tree, which cannot replace a mount point; "
+                       "stage to a directory below it (%s/<name>)" % (dest, dest.rstrip("/")))
+    for marker in (mf.MANIFEST_NAME, RETIRED_NAME):
+        st = contain.lstat_in(dest, marker)
+        if st is not None and stat.S_ISREG(st.st_mode):
+            return True, "ours"
+    if not os.listdir(dest):
+        return True, "empty"
+    if adopt:
+        return True, "adopted"
+    return False, ("dest %s exists and was not staged by roles/models (no %s at its top): the role would replace it "
+                   "and delete its files. Move it away, choose another dest, or set adopt: true on this model in "
+                   "models_list to let the role replace it" % (dest, mf.MANIFEST_NAME))
+
+
+def _fsync_dir(path):
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def retired(path):
+    st = contain.lstat_in(path, RETIRED_NAME) if os.path.isdir(path) and not os.path.islink(path) else None
+    return st is not None and stat.S_ISREG(st.st_mode)
+
+
+def remove_retired(path):
+    """Delete a tree the role retired (its RETIRED_NAME marker at the top), the marker last: an interrupted
+    removal is finished by the next run, and a tree without the marker is never deleted."""
+    if not retired(path):
+        raise StageError("%s exists and was not left by roles/models (no %s in it); move it away"
+                         % (path, RETIRED_NAME))
+    for name in os.listdir(path):
+        if name == RETIRED_NAME:
+            continue
+        child = os.path.join(path, name)
+        if os.path.isdir(child) and not os.path.islink(child):
+            shutil.rmtree(child)
+        else:
+            os.unlink(child)
+    os.unlink(os.path.join(path, RETIRED_NAME))
+    os.rmdir(path)
+
+
+def _mark_retired(dest):
+    fd = contain.open_in(dest, RETIRED_NAME, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+    try:
+        os.write(fd, b"retired by roles/models; deleted once its successor is published\n")
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def verified(partial):
+    """A partial tree ready to publish: the worker wrote its manifest (the last thing it does) and is not running."""
+    if not os.path.isdir(partial) or os.path.islink(partial):
+        return False
+    st = contain.lstat_in(partial, mf.MANIFEST_NAME)
+    status = read_status(partial)
+    return st is not None and (status is None or status.get("state") == "done")
+
+
+def recover(dest):
+    """Finish or undo a publish that a crash interrupted; returns what it did (None when nothing was needed).
+
+    publish() marks the old tree retired, renames it to ``<dest>.old``, renames the partial tree to ``dest``
+    and deletes ``.old``. After a crash: no ``dest`` but ``.old`` - the verified partial tree is published (roll
+    forward), else ``.old`` is put back (roll back); ``dest`` and ``.old`` - ``.old`` is deleted; a retired marker
+    left in ``dest`` is removed. ``.old`` without the marker is not the role's and is never touched."""
+    old, partial = old_of(dest), partial_of(dest)
+    done = None
+    if os.path.lexists(old):
+        if not retired(old):
+            raise StageError("%s exists and was not left by roles/models (no %s in it); move it away"
+                             % (old, RETIRED_NAME))
+        if not os.path.lexists(dest):
+            if verified(partial):
+                os.rename(partial, dest)
+                done = "finished an interrupted publish of %s" % dest
+            else:
+                os.rename(old, dest)
+                os.unlink(os.path.join(dest, RETIRED_NAME))
+                _fsync_dir(os.path.dirname(dest))
+                return "put back %s after an interrupted publish" % dest
+        remove_retired(old)
+        done = done or "removed %s left by an interrupted publish" % old
+    if os.path.isdir(dest) and not os.path.islink(dest) and contain.lstat_in(dest, RETIRED_NAME) is not None:
+        os.unlink(os.path.join(dest, RETIRED_NAME))
+        done = done or "kept %s, whose publish was interrupted before it moved" % dest
+    _fsync_dir(os.path.dirname(dest))
+    return done
+
+
 def publish(partial, dest):
-    """Put the verified tree at ``dest``: a previous tree is moved aside first, and removed once the new one is in."""
-    old = None
+    """Put the verified tree at ``dest``: a previous tree (the role's, or adopted) is marked retired, moved aside,
+    the new one renamed in, then the old one removed. Each step is durable (fsync of the parent) and recover()
+    finishes or undoes it after a crash at any point."""
+    if not verified(partial):
+        raise StageError("%s is not a verified tree; nothing published" % partial)
+    old = old_of(dest)
+    if os.path.lexists(old):
+        remove_retired(old)
     if os.path.lexists(dest):
-        old = dest.rstrip("/") + ".old"
-        if os.path.lexists(old):
-            shutil.rmtree(old)
+        _mark_retired(dest)
         os.rename(dest, old)
+        _fsync_dir(os.path.dirname(dest))
     os.rename(partial, dest)
-    if old:
-        shutil.rmtree(old)
+    _fsync_dir(os.path.dirname(dest))
+    if os.path.lexists(old):
+        remove_retired(old)
 
 
 def hf_cli_path(explicit=None):

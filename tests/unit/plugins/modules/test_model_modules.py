@@ -82,12 +82,12 @@ def test_model_plan_masks_an_inline_token():
 
 
 def test_model_plan_fans_out_to_the_other_hosts():
-    models = [{"name": "k", "kind": "hub", "repo": "a/b", "dest": "/m"}]
+    models = [{"name": "k", "kind": "hub", "repo": "a/b", "dest": "/models/m"}]
     seed = _run("model_plan", {"models": models, "fanout": True, "host": "a", "seed": "a", "seed_address": "10.1.1.1"})
     other = _run("model_plan", {"models": models, "fanout": True, "host": "b", "seed": "a", "seed_address": "10.1.1.1",
                                 "ssh": {"ssh_user": "root", "ssh_key": "/root/.ssh/k"}})
     assert seed["models"][0]["phase"] == 1 and seed["models"][0]["kind"] == "hub"
-    assert other["models"][0] == {"name": "k", "kind": "host", "from_host": "10.1.1.1", "path": "/m", "dest": "/m",
+    assert other["models"][0] == {"name": "k", "kind": "host", "from_host": "10.1.1.1", "path": "/models/m", "dest": "/models/m",
                                   "repo": "a/b", "role": "target", "ssh_user": "root", "ssh_key": "/root/.ssh/k",
                                   "phase": 2}
 
@@ -96,7 +96,7 @@ def test_model_stage_stages_then_changes_nothing_and_refuses_a_full_disk(tmp_pat
     src = tiny.write_target(str(tmp_path / "src"), shards=2)
     model = {"name": "k", "kind": "dir", "path": src, "dest": str(tmp_path / "m")}
     first = _run("model_stage", {"model": model, "progress_interval": 30})
-    assert first["changed"] and first["action"] == "staged", first
+    assert first.get("changed") and first["action"] == "staged", first.get("msg", first)
     again = _run("model_stage", {"model": model})
     assert not again["changed"] and again["action"] == "present" and again["verify"]["hashed"] == 0
     check = _run("model_stage", {"model": dict(model, dest=str(tmp_path / "n")), "_ansible_check_mode": True})

@@ -43,10 +43,11 @@ class RangeHandler(http.server.SimpleHTTPRequestHandler):
         return f
 
     def copyfile(self, source, outputfile):
-        before = source.tell()
-        super().copyfile(source, outputfile)
+        # Counted before sending: the client may finish reading before this thread runs on after the last byte.
         if type(self).sent is not None:
-            type(self).sent[self.path] = type(self).sent.get(self.path, 0) + source.tell() - before
+            left = os.fstat(source.fileno()).st_size - source.tell()
+            type(self).sent[self.path] = type(self).sent.get(self.path, 0) + left
+        super().copyfile(source, outputfile)
 
 
 @pytest.fixture
@@ -187,14 +188,19 @@ def test_worker_reports_through_its_status_file(tmp_path):
     assert verify_tree(model["dest"])["ok"]
 
 
+def _tree(path, files):
+    os.makedirs(path)
+    for name, text in files.items():
+        with open(os.path.join(path, name), "w") as f:
+            f.write(text)
+
+
 def test_publish_replaces_an_old_tree_only_at_the_end(tmp_path):
     dest, partial = str(tmp_path / "m"), str(tmp_path / "m.partial")
-    os.makedirs(dest)
-    os.makedirs(partial)
-    (tmp_path / "m" / "old").write_text("old")
-    (tmp_path / "m.partial" / "new").write_text("new")
+    _tree(dest, {"old": "old", mf.MANIFEST_NAME: "{}"})
+    _tree(partial, {"new": "new", mf.MANIFEST_NAME: "{}"})
     stage.publish(partial, dest)
-    assert os.listdir(dest) == ["new"] and not os.path.exists(dest + ".old")
+    assert sorted(os.listdir(dest)) == sorted(["new", mf.MANIFEST_NAME]) and not os.path.exists(dest + ".old")
 
 
 def test_missing_source_dir_named(tmp_path):

@@ -1,6 +1,6 @@
 # Copyright: (c) 2026, llmserve.sglang contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""One deploy of an instance at a time (module_utils/server/lock.py), and a write that is whole or absent."""
+"""One deploy of an instance at a time (module_utils/host/lock.py), and a write that is whole or absent."""
 import json
 import os
 import signal
@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from ansible_collections.llmserve.sglang.plugins.module_utils.server import lock
+from ansible_collections.llmserve.sglang.plugins.module_utils.host import lock
 from ansible_collections.llmserve.sglang.plugins.module_utils.server import plan as sp
 
 
@@ -55,7 +55,7 @@ def test_check_mode_takes_nothing(tmp_path):
 TAKER = """
 import json, sys
 sys.path[:0] = %r
-from ansible_collections.llmserve.sglang.plugins.module_utils.server import lock
+from ansible_collections.llmserve.sglang.plugins.module_utils.host import lock
 import time
 print(json.dumps(lock.take(sys.argv[1], {"token": sys.argv[2], "since": time.time(), "controller": "c", "user": "u",
                                          "pid": 1}, 600)["taken"]))

@@ -1,7 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, llmserve.sglang contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""One deploy of an instance at a time: a lock file on the host naming its holder (target side, stdlib only).
+"""One holder at a time: a lock file on the host naming its holder (target side, stdlib only). Used by the server
+room (one deploy of an instance at a time) and the models room (one staging run per dest), hence in host/.
 
 Two ``ansible-playbook`` runs deploying one instance at once would each write, restart and wait, and both report
 success while only one configuration runs. The first run's lock names who holds it - ``{controller, user, pid,
@@ -45,7 +46,8 @@ def _replace(path, holder):
 
 
 def take(path, holder, stale_after, holder_dead=False, check=False):
-    """Returns {taken, held_by, took_over (the stale holder, or None), message}."""
+    """Returns {taken, held_by, took_over (the stale holder, or None), message}. ``holder_dead`` may be a callable
+    (the current holder -> whether it is dead), asked under the guard: the holder it judges is the one replaced."""
     d = os.path.dirname(path)
     if not os.path.isdir(d):
         if check:
@@ -69,6 +71,8 @@ def _take(path, holder, stale_after, holder_dead, check):
     if current.get("token") == holder.get("token"):
         return {"taken": True, "held_by": current, "took_over": None, "message": "holds the lock already"}
     age = time.time() - float(current.get("since") or 0)
+    if callable(holder_dead):
+        holder_dead = holder_dead(current)
     if holder_dead or age > stale_after:
         why = "its controller process is gone" if holder_dead else "it is older than %d s" % stale_after
         if not check:
@@ -76,6 +80,22 @@ def _take(path, holder, stale_after, holder_dead, check):
         return {"taken": True, "held_by": holder, "took_over": current,
                 "message": "took over a stale lock of %s: %s" % (describe(current), why)}
     return {"taken": False, "held_by": current, "took_over": None, "message": "held by %s" % describe(current)}
+
+
+def update(path, token, changes):
+    """Merge ``changes`` into the lock if this holder (token) still has it, under the guard; returns the holder
+    now in the lock (another one's when it was taken over: the caller must stop)."""
+    guard = os.open(path + ".guard", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(guard, fcntl.LOCK_EX)
+        current = read(path)
+        if current is None or current.get("token") != token:
+            return current
+        current.update(changes)
+        _replace(path, current)
+        return current
+    finally:
+        os.close(guard)
 
 
 def release(path, token, check=False):

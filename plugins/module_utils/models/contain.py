@@ -1,0 +1,216 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What a source may name, and where the role may write: the one containment rule of roles/models (stdlib only).
+
+The role runs as root. Every path that comes from outside - a manifest's entries, an index's shard names, a
+tarball's members, a directory or host listing - goes through ``check_names`` before a byte is written: it must be
+relative, already normalised (no ``.``/``..``/empty component, no leading ``/``), free of control characters and
+backslashes, and name a plain file that is not also the directory of another entry. One bad entry refuses the
+whole model, naming it. Files are then opened and removed through ``open_in``/``remove_in``, which walk the tree
+one directory at a time with ``O_NOFOLLOW``: a symlink anywhere below the root is refused, never followed, even if
+it appeared after the check. ``check_dest`` says which trees the role may own at all.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import errno
+import os
+import re
+import stat
+
+# A path component or value with these is never what a user or a source meant (C0, DEL and C1 controls).
+CONTROL = re.compile(u"[\x00-\x1f\x7f-\x9f]")
+# Directories whose replacement or content loss would break the host; a dest may be none of them nor hold one.
+SYSTEM_PATHS = (
+    "/", "/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib32", "/lib64", "/libx32", "/lost+found", "/media",
+    "/mnt", "/opt", "/proc", "/root", "/run", "/sbin", "/snap", "/srv", "/sys", "/tmp", "/usr", "/var",
+    "/usr/bin", "/usr/lib", "/usr/lib64", "/usr/libexec", "/usr/local", "/usr/local/bin", "/usr/local/lib",
+    "/usr/sbin", "/usr/share", "/usr/src", "/usr/include", "/var/cache", "/var/lib", "/var/log", "/var/mail",
+    "/var/spool", "/var/tmp", "/var/run", "/var/lock", "/var/backups", "/var/opt", "/var/www", "/srv/www",
+)
+# Trees no weights belong in: a dest anywhere below them is refused too.
+SYSTEM_TREES = ("/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/libx32", "/proc", "/run", "/sbin",
+                "/sys", "/usr/bin", "/usr/lib", "/usr/lib64", "/usr/libexec", "/usr/sbin", "/usr/include",
+                "/var/lib/dpkg", "/var/lib/apt", "/var/log")
+# A dest needs at least this many components: /data or /models alone would be a whole disk's tree.
+MIN_DEPTH = 2
+
+
+class Refused(ValueError):
+    """A path the role will not use; the message names it and why."""
+
+
+def printable(value):
+    """``value`` safe to put in a message: control characters escaped (a newline cannot forge a line)."""
+    text = value if isinstance(value, str) else repr(value)
+    return CONTROL.sub(lambda m: "\\x%02x" % ord(m.group(0)), text)
+
+
+def check_rel(rel, what="entry"):
+    """``rel`` if it is a contained relative file path, else Refused naming it (escaped) and the rule it breaks."""
+    if not isinstance(rel, str) or not rel:
+        raise Refused("%s %s is not a path" % (what, printable(rel)))
+    if CONTROL.search(rel) or "\\" in rel:
+        raise Refused("%s %s has a control character or a backslash" % (what, printable(rel)))
+    if rel.startswith("/"):
+        raise Refused("%s %s is absolute" % (what, printable(rel)))
+    parts = rel.split("/")
+    if any(p in ("", ".", "..") for p in parts):
+        raise Refused("%s %s is not a normalised path inside the tree (empty, . or .. component)"
+                      % (what, printable(rel)))
+    if any(len(p.encode("utf-8", "surrogateescape")) > 255 for p in parts) or len(rel) > 4000:
+        raise Refused("%s %s is longer than a file system allows" % (what, printable(rel)[:80]))
+    return rel
+
+
+def check_names(rels, what="entry"):
+    """Every name of ``rels`` checked; Refused naming each bad one (all at once). A name that is also another
+    name's directory (``a`` and ``a/b``) is refused: one of them could not be a plain file."""
+    problems = []
+    names = set()
+    for rel in rels:
+        try:
+            names.add(check_rel(rel, what))
+        except Refused as e:
+            problems.append(str(e))
+    for rel in sorted(names):
+        parts = rel.split("/")
+        for i in range(1, len(parts)):
+            if "/".join(parts[:i]) in names:
+                problems.append("%s %s is both a file and the directory of %s" % (what, "/".join(parts[:i]), rel))
+                break
+    if problems:
+        raise Refused("; ".join(problems[:10]) + ("; and %d more" % (len(problems) - 10) if len(problems) > 10 else ""))
+    return sorted(names)
+
+
+def _dir_fd(root, parts, create):
+    """An fd of ``root``/``parts`` reached without following a symlink below ``root`` (created with ``create``)."""
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for part in parts:
+            if create:
+                try:
+                    os.mkdir(part, 0o755, dir_fd=fd)
+                except OSError as e:
+                    if e.errno != errno.EEXIST:
+                        raise
+            try:
+                nxt = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+            except OSError as e:
+                if e.errno in (errno.ELOOP, errno.ENOTDIR):
+                    raise Refused("%s/%s is a symlink or not a directory; refused (nothing is followed out of "
+                                  "the tree)" % (printable(root), printable("/".join(parts))))
+                raise
+            os.close(fd)
+            fd = nxt
+        return fd
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def open_in(root, rel, flags, mode=0o644):
+    """os.open of ``root``/``rel`` for a contained ``rel``, no symlink followed anywhere below ``root``; parent
+    directories are created for a write. The file opened must be a plain file."""
+    check_rel(rel)
+    parts = rel.split("/")
+    writing = bool(flags & (os.O_WRONLY | os.O_RDWR))
+    dfd = _dir_fd(root, parts[:-1], create=writing)
+    try:
+        try:
+            fd = os.open(parts[-1], flags | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), mode, dir_fd=dfd)
+        except OSError as e:
+            if e.errno == errno.ELOOP:
+                raise Refused("%s/%s is a symlink; refused" % (printable(root), printable(rel)))
+            raise
+    finally:
+        os.close(dfd)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise Refused("%s/%s is not a plain file; refused" % (printable(root), printable(rel)))
+    return fd
+
+
+def lstat_in(root, rel):
+    """os.lstat of ``root``/``rel`` reached without following a symlink; None when it does not exist."""
+    check_rel(rel)
+    parts = rel.split("/")
+    try:
+        dfd = _dir_fd(root, parts[:-1], create=False)
+    except OSError:
+        return None
+    try:
+        return os.lstat(parts[-1], dir_fd=dfd)
+    except OSError:
+        return None
+    finally:
+        os.close(dfd)
+
+
+def remove_in(root, rel):
+    """Remove the file ``root``/``rel`` (never a directory, never through a symlink); whether it was there."""
+    check_rel(rel)
+    parts = rel.split("/")
+    try:
+        dfd = _dir_fd(root, parts[:-1], create=False)
+    except OSError:
+        return False
+    try:
+        os.unlink(parts[-1], dir_fd=dfd)
+        return True
+    except OSError as e:
+        if e.errno == errno.ENOENT:
+            return False
+        raise
+    finally:
+        os.close(dfd)
+
+
+def under(path, root):
+    """``path`` is ``root`` or inside it (both absolute and normalised)."""
+    root = root.rstrip("/") or "/"
+    return path == root or path.startswith(root if root == "/" else root + "/")
+
+
+def check_dest(dest):
+    """Problems with ``dest`` as a tree the role would own and replace: [] when it may be used.
+
+    Relative, unnormalised, control characters, a system directory or a parent of one, anything below a system
+    tree, a home directory itself, too shallow; the same rules for where it really points (a symlink on the way
+    to /etc). Existence and ownership are ``ownership``'s business, on the host."""
+    if not isinstance(dest, str) or not dest:
+        return ["dest %s is not a path" % printable(dest)]
+    if CONTROL.search(dest):
+        return ["dest %s has a control character" % printable(dest)]
+    if not dest.startswith("/"):
+        return ["dest %s is a relative path; give an absolute one" % dest]
+    problems = []
+    clean = os.path.normpath(dest)
+    if clean.startswith("//"):
+        clean = "/" + clean.lstrip("/")
+    if ".." in dest.split("/"):
+        problems.append("dest %s has a .. component; give the path it means" % dest)
+    seen = [clean]
+    real = os.path.realpath(clean)
+    if real != clean:
+        seen.append(real)
+    for path in seen:
+        label = dest if path == clean else "%s (really %s)" % (dest, path)
+        if any(under(s, path) for s in SYSTEM_PATHS):
+            problems.append("dest %s is a system directory or holds one; the role replaces its dest whole - "
+                            "give a directory of its own, e.g. /models/<name>" % label)
+        elif any(under(path, t) for t in SYSTEM_TREES):
+            problems.append("dest %s is inside a system tree; weights do not belong there" % label)
+        elif len(path.strip("/").split("/")) < MIN_DEPTH:
+            problems.append("dest %s is too shallow (fewer than %d components): it would be a whole tree of the "
+                            "host; give a directory of its own, e.g. %s/<name>" % (label, MIN_DEPTH, path))
+        elif os.path.dirname(path) == "/home":
+            problems.append("dest %s is a home directory; give a directory of its own below it" % label)
+        else:
+            continue
+        break
+    return problems
