@@ -17,6 +17,8 @@ import json
 import os
 import struct
 
+from ansible_collections.llmserve.sglang.plugins.module_utils.models import contain
+
 INDEX_NAME = "model.safetensors.index.json"
 SINGLE_NAME = "model.safetensors"
 # safetensors' own limit on the header (safetensors/src/tensor.rs: MAX_HEADER_SIZE)
@@ -258,6 +260,11 @@ def _check_sharded(path, workers=None):
         by_shard = {}
         for tensor, shard in weight_map.items():
             by_shard.setdefault(shard, []).append(tensor)
+        # the index comes from whoever made the checkpoint: a shard name that leaves the tree is never opened
+        try:
+            contain.check_names(list(by_shard), "%s names shard" % INDEX_NAME)
+        except contain.Refused as e:
+            return [str(e)]
         if pending is None:
             return [p for shard in sorted(by_shard) for p in _shard_problems((path, shard, by_shard[shard]))]
         parsed = dict(zip(files, pending.get()))

@@ -59,6 +59,22 @@ def test_missing_shard_named_with_its_tensor_count(target):
     assert problems == ["model-00003-of-00004.safetensors: missing (the index names it for 2 tensors)"]
 
 
+@pytest.mark.parametrize("name", ["../outside.safetensors", "/etc/outside.safetensors", "a/../../outside.safetensors"])
+def test_index_naming_a_shard_outside_the_tree_is_refused_unopened(target, tmp_path, name):
+    # a whole safetensors file outside the checkpoint: followed, the index would pass; it must be refused by name
+    outside = tmp_path / "outside.safetensors"
+    os.rename(_shard(target, 1), str(outside))
+    index_path = os.path.join(target, "model.safetensors.index.json")
+    with open(index_path) as f:
+        index = json.load(f)
+    index["weight_map"] = {k: (name if v == os.path.basename(_shard(target, 1)) else v)
+                           for k, v in index["weight_map"].items()}
+    with open(index_path, "w") as f:
+        json.dump(index, f)
+    problems = check_checkpoint(target)[0]
+    assert len(problems) == 1 and name in problems[0] and "model.safetensors.index.json names shard" in problems[0], problems
+
+
 def test_truncated_shard_named_with_expected_and_actual_size(target):
     path = _shard(target)
     size = os.path.getsize(path)
