@@ -27,7 +27,7 @@ FLOORS = {
     "server": 3, "ready": 3,
     "monitoring": 4,
 }
-PLUGIN_KINDS = ("modules", "action", "filter", "doc_fragments")
+PLUGIN_KINDS = ("modules", "action", "filter", "doc_fragments", "plugin_utils")
 
 
 def node_of(path, plugins):

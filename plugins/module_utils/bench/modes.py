@@ -14,6 +14,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import speculative as spec_rule
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.api import accept_length
 
 MODES = ("baseline", "eagle3", "eagle3_adaptive", "eagle3_threshold", "allreduce_nccl", "allreduce_pcie_ipc")
@@ -65,8 +66,8 @@ def meaning(mode, speculative):
     if mode == "baseline":
         return "no speculation"
     if mode in ("allreduce_nccl", "allreduce_pcie_ipc"):
-        return "the configured speculation (%s)" % (spec.get("algorithm") or "none")
-    what = "%s with draft %s" % (str(spec.get("algorithm") or "EAGLE3").upper(), spec.get("draft_model_path"))
+        return "the configured speculation (%s)" % (spec_rule.algorithm(spec) or "none")
+    what = "%s with draft %s" % (spec_rule.algorithm(spec) or "no algorithm", spec.get("draft_model_path"))
     if mode == "eagle3":
         return what + ", not adaptive"
     if mode == "eagle3_adaptive":
@@ -79,7 +80,7 @@ def problems(mode, speculative, facts):
     if mode not in MODES:
         return ["unknown benchmark mode %r: one of %s" % (mode, ", ".join(MODES))]
     spec = speculative or {}
-    spec_on = bool(str(spec.get("algorithm") or "").strip())
+    spec_on = spec_rule.resolve(speculative)["on"]
     out = []
     if mode == "baseline" or (mode in ("allreduce_nccl", "allreduce_pcie_ipc") and not spec_on):
         if facts.get("algorithm"):
@@ -88,7 +89,7 @@ def problems(mode, speculative, facts):
         return out
     if not facts.get("algorithm"):
         return ["speculative_algorithm is none"]
-    want_algo = str(spec.get("algorithm") or "EAGLE3").upper()
+    want_algo = spec_rule.algorithm(speculative)
     if facts["algorithm"] != want_algo:
         out.append("speculative_algorithm is %s, not %s" % (facts["algorithm"], want_algo))
     if spec.get("draft_model_path") and facts.get("draft_model_path") != spec["draft_model_path"]:

@@ -40,6 +40,7 @@ import os
 from pathlib import Path
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.bench import spec_setting
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import api
 
 __metaclass__ = type
 
@@ -62,7 +63,7 @@ DEFAULT_TOLERANCE = 0.15  # relative, on the crossover concurrency
 CONFIRM_TOLERANCE = 0.10  # relative, confirming run against the better curve at each point
 # Below this accept length (roles/server's server_spec_min_accept_length) the draft does not fit its target: the
 # speculative curve then measures a broken draft, not speculation, and says nothing about where EAGLE-3 pays.
-MIN_ACCEPT_LENGTH = 1.3
+MIN_ACCEPT_LENGTH = api.MIN_ACCEPT_LENGTH
 
 
 def label(mode: str) -> str:

@@ -19,6 +19,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.ready import messages
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import gates
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.stages import STAGES
 
 READY_GRACE = 15.0     # log says "fired up" but the health endpoint does not agree
@@ -234,7 +235,7 @@ def explain_crash(verdict, s, exit_status=None):
 def explain_stall(verdict, s, exit_status=None):
     if verdict["category"] != "unknown":
         return verdict
-    dist_done = any("Init torch distributed ends" in line for line in s.tail)
+    dist_done = any(end.rstrip(".") in line for line in s.tail for end in gates.lines("dist_init_end"))
     if s.stage == "dist_init" and not dist_done:
         return {"category": "nccl", "line": verdict.get("line"), "remedy": messages.R_STALL_NCCL}
     return {"category": "unknown", "line": s.tail[-1] if s.tail else None, "remedy": messages.R_STALL}

@@ -84,14 +84,14 @@ class Child(object):
     def run(self, ready_fd):
         s = self.s
         self.stage("dist_init", hang_now=False)
-        self.log_all("Init torch distributed begin.")
+        self.log_all(texts.startup_line("dist_init_begin"))
         # A real NCCL hang (PCIe ACS/IOMMU) sits after the begin line, spinning in init.
         self.hang_if("dist_init")
         self.sleep("dist_init")
         if self.lead and s.scenario == "crash_driver":
             self.fail("crash_driver")
         self.maybe_fail("crash_nccl")
-        self.log_all("Init torch distributed ends. elapsed=%.2f s, mem usage=0.71 GB" % s.duration("dist_init"))
+        self.log_all(texts.dist_init_end_line(s.duration("dist_init")))
 
         self.stage("load_weights")
         self.log_all("Load weight begin. avail mem=94.17 GB")
