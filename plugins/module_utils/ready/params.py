@@ -19,13 +19,14 @@ except ImportError:  # pragma: no cover - Python 2 is not supported on targets
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.signatures import CATEGORIES
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.stages import STAGES
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import gates
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.client import DEFAULT_URL
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import version as sglang_version
 
 # GET /ready (sglang/gates.py): 200 once the warm-up passed and the server takes requests; before it, /health.
 READY_ENDPOINT_SINCE = gates.GATES["ready"]
 
 DEFAULTS = {
-    "url": "http://127.0.0.1:30000",
+    "url": DEFAULT_URL,
     "health_path": None,  # chosen by the SGLang version: see readiness_path()
     "timeout": 1800.0,
     "stall_timeout": 600.0,
