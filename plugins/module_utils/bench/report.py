@@ -11,7 +11,7 @@ raw.json:
     {"meta": {"started": "...", "model_path": "...", "max_new_tokens": 256, "sglang_version": "0.5.23",
               "speculative": {...server_speculative...}, "cuda_graph_max_bs": 48,
               "cuda_graph_bs": [optional: the speculative server's captured decode sizes, from /server_info],
-              "perf_model": {optional: the double's SGLANG_DOUBLE_PERF, to compare with},
+              "perf_model": {optional: a rate model to compare with (benchmark_perf_model: the double's, in tests)},
               "applied": {optional: the recommendation the confirming run was launched with}},
      "results": [{"mode": "baseline" | "eagle3" | "eagle3_adaptive" | "eagle3_threshold", "concurrency": 1,
                   "repeat": 0, "output_throughput": ..., "median_per_request_tps": ..., ...}, ...]}
