@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, llmserve.sglang contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# llmserve: controller-only (planning: action plugins and filters import it, modules must not - tools/import_graph)
 """Benchmark report: raw results (JSON) -> markdown, PNG plots, the crossover and the setting to apply.
 
 Run by the llmserve.sglang.bench_report action (controller side, playbooks/benchmark.yml) and by

@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, llmserve.sglang contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# llmserve: controller-only (planning: action plugins and filters import it, modules must not - tools/import_graph)
 """roles/server's decisions, in one pure function: settings + host facts -> what to write and what to do.
 
 ``plan(settings, host)`` is deterministic (no I/O, no clock, no randomness): the action plugin

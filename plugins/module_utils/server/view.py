@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, llmserve.sglang contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# llmserve: controller-only (planning: action plugins and filters import it, modules must not - tools/import_graph)
 """One SGLang instance as the rest of the collection sees it: its resolved view (pure; controller side).
 
 The one home of roles/server's settings (:data:`SETTINGS`, their kinds) and of their defaults (:data:`DEFAULTS`,
