@@ -114,3 +114,37 @@ def refusal(mode, speculative, facts):
         return None
     return ("benchmark mode %s means %s, but the server runs %s (%s): measuring it would mislabel the run; %s"
             % (mode, meaning(mode, speculative), _describe(facts), "; ".join(found), FIX))
+
+
+ALLREDUCE_ENV = "SGLANG_ENABLE_PCIE_IPC_ALLREDUCE"
+
+
+def launch(mode, configured, applied=None, env=None):
+    """What roles/server launches for ``mode``: ``{"speculative": ..., "env": ...}``.
+
+    ``configured``: the speculative settings the benchmark starts from (benchmark_speculative, else the instance's);
+    ``applied``: the setting benchmark_apply chose (the confirming run, eagle3_threshold); ``env``: server_env.
+    The all-reduce A/B launches the configured speculation with FlashInfer's PCIe-IPC all-reduce on or off (NCCL);
+    roles/server refuses it where SGLang or the GPUs lack it (sglang/allreduce.py).
+    """
+    if mode not in MODES:
+        raise ValueError("unknown benchmark mode %r: one of %s" % (mode, ", ".join(MODES)))
+    conf = dict(configured) if isinstance(configured, dict) else {"algorithm": ""}
+    if mode == "baseline":
+        spec = {"algorithm": ""}
+    elif mode == "eagle3_adaptive":
+        steps = conf.get("num_steps")
+        spec = dict(conf, adaptive=True, eagle_topk=1, adaptive_config=None,
+                    num_draft_tokens=(int(steps) + 1) if steps else None)
+    elif mode == "eagle3_threshold":
+        if not isinstance(applied, dict):
+            raise ValueError("eagle3_threshold measures the applied setting: run it after benchmark_apply wrote one")
+        spec = dict(applied)
+    elif mode.startswith("allreduce_"):
+        spec = conf
+    else:
+        spec = dict(conf, adaptive=False, adaptive_config=None)
+    out_env = dict(env or {})
+    if mode.startswith("allreduce_"):
+        out_env[ALLREDUCE_ENV] = "1" if mode == "allreduce_pcie_ipc" else "0"
+    return {"speculative": spec, "env": out_env}
