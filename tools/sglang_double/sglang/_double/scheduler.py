@@ -97,10 +97,13 @@ class Child(object):
         self.log_all("Load weight begin. avail mem=94.17 GB")
         if s.busy_seconds and self.lead:
             self.events.emit("busy_start", stage="load_weights", seconds=s.busy_seconds)
-            end = time.process_time() + s.busy_seconds
+            cpu0 = time.process_time()
+            end = cpu0 + s.busy_seconds
             deadline = time.time() + s.busy_seconds * 4  # bounded even when starved of CPU
             while time.process_time() < end and time.time() < deadline:
                 sum(range(20000))  # deliberately CPU-bound and silent, like a slow checkpoint conversion
+            self.events.emit("busy_end", stage="load_weights", cpu=time.process_time() - cpu0,
+                             bounded=time.process_time() < end)
         shards = s.shards
         step = s.duration("load_weights") / max(shards, 1)
         bar = Bar(weights_bar_text, shards, newline_each=not at_least("0.5.10")) if self.lead else None
