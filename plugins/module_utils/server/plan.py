@@ -30,7 +30,7 @@ import re
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.host.net import local_url
 from ansible_collections.llmserve.sglang.plugins.module_utils.server.layout import (  # noqa: F401 (re-exported)
-    HELPER_DIR, HELPERS, INSTANCE_RE, RUN_ROOT, instance_dirs, paths, resolve_manager)
+    HELPER_DIR, HELPERS, INSTANCE_RE, instance_dirs, paths, resolve_manager)
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import speculative
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.argv import render, shell_join
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.replica import NOT_A_GROUP, NOT_A_MEMBER, replica_nodes

@@ -47,6 +47,8 @@ def endpoint_spec(**options):
     spec = dict((k, dict(v)) for k, v in ENDPOINT_SPEC.items())
     spec.update(options)
     return spec
+
+
 BODY_LIMIT = 1 << 20  # answers the collection reads are small; a runaway one is cut, not buffered whole
 
 

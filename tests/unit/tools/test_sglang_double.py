@@ -329,7 +329,7 @@ def test_busy_burns_cpu_silently_then_ready(run):
     end = r.wait_event("busy_end", timeout=20)
     ready = r.wait_event("ready", timeout=20)
     # silent: the shared stderr did not move between the two events
-    assert end["stderr_at"] == busy["stderr_at"] is not None
+    assert busy["stderr_at"] is not None and end["stderr_at"] == busy["stderr_at"]
     # burning CPU, not sleeping: the phase used its CPU seconds (unless starved past its 4x wall bound), and the
     # kernel's own count for the process agrees
     assert end["cpu"] >= busy["seconds"] or end["bounded"]

@@ -50,8 +50,8 @@ def test_every_setting_has_one_default_and_the_role_declares_them_all():
      "sglang_patches_applied": ["sm120-symm-mem"], "sglang_patch_state": "abc", "sglang_server_env": {"A": "1"}},
     {"ansible_local": {"llmserve_sglang": {"venv_python": "/rec/bin/python", "installed_version": "0.5.15.post1",
                                            "patches_applied": [], "patch_state": "x", "server_env": {"B": "2"}}}},
-    {"server_sglang_record": "other", "ansible_local": {"other": {"venv_python": "/o/bin/python"},
-                                                         "llmserve_sglang": {"venv_python": "/no/bin/python"}}},
+    {"server_sglang_record": "other",
+     "ansible_local": {"other": {"venv_python": "/o/bin/python"}, "llmserve_sglang": {"venv_python": "/no/bin/python"}}},
     {"models_list": [{"repo": "a/b", "dest": "/models/b"}], "server_dist_init_port": 51000},
 ])
 def test_defaults_equal_what_ansible_renders_from_defaults_main_yml(context):
@@ -90,8 +90,8 @@ def test_view_follows_the_settings():
 
 def test_the_record_says_where_the_running_server_listens():
     # an instance started before the view was recorded: its argv (what the role's status read in Jinja before)
-    old = {"python": "/old/bin/python", "version": "0.5.15.post1", "argv": ["--model-path", "/m", "--host", "0.0.0.0",
-                                                                          "--port", "30001"]}
+    old = {"python": "/old/bin/python", "version": "0.5.15.post1",
+           "argv": ["--model-path", "/m", "--host", "0.0.0.0", "--port", "30001"]}
     v = sv.build({"port": 30005}, recorded=old)
     assert (v["url"], v["python"], v["version"], v["health_path"]) == (
         "http://127.0.0.1:30001", "/old/bin/python", "0.5.15.post1", "/health")
