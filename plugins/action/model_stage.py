@@ -15,6 +15,8 @@ __metaclass__ = type
 from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
 
+from ansible_collections.llmserve.sglang.plugins.plugin_utils._resume import run_resumable
+
 display = Display()
 
 MODULE = "llmserve.sglang.model_stage"
@@ -36,22 +38,12 @@ class ActionModule(ActionBase):
         result = super(ActionModule, self).run(tmp, task_vars)
         args = dict(self._task.args)
         host = (task_vars or {}).get("inventory_hostname", "?")
-        state = None
-        while True:
-            call = dict(args)
-            if state is not None:
-                call["resume_state"] = state
-            res = self._execute_module(module_name=MODULE, module_args=call, task_vars=task_vars)
-            pending = res.pop("_model_stage_pending", False)
-            state = res.pop("_model_stage_state", None)
-            if pending and state is not None:
-                display.display(self.line(host, res))
-                continue
-            if res.get("action") == "staged":
-                display.display("[%s] %s: staged at %s in %.0fs" % (host, res.get("name"), res.get("model_path"),
-                                                                    res.get("elapsed", 0)))
-            result.update(res)
-            return result
+        res = run_resumable(self, MODULE, args, task_vars, "model_stage", lambda r: display.display(self.line(host, r)))
+        if res.get("action") == "staged":
+            display.display("[%s] %s: staged at %s in %.0fs" % (host, res.get("name"), res.get("model_path"),
+                                                                res.get("elapsed", 0)))
+        result.update(res)
+        return result
 
     @staticmethod
     def line(host, res):

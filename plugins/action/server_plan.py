@@ -19,7 +19,8 @@ from ansible.plugins.action import ActionBase
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.server import peer_watch as server_peer_watch
 from ansible_collections.llmserve.sglang.plugins.module_utils.server import supervise as server_supervise
-from ansible_collections.llmserve.sglang.plugins.module_utils.server.plan import SETTINGS, plan
+from ansible_collections.llmserve.sglang.plugins.module_utils.server.plan import plan
+from ansible_collections.llmserve.sglang.plugins.plugin_utils._server_vars import templated_settings
 
 # The helper scripts the instance controller installs: one source, module_utils, also run as scripts.
 HELPER_SOURCES = {"sglang_supervise.py": server_supervise, "sglang_peer_watch.py": server_peer_watch}
@@ -56,11 +57,7 @@ class ActionModule(ActionBase):
         info = args.get("info")
         if not isinstance(info, dict):
             raise AnsibleActionFail("server_plan: info must be the registered result of llmserve.sglang.server_info")
-        settings = {}
-        for name in SETTINGS:
-            var = "server_" + name
-            if var in task_vars:
-                settings[name] = self._templar.template(task_vars[var])
+        settings = templated_settings(task_vars, self._templar)
         name = task_vars.get("inventory_hostname")
         hostvars = task_vars.get("hostvars") or {}
         groups = task_vars.get("groups") or {}
@@ -98,6 +95,9 @@ class ActionModule(ActionBase):
         out["peer_token"] = secrets.token_hex(16)
         result["plan"] = out
         result["changed"] = False
+        if out.get("view"):
+            # the instance's resolved view, public: what status, the benchmark, monitoring and the router read
+            result["ansible_facts"] = {"server_view": out["view"]}
         if settings.get("api_key"):
             # the plan carries the API key file's text
             result["_ansible_no_log"] = True
@@ -107,4 +107,5 @@ class ActionModule(ActionBase):
                 name, len(out["refusals"]), "\n- ".join(out["refusals"]))
             result.pop("_ansible_no_log", None)
             result["plan"] = {"refusals": out["refusals"]}
+            result.pop("ansible_facts", None)
         return result

@@ -16,6 +16,8 @@ __metaclass__ = type
 from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
 
+from ansible_collections.llmserve.sglang.plugins.plugin_utils._resume import run_resumable
+
 display = Display()
 
 MODULE = "llmserve.sglang.server_ready"
@@ -31,25 +33,19 @@ class ActionModule(ActionBase):
         args = dict(self._task.args)
         args.setdefault("progress_interval", DEFAULT_PROGRESS)
         host = self._task_vars_host(task_vars)
-        state = None
-        last_line = None
-        while True:
-            call = dict(args)
-            if state is not None:
-                call["resume_state"] = state
-            res = self._execute_module(module_name=MODULE, module_args=call, task_vars=task_vars)
-            pending = res.pop("_server_ready_pending", False)
-            state = res.pop("_server_ready_state", None)
-            line = self._line(host, res, pending)
-            if pending and state is not None:
-                if line != last_line:
-                    display.display(line)
-                    last_line = line
-                continue
-            if not self._play_context.check_mode:
+        shown = {"line": None}
+
+        def progress(res):
+            line = self._line(host, res, True)
+            if line != shown["line"]:
                 display.display(line)
-            result.update(res)
-            return result
+                shown["line"] = line
+
+        res = run_resumable(self, MODULE, args, task_vars, "server_ready", progress)
+        if not self._play_context.check_mode:
+            display.display(self._line(host, res, False))
+        result.update(res)
+        return result
 
     @staticmethod
     def _task_vars_host(task_vars):

@@ -8,7 +8,8 @@ __metaclass__ = type
 
 
 class ModuleDocFragment(object):
-    # The HTTP endpoint of one SGLang server, as the modules that talk to a running server reach it.
+    # The HTTP endpoint of one SGLang server, as the modules that talk to a running server reach it: the
+    # documentation of module_utils/sglang/client.ENDPOINT_SPEC (the action group `endpoint` of meta/runtime.yml).
     DOCUMENTATION = r"""
 options:
   url:

@@ -12,6 +12,8 @@ __metaclass__ = type
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.host.net import local_url, split_listen_address
+from ansible_collections.llmserve.sglang.plugins.module_utils.server import view
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import gates
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.api import accept_length
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.replica import worker_urls
 
@@ -28,14 +30,25 @@ def _local_url(listen_host, port=None, scheme="http"):
 
 
 def _replica_urls(hosts, hostvars, groups, scheme="http", default_port=30000):
-    """One worker URL per replica among ``hosts`` (rank 0 of each server_tp_group), read from their hostvars."""
+    """One worker URL per replica among ``hosts`` (rank 0 of each server_tp_group): port and group from each host's
+    instance view (module_utils/server/view.py; ``default_port`` where a host sets no server_port)."""
     workers = []
     for name in hosts or []:
         hv = hostvars[name] if name in hostvars else {}
-        workers.append({"name": name, "tp_group": hv.get("server_tp_group") or "",
+        settings = view.settings_from_vars(hv)
+        settings.setdefault("port", default_port)
+        v = hv["server_view"] if "server_view" in hv and isinstance(hv["server_view"], dict) else view.build(settings, name)
+        workers.append({"name": name, "tp_group": v.get("tp_group") or "",
                         "address": hv.get("router_worker_address") or hv.get("ansible_host") or name,
-                        "port": hv.get("server_port") or default_port})
+                        "port": v.get("port") or default_port})
     return worker_urls(workers, dict(groups or {}), scheme, default_port)
+
+
+def _sglang_has(version, gate):
+    """Whether SGLang ``version`` has ``gate`` (module_utils/sglang/gates.py; False for an unknown version)."""
+    if gate not in gates.GATES:
+        raise AnsibleFilterError("_sglang_has: %r is no gate: one of %s" % (gate, ", ".join(sorted(gates.GATES))))
+    return gates.has(gate, version)
 
 
 def _accept_length(server_info):
@@ -44,4 +57,5 @@ def _accept_length(server_info):
 
 class FilterModule(object):
     def filters(self):
-        return {"_local_url": _local_url, "_replica_urls": _replica_urls, "_accept_length": _accept_length}
+        return {"_local_url": _local_url, "_replica_urls": _replica_urls, "_accept_length": _accept_length,
+                "_sglang_has": _sglang_has}

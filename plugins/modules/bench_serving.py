@@ -25,11 +25,9 @@ description:
   - Reads the EAGLE accept length from C(/server_info) after the run.
 author:
   - llmserve maintainers (@llmserve)
+extends_documentation_fragment:
+  - llmserve.sglang.server_endpoint
 options:
-  url:
-    description: Base URL of the server, for example C(http://127.0.0.1:30000).
-    type: str
-    required: true
   concurrency:
     description: Requests in flight at once.
     type: int
@@ -54,9 +52,6 @@ options:
     description: C(model) field of chat requests.
     type: str
     default: default
-  api_key:
-    description: Bearer token (C(--api-key) of the server or router).
-    type: str
   timeout:
     description: Seconds one request may take.
     type: float
@@ -172,7 +167,8 @@ except ImportError:  # pragma: no cover
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.bench import modes
 from ansible_collections.llmserve.sglang.plugins.module_utils.bench.client import (
-    choose_engine, from_sglang_result, get_json, run_load, server_accept_length, sglang_bench_argv)
+    choose_engine, from_sglang_result, run_load, server_accept_length, server_info, sglang_bench_argv)
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.client import Client, endpoint_spec
 
 
 def _run(argv):
@@ -185,15 +181,13 @@ def _run(argv):
 
 def main():
     module = AnsibleModule(
-        argument_spec=dict(
-            url=dict(type="str", required=True),
+        argument_spec=endpoint_spec(
             concurrency=dict(type="int", default=1),
             num_requests=dict(type="int"),
             max_new_tokens=dict(type="int", default=128, no_log=False),
             input_len=dict(type="int", default=32),
             endpoint=dict(type="str", choices=["chat", "generate"], default="chat"),
             model=dict(type="str", default="default"),
-            api_key=dict(type="str", no_log=True),
             timeout=dict(type="float", default=600),
             engine=dict(type="str", choices=["auto", "builtin", "sglang"], default="auto"),
             sglang_python=dict(type="path", default="/opt/sglang/venv/bin/python"),
@@ -213,10 +207,14 @@ def main():
         module.exit_json(changed=False, result={})
 
     server = None
+    try:
+        client = Client(p["url"], p["api_key"])  # the one SGLang client, for /server_info before and after the load
+    except ValueError as exc:
+        module.fail_json(msg="url: %s" % exc)
     if p["expect_mode"]:
         base = p["url"].rstrip("/")
         try:
-            server = modes.server_facts(get_json(base + "/server_info", p["api_key"], 30))
+            server = modes.server_facts(server_info(base, timeout=30, client=client))
         except Exception as exc:  # pylint: disable=broad-except
             module.fail_json(msg="cannot read %s/server_info to check benchmark mode %s: %s"
                              % (base, p["expect_mode"], exc))
@@ -255,7 +253,7 @@ def main():
             os.unlink(out)
 
     if result.get("accept_length") is None:
-        result["accept_length"] = server_accept_length(p["url"], p["api_key"])
+        result["accept_length"] = server_accept_length(p["url"], client=client)
     result["engine"] = engine
     result["engine_note"] = engine_note
     if server is not None:

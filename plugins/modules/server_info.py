@@ -19,13 +19,16 @@ description:
     every file of the instance, the fingerprint recorded when the running server was started, whether the service
     user and group exist, the service manager, the address of the default route, the SGLang version installed in
     O(python) (when given) and the GPU facts (when O(gather_gpu)).
+  - Its action plugin (controller) fills the options the task leaves out from roles/server's settings
+    (C(server_instance), C(server_config_dir), ... with the role's defaults) and adds RV(view), the instance's resolved
+    view, also set as the host's fact C(server_view).
 author:
   - llmserve maintainers (@llmserve)
 options:
   instance:
-    description: Instance name (C(server_instance)).
+    description: Instance name (C(server_instance); the action plugin passes it when the task does not).
     type: str
-    required: true
+    default: default
   config_dir:
     description: Configuration root (C(server_config_dir)).
     type: path
@@ -120,9 +123,19 @@ fingerprint:
   returned: always
   type: str
 recorded:
-  description: The argv.json recorded at the last start (python, argv, version), or null.
+  description: The argv.json recorded at the last start (python, argv, version, view), or null.
   returned: always
   type: dict
+view:
+  description:
+    - The instance's resolved view (module_utils/server/view.py), added on the controller - C(instance), C(paths),
+      C(host), C(port), C(url), C(health_path), C(python), C(version), C(model_path), C(served_model_name),
+      C(spec) (C(on), C(algorithm), C(draft_model_path), C(adaptive)), C(nodes), C(rank), C(tp_group),
+      C(min_accept_length), C(manager), C(args).
+    - Where the instance listens, what it runs and its SGLang come from its record when it has one.
+  returned: success
+  type: dict
+  sample: {"instance": "default", "url": "http://127.0.0.1:30000", "health_path": "/ready", "spec": {"on": true}}
 version:
   description: SGLang version installed in O(python), or null (not asked, or not installed; see RV(version_error)).
   returned: always
@@ -167,14 +180,14 @@ from ansible_collections.llmserve.sglang.plugins.module_utils.host import mounts
 from ansible_collections.llmserve.sglang.plugins.module_utils.server import instance as si
 from ansible_collections.llmserve.sglang.plugins.module_utils.nvidia.smi import collect
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import version as sglang_version
-from ansible_collections.llmserve.sglang.plugins.module_utils.server.layout import instance_dirs, resolve_manager
-from ansible_collections.llmserve.sglang.plugins.module_utils.server.plan import HELPERS, HELPER_DIR, INSTANCE_RE, paths
+from ansible_collections.llmserve.sglang.plugins.module_utils.server.layout import (
+    HELPER_DIR, HELPERS, INSTANCE_RE, instance_dirs, paths, resolve_manager)
 
 
 def main():
     module = AnsibleModule(
         argument_spec=dict(
-            instance=dict(type="str", required=True),
+            instance=dict(type="str", default="default"),
             config_dir=dict(type="path", default="/etc/sglang"),
             log_dir=dict(type="path", default="/var/log/sglang"),
             home=dict(type="path", default="/var/lib/sglang"),

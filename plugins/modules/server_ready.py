@@ -304,17 +304,16 @@ journal_tail:
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.client import endpoint_spec
 from ansible_collections.llmserve.sglang.plugins.module_utils.ready.params import DEFAULTS
 from ansible_collections.llmserve.sglang.plugins.module_utils.ready.waiter import BadInput, Waiter, error_result
 
 
 def main():
     module = AnsibleModule(
-        argument_spec=dict(
-            url=dict(type="str", default=DEFAULTS["url"]),
+        argument_spec=endpoint_spec(
             health_path=dict(type="str"),
             sglang_version=dict(type="str"),
-            api_key=dict(type="str", no_log=True),
             validate_certs=dict(type="bool", default=DEFAULTS["validate_certs"]),
             log_path=dict(type="path"),
             unit=dict(type="str"),

@@ -133,14 +133,14 @@ msg:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.ready.spec_accept import check
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.api import MIN_ACCEPT_LENGTH
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.client import endpoint_spec
 
 
 def main():
     module = AnsibleModule(
-        argument_spec=dict(
-            url=dict(type="str", default="http://127.0.0.1:30000"),
-            api_key=dict(type="str", no_log=True),
-            min_accept_length=dict(type="float", default=1.3),
+        argument_spec=endpoint_spec(
+            min_accept_length=dict(type="float", default=MIN_ACCEPT_LENGTH),
             mode=dict(type="str", choices=["warn", "fail"], default="warn"),
             requests=dict(type="int", default=3),
             max_new_tokens=dict(type="int", default=48, no_log=False),

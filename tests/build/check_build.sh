@@ -35,6 +35,19 @@ for f in "$repo"/playbooks/*.yml; do
   "$venv/bin/ansible-playbook" -i localhost, --syntax-check "llmserve.sglang.$p" >/dev/null
   echo "ansible-playbook --syntax-check llmserve.sglang.$p: ok"
 done
+# Every playbook in a subfolder too (playbooks/tasks/ holds task lists, inventory files are no playbooks): the shipped
+# ones from the installed collection, the checkout-only ones (playbooks/demo) from the checkout's collections path.
+while IFS= read -r f; do
+  rel=${f#"$repo"/}
+  case "$rel" in playbooks/tasks/*|*/inventory.yml) continue ;; esac
+  if [ -f "$work/installed/ansible_collections/llmserve/sglang/$rel" ]; then
+    "$venv/bin/ansible-playbook" -i localhost, --syntax-check "$work/installed/ansible_collections/llmserve/sglang/$rel" >/dev/null
+    echo "ansible-playbook --syntax-check $rel (installed): ok"
+  else
+    ANSIBLE_COLLECTIONS_PATH="$repo/collections" "$venv/bin/ansible-playbook" -i localhost, --syntax-check "$f" >/dev/null
+    echo "ansible-playbook --syntax-check $rel (checkout only): ok"
+  fi
+done < <(find "$repo/playbooks" -mindepth 2 -name '*.yml' | sort)
 # What the shipped playbooks run must ship: every llmserve.sglang.X they name is a module, action, role, filter or playbook of the
 # installed collection, and none reaches into the checkout (tools/, tests/ are not in the tarball).
 inst="$work/installed/ansible_collections/llmserve/sglang"
@@ -45,7 +58,8 @@ while read -r name; do
     grep -rqE "[\"']${name}[\"']" "$inst/plugins/filter" "$inst/plugins/test" 2>/dev/null ||
     { echo "FAIL: the shipped playbooks use llmserve.sglang.$name, which the tarball lacks" >&2; exit 1; }
 done
-if grep -rnE "(tools|tests)/" "$inst/playbooks" | grep -vE '^\S+:[0-9]+:\s*#'; then
+# tools/ or tests/ as a path part, also at its end ("{{ repo }}/tools" is how playbooks/demo/prepare.yml reached it)
+if grep -rnE "(^|[/'\" ])(tools|tests)([/'\"]|$)" "$inst/playbooks" | grep -vE '^\S+:[0-9]+:\s*#'; then
   echo "FAIL: a shipped playbook reaches into tools/ or tests/, which the tarball leaves out" >&2; exit 1
 fi
 echo "shipped playbooks use only what ships: ok"

@@ -48,7 +48,7 @@ perf = {"baseline": {"per_request_tps": 60 * scale, "saturation_tps": 773 * scal
         "eagle3": {"per_request_tps": 96 * scale, "saturation_tps": 354 * scale, "accept_length": 3.2}}
 print(json.dumps({"server_env": {"SGLANG_DOUBLE_SCENARIO": "ready", "SGLANG_DOUBLE_PACE": "0.1",
                                  "SGLANG_DOUBLE_PERF": json.dumps(perf)},
-                  "benchmark_concurrency": conc, "benchmark_max_new_tokens": tokens,
+                  "benchmark_perf_model": perf, "benchmark_concurrency": conc, "benchmark_max_new_tokens": tokens,
                   "benchmark_engine": "builtin"}))
 PY
 )

@@ -8,7 +8,9 @@
 
 A module_utils file may import its own room and rooms on a LOWER floor (FLOORS); plugins (modules, action,
 filter) may import any room. A cycle between files or between rooms, an upward or same-floor arrow, or a file in
-no known room is a problem. docs/architecture.md shows this output; tests/unit/tools/test_import_graph.py keeps it
+no known room is a problem. So is a module (target code: it ships to every host) that imports, directly or through
+other files, a module_utils file marked ``# llmserve: controller-only`` (the planners: they run in action plugins
+and filters on the controller). docs/architecture.md shows this output; tests/unit/tools/test_import_graph.py keeps it
 clean.
 """
 from __future__ import print_function
@@ -27,7 +29,21 @@ FLOORS = {
     "server": 3, "ready": 3,
     "monitoring": 4,
 }
-PLUGIN_KINDS = ("modules", "action", "filter", "doc_fragments")
+PLUGIN_KINDS = ("modules", "action", "filter", "doc_fragments", "plugin_utils")
+CONTROLLER_MARK = "# llmserve: controller-only"
+
+
+def controller_only(plugins):
+    """Nodes of module_utils files that carry the controller-only mark on a line of their own."""
+    out = set()
+    for root, _dirs, names in os.walk(plugins):
+        for name in names:
+            if name.endswith(".py"):
+                path = os.path.join(root, name)
+                with open(path) as handle:
+                    if any(line.startswith(CONTROLLER_MARK) for line in handle):
+                        out.add(node_of(path, plugins))
+    return out
 
 
 def node_of(path, plugins):
@@ -102,7 +118,20 @@ def _cycle(adjacency):
     return None
 
 
-def problems(nodes, edges, floors=None):
+def _reach(adjacency, start):
+    """{node: the node it was reached from} of every node ``start`` imports, directly or not."""
+    seen, todo = {}, [start]
+    while todo:
+        node = todo.pop()
+        for nxt in sorted(adjacency.get(node, ())):
+            if nxt not in seen and nxt != start:
+                seen[nxt] = node
+                todo.append(nxt)
+    return seen
+
+
+def problems(nodes, edges, floors=None, controller=None):
+    """Every problem of the graph; ``controller``: the controller-only nodes (no check of modules when None)."""
     floors = FLOORS if floors is None else floors
     out = []
     for node in sorted(nodes):
@@ -129,6 +158,15 @@ def problems(nodes, edges, floors=None):
     cyc = _cycle(rooms)
     if cyc:
         out.append("import cycle between rooms: %s" % " -> ".join(cyc))
+    for module in sorted(n for n in nodes if room_of(n) == "modules"):
+        via = _reach(adjacency, module)
+        for bad in sorted(set(via) & set(controller or ())):
+            path, node = [bad], bad
+            while via.get(node) and via[node] != module:
+                node = via[node]
+                path.append(node)
+            out.append("%s runs on the target but imports controller-only %s (%s): move what it needs to a file "
+                       "both sides may import" % (module, bad, " <- ".join(path + [module])))
     return out
 
 
@@ -161,7 +199,9 @@ def report(plugins, modules=False):
     lines.append("file edges: %d" % len(edges))
     if modules:
         lines += ["  %s -> %s" % e for e in sorted(edges)]
-    found = problems(nodes, edges)
+    controller = controller_only(plugins)
+    lines.append("controller-only: %s" % ", ".join(sorted(controller)))
+    found = problems(nodes, edges, controller=controller)
     lines.append("problems: %d" % len(found))
     lines += ["  " + p for p in found]
     return "\n".join(lines), found

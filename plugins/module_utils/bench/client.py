@@ -35,6 +35,7 @@ from ansible.module_utils.six.moves.urllib.parse import urlsplit
 from ansible.module_utils.urls import open_url
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.api import accept_length
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.client import Client
 
 ENDPOINTS = ("chat", "generate")
 _WORDS = ("alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november "
@@ -255,30 +256,23 @@ def run_load(base_url, concurrency, num_requests, max_new_tokens=128, input_len=
     return summarize(records, duration, concurrency), records
 
 
-def get_json(url, api_key=None, timeout=10.0):
-    headers = {"Accept": "application/json"}
-    if api_key:
-        headers["Authorization"] = "Bearer " + api_key
-    resp = open_url(url, headers=headers, timeout=timeout)
-    try:
-        return json.loads(resp.read().decode("utf-8"))
-    finally:
-        resp.close()
+def server_info(base_url, api_key=None, timeout=10.0, client=None):
+    """``/server_info`` (``/get_server_info`` on old versions) as a dict; raises RuntimeError naming what failed.
+
+    ``client``: the SGLang client to ask (sglang/client.Client), else one for ``base_url`` and ``api_key``."""
+    client = client or Client(base_url, api_key)
+    status, body, err = client.server_info(timeout=timeout)
+    if status != 200 or not isinstance(body, dict):
+        raise RuntimeError(err or "HTTP %s: %s" % (status, str(body)[:200]))
+    return body
 
 
-def server_accept_length(base_url, api_key=None, timeout=10.0):
+def server_accept_length(base_url, api_key=None, timeout=10.0, client=None):
     """EAGLE accept length from ``/server_info`` (``/get_server_info`` on old versions); None if absent."""
-    base = base_url.rstrip("/")
-    for path in ("/server_info", "/get_server_info"):
-        try:
-            return accept_length(get_json(base + path, api_key, timeout))
-        except HTTPError as exc:
-            if exc.code == 404:
-                continue
-            return None
-        except (URLError, OSError, ValueError):
-            return None
-    return None
+    try:
+        return accept_length(server_info(base_url, api_key, timeout, client))
+    except RuntimeError:
+        return None
 
 
 # ---------------------------------------------------------------- SGLang's own client (real deployments)

@@ -14,6 +14,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import speculative as spec_rule
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.api import accept_length
 
 MODES = ("baseline", "eagle3", "eagle3_adaptive", "eagle3_threshold", "allreduce_nccl", "allreduce_pcie_ipc")
@@ -65,8 +66,8 @@ def meaning(mode, speculative):
     if mode == "baseline":
         return "no speculation"
     if mode in ("allreduce_nccl", "allreduce_pcie_ipc"):
-        return "the configured speculation (%s)" % (spec.get("algorithm") or "none")
-    what = "%s with draft %s" % (str(spec.get("algorithm") or "EAGLE3").upper(), spec.get("draft_model_path"))
+        return "the configured speculation (%s)" % (spec_rule.algorithm(spec) or "none")
+    what = "%s with draft %s" % (spec_rule.algorithm(spec) or "no algorithm", spec.get("draft_model_path"))
     if mode == "eagle3":
         return what + ", not adaptive"
     if mode == "eagle3_adaptive":
@@ -79,7 +80,7 @@ def problems(mode, speculative, facts):
     if mode not in MODES:
         return ["unknown benchmark mode %r: one of %s" % (mode, ", ".join(MODES))]
     spec = speculative or {}
-    spec_on = bool(str(spec.get("algorithm") or "").strip())
+    spec_on = spec_rule.resolve(speculative)["on"]
     out = []
     if mode == "baseline" or (mode in ("allreduce_nccl", "allreduce_pcie_ipc") and not spec_on):
         if facts.get("algorithm"):
@@ -88,7 +89,7 @@ def problems(mode, speculative, facts):
         return out
     if not facts.get("algorithm"):
         return ["speculative_algorithm is none"]
-    want_algo = str(spec.get("algorithm") or "EAGLE3").upper()
+    want_algo = spec_rule.algorithm(speculative)
     if facts["algorithm"] != want_algo:
         out.append("speculative_algorithm is %s, not %s" % (facts["algorithm"], want_algo))
     if spec.get("draft_model_path") and facts.get("draft_model_path") != spec["draft_model_path"]:
@@ -113,3 +114,37 @@ def refusal(mode, speculative, facts):
         return None
     return ("benchmark mode %s means %s, but the server runs %s (%s): measuring it would mislabel the run; %s"
             % (mode, meaning(mode, speculative), _describe(facts), "; ".join(found), FIX))
+
+
+ALLREDUCE_ENV = "SGLANG_ENABLE_PCIE_IPC_ALLREDUCE"
+
+
+def launch(mode, configured, applied=None, env=None):
+    """What roles/server launches for ``mode``: ``{"speculative": ..., "env": ...}``.
+
+    ``configured``: the speculative settings the benchmark starts from (benchmark_speculative, else the instance's);
+    ``applied``: the setting benchmark_apply chose (the confirming run, eagle3_threshold); ``env``: server_env.
+    The all-reduce A/B launches the configured speculation with FlashInfer's PCIe-IPC all-reduce on or off (NCCL);
+    roles/server refuses it where SGLang or the GPUs lack it (sglang/allreduce.py).
+    """
+    if mode not in MODES:
+        raise ValueError("unknown benchmark mode %r: one of %s" % (mode, ", ".join(MODES)))
+    conf = dict(configured) if isinstance(configured, dict) else {"algorithm": ""}
+    if mode == "baseline":
+        spec = {"algorithm": ""}
+    elif mode == "eagle3_adaptive":
+        steps = conf.get("num_steps")
+        spec = dict(conf, adaptive=True, eagle_topk=1, adaptive_config=None,
+                    num_draft_tokens=(int(steps) + 1) if steps else None)
+    elif mode == "eagle3_threshold":
+        if not isinstance(applied, dict):
+            raise ValueError("eagle3_threshold measures the applied setting: run it after benchmark_apply wrote one")
+        spec = dict(applied)
+    elif mode.startswith("allreduce_"):
+        spec = conf
+    else:
+        spec = dict(conf, adaptive=False, adaptive_config=None)
+    out_env = dict(env or {})
+    if mode.startswith("allreduce_"):
+        out_env[ALLREDUCE_ENV] = "1" if mode == "allreduce_pcie_ipc" else "0"
+    return {"speculative": spec, "env": out_env}

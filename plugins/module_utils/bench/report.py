@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, llmserve.sglang contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# llmserve: controller-only (planning: action plugins and filters import it, modules must not - tools/import_graph)
 """Benchmark report: raw results (JSON) -> markdown, PNG plots, the crossover and the setting to apply.
 
 Run by the llmserve.sglang.bench_report action (controller side, playbooks/benchmark.yml) and by
@@ -11,7 +12,7 @@ raw.json:
     {"meta": {"started": "...", "model_path": "...", "max_new_tokens": 256, "sglang_version": "0.5.23",
               "speculative": {...server_speculative...}, "cuda_graph_max_bs": 48,
               "cuda_graph_bs": [optional: the speculative server's captured decode sizes, from /server_info],
-              "perf_model": {optional: the double's SGLANG_DOUBLE_PERF, to compare with},
+              "perf_model": {optional: a rate model to compare with (benchmark_perf_model: the double's, in tests)},
               "applied": {optional: the recommendation the confirming run was launched with}},
      "results": [{"mode": "baseline" | "eagle3" | "eagle3_adaptive" | "eagle3_threshold", "concurrency": 1,
                   "repeat": 0, "output_throughput": ..., "median_per_request_tps": ..., ...}, ...]}
@@ -40,6 +41,7 @@ import os
 from pathlib import Path
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.bench import spec_setting
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import api
 
 __metaclass__ = type
 
@@ -62,7 +64,7 @@ DEFAULT_TOLERANCE = 0.15  # relative, on the crossover concurrency
 CONFIRM_TOLERANCE = 0.10  # relative, confirming run against the better curve at each point
 # Below this accept length (roles/server's server_spec_min_accept_length) the draft does not fit its target: the
 # speculative curve then measures a broken draft, not speculation, and says nothing about where EAGLE-3 pays.
-MIN_ACCEPT_LENGTH = 1.3
+MIN_ACCEPT_LENGTH = api.MIN_ACCEPT_LENGTH
 
 
 def label(mode: str) -> str:

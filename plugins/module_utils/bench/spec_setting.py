@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, llmserve.sglang contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# llmserve: controller-only (planning: action plugins and filters import it, modules must not - tools/import_graph)
 """Turn a speculation threshold into the setting the installed SGLang really has, or refuse.
 
 What each release reads is in module_utils/sglang/adaptive.py (from the wheels' adaptive_spec_params.py): no

@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, llmserve.sglang contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# llmserve: controller-only (planning: action plugins and filters import it, modules must not - tools/import_graph)
 """Prometheus file_sd targets for the SGLang servers and routers of an inventory (roles/monitoring).
 
 One target per replica (the rank-0 host of a server_tp_group: higher ranks only run a /health stub), one per

@@ -18,14 +18,15 @@ except ImportError:  # pragma: no cover - Python 2 is not supported on targets
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.signatures import CATEGORIES
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.stages import STAGES
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import gates
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.client import DEFAULT_URL
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import version as sglang_version
 
-# SGLang 0.5.20 added GET /ready: 200 once the warm-up passed and the server takes requests, no generation
-# (entrypoints/http_server.py; 0.5.19 has no such route). Before it, /health is the readiness probe.
-READY_ENDPOINT_SINCE = "0.5.20"
+# GET /ready (sglang/gates.py): 200 once the warm-up passed and the server takes requests; before it, /health.
+READY_ENDPOINT_SINCE = gates.GATES["ready"]
 
 DEFAULTS = {
-    "url": "http://127.0.0.1:30000",
+    "url": DEFAULT_URL,
     "health_path": None,  # chosen by the SGLang version: see readiness_path()
     "timeout": 1800.0,
     "stall_timeout": 600.0,
@@ -137,4 +138,4 @@ def readiness_path(p):
         return p["health_path"]
     if p.get("sglang_version") is None:
         return None
-    return "/ready" if sglang_version.compare(p["sglang_version"], READY_ENDPOINT_SINCE) >= 0 else "/health"
+    return gates.health_path([p["sglang_version"]])

@@ -15,19 +15,13 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import json
-import socket
-import ssl
-
-try:
-    import http.client as httplib
-except ImportError:  # pragma: no cover - Python 2 is not supported on targets
-    raise
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.host import proc_watch
 from ansible_collections.llmserve.sglang.plugins.module_utils.nvidia import smi as nvidia_smi
 from ansible_collections.llmserve.sglang.plugins.module_utils.ready import messages
 from ansible_collections.llmserve.sglang.plugins.module_utils.ready.params import BadInput, readiness_path
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import api
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.client import Client
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.log import LogReader, LogUnreadable, clean, in_order
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.signatures import Classifier
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.stages import StageTracker, progress_of
@@ -52,8 +46,9 @@ def unit_exit_status(props):
 
 
 class Probe:
-    def __init__(self, params, net, state=None, clock=None, sleep=None):
+    def __init__(self, params, net, state=None, clock=None, sleep=None, client=None):
         self.p, self.net, self.clock, self.sleep = params, net, clock, sleep
+        self.client = client or Client(net["base"], params.get("api_key"), params.get("validate_certs", True))
         s = state or {}
         self.reader = LogReader(params["log_path"], params["tail_lines"], s.get("log")) if params.get("log_path") else None
         self.stages = StageTracker(s.get("stages"))
@@ -402,46 +397,13 @@ class Probe:
             r["gpu"] = nvidia_smi.gpu_info()
         return r
 
-    # -- HTTP -----------------------------------------------------------------------------------
-    def _conn(self, timeout):
-        if self.net["scheme"] == "https":
-            ctx = ssl.create_default_context()
-            if not self.p.get("validate_certs", True):
-                ctx.check_hostname = False
-                ctx.verify_mode = ssl.CERT_NONE
-            return httplib.HTTPSConnection(self.net["host"], self.net["port"], timeout=timeout, context=ctx)
-        return httplib.HTTPConnection(self.net["host"], self.net["port"], timeout=timeout)
-
+    # -- HTTP: the one SGLang client (sglang/client.py), given by the waiter ---------------------------------
     def request(self, method, path, body=None, timeout=30):
         """(status, parsed-or-text body, error string)."""
-        headers = {"Accept": "application/json"}
-        if self.p.get("api_key"):
-            headers["Authorization"] = "Bearer %s" % self.p["api_key"]
-        data = None
-        if body is not None:
-            data = json.dumps(body).encode()
-            headers["Content-Type"] = "application/json"
-        conn = self._conn(timeout)
-        try:
-            conn.request(method, path, body=data, headers=headers)
-            r = conn.getresponse()
-            raw = r.read(1 << 20).decode("utf-8", "replace")
-            try:
-                return r.status, json.loads(raw), None
-            except ValueError:
-                return r.status, raw[:500], None
-        except (OSError, socket.error, httplib.HTTPException, ssl.SSLError) as e:
-            return None, None, "%s: %s" % (type(e).__name__, e)
-        finally:
-            conn.close()
+        return self.client.call(method, path, body, timeout=timeout)
 
     def port_open(self):
-        try:
-            s = socket.create_connection((self.net["host"], self.net["port"]), timeout=0.5)
-        except (OSError, socket.error):
-            return False
-        s.close()
-        return True
+        return self.client.port_open()
 
     def _http(self, now, urgent):
         """Probe the port, then the health endpoint (when due).  Return its status or None."""
@@ -489,21 +451,19 @@ class Probe:
 
     def server_facts(self):
         info = {}
-        st, body, _err = self.request("GET", "/v1/models", timeout=10)
-        if st == 200 and isinstance(body, dict):
-            info["models"] = [m.get("id") for m in body.get("data", []) if isinstance(m, dict)]
+        st, models, _err = self.client.models(timeout=10)
+        if st == 200:
+            info["models"] = models
             if info["models"]:
                 info["served_model"] = info["models"][0]
-        for path in ("/server_info", "/get_server_info"):
-            st, body, _err = self.request("GET", path, timeout=10)
-            if st == 200 and isinstance(body, dict):
-                info["version"] = body.get("version")
-                for k in ("model_path", "served_model_name", "tp_size", "speculative_algorithm",
-                          "speculative_draft_model_path"):
-                    if k in body:
-                        info[k] = body[k]
-                accept = api.accept_length(body)
-                if accept is not None:
-                    info["avg_spec_accept_length"] = accept
-                break
+        st, body, _err = self.client.server_info(timeout=10)
+        if st == 200 and isinstance(body, dict):
+            info["version"] = body.get("version")
+            for k in ("model_path", "served_model_name", "tp_size", "speculative_algorithm",
+                      "speculative_draft_model_path"):
+                if k in body:
+                    info[k] = body[k]
+            accept = api.accept_length(body)
+            if accept is not None:
+                info["avg_spec_accept_length"] = accept
         return info

@@ -28,10 +28,8 @@ import re
 import threading
 import time
 
-from ansible.module_utils.six.moves.urllib.error import HTTPError, URLError
-from ansible.module_utils.urls import open_url
-
-from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.api import accept_length
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.api import MIN_ACCEPT_LENGTH, accept_length
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.client import SERVER_INFO_PATHS, Client
 
 DEFAULT_PROMPTS = (
     "Explain in plain words how a hash table handles collisions.",
@@ -58,38 +56,26 @@ STALL_REMEDY = (
 
 
 class _Net(object):
-    def __init__(self, url, api_key=None, validate_certs=True):
-        self.url = url.rstrip("/")
-        self.validate_certs = validate_certs
-        self.headers = {"Content-Type": "application/json"}
-        if api_key:
-            self.headers["Authorization"] = "Bearer " + api_key
+    """The check's calls over the one SGLang client (sglang/client.py): an HTTP error or a body that is not JSON
+    becomes the error text; /server_info falls back to /get_server_info."""
+
+    def __init__(self, client):
+        self.client = client
 
     def call(self, method, path, body=None, timeout=10.0):
         """(status, parsed json or None, error text or None); never raises."""
-        data = json.dumps(body).encode() if body is not None else None
-        try:
-            resp = open_url(self.url + path, data=data, headers=self.headers, method=method, timeout=timeout,
-                            validate_certs=self.validate_certs)
-            try:
-                status, raw = resp.getcode(), resp.read()
-            finally:
-                resp.close()
-        except HTTPError as e:
-            try:
-                raw = e.read()
-            except Exception:
-                raw = b""
-            return e.code, None, "HTTP %d: %s" % (e.code, raw[:300].decode("utf-8", "replace"))
-        except (URLError, IOError, OSError, ValueError) as e:
-            return None, None, str(getattr(e, "reason", e))
-        # open_url's own ConnectionError and friends: a check must never raise on server trouble
-        except Exception as e:  # pylint: disable=broad-except
-            return None, None, "%s: %s" % (type(e).__name__, e)
-        try:
-            return status, json.loads(raw.decode("utf-8", "replace") or "null"), None
-        except ValueError:
-            return status, None, "not JSON: %r" % raw[:120]
+        if path == SERVER_INFO_PATHS[0]:
+            status, js, err = self.client.server_info(timeout=timeout)
+        else:
+            status, js, err = self.client.call(method, path, body, timeout=timeout)
+        if status is None:
+            return None, None, err
+        if status >= 400:
+            text = js if isinstance(js, str) else json.dumps(js)
+            return status, None, "HTTP %d: %s" % (status, text[:300])
+        if isinstance(js, str):
+            return status, None, "not JSON: %r" % js[:120]
+        return status, js, None
 
     def bounded(self, method, path, body, timeout):
         """call() in a thread joined for at most timeout (+1 s): (status, json, error, seconds, finished)."""
@@ -183,10 +169,11 @@ def verdict(result, floor):
 
 
 def check(url, api_key=None, requests=3, max_new_tokens=48, request_timeout=30.0, info_timeout=10.0,
-          min_accept_length=1.3, log_path=None, prompts=DEFAULT_PROMPTS, clock=time.time):
+          min_accept_length=MIN_ACCEPT_LENGTH, log_path=None, prompts=DEFAULT_PROMPTS, clock=time.time, client=None):
     """Send `requests` greedy generations one after the other (stop at the first that does not finish), then read
-    /server_info and the log.  Never raises on server trouble; returns the verdict() dict."""
-    net = _Net(url, api_key)
+    /server_info and the log.  Never raises on server trouble; returns the verdict() dict. ``client``: the SGLang
+    client to ask (sglang/client.Client), else one for ``url`` and ``api_key``."""
+    net = _Net(client or Client(url, api_key))
     t0 = clock()
     result = {"requests": [], "sources": {}, "url": url}
     tokens = verify = 0.0

@@ -19,6 +19,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.ready import messages
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import gates
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.stages import STAGES
 
 READY_GRACE = 15.0     # log says "fired up" but the health endpoint does not agree
@@ -251,7 +252,7 @@ def explain_stall(verdict, s, exit_status=None):
         # A process of the server is stopped (SIGSTOP, a debugger): nothing in the server can be the cause.
         return {"category": "unknown", "line": line, "remedy": messages.R_STALL_STOPPED % ", ".join(
             str(pid) for pid in s.stopped)}
-    dist_done = any("Init torch distributed ends" in line for line in s.tail)
+    dist_done = any(end.rstrip(".") in line for line in s.tail for end in gates.lines("dist_init_end"))
     if s.stage == "dist_init" and not dist_done:
         if s.peers is False:
             # TP 1 on one node waits for no peer in dist_init: an NCCL/PCIe remedy cannot apply.

@@ -12,18 +12,14 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.version import compare, is_version
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import gates
 
-READY_SINCE = "0.5.20"
-MIN_PROBE_TIMEOUT = 2  # seconds: above SGLang's own 1 s
+READY_SINCE = gates.GATES["ready"]
 
 
 def endpoint(versions):
-    """'/ready' when every version is known and has it, else '/health' (which every version answers)."""
-    versions = [str(v) for v in versions or []]
-    if versions and all(is_version(v) and compare(v, READY_SINCE) >= 0 for v in versions):
-        return "/ready"
-    return "/health"
+    """'/ready' when every version is known and has it, else '/health' (sglang/gates.health_path)."""
+    return gates.health_path(versions)
 
 
 def worker_versions(hosts, hostvars, record="llmserve_sglang"):
@@ -33,8 +29,10 @@ def worker_versions(hosts, hostvars, record="llmserve_sglang"):
     out = []
     for h in hosts or []:
         hv = hostvars[h] if h in hostvars else {}
+        view = hv.get("server_view") or {}
         plan = hv.get("__server_plan") or {}
         recorded = (hv.get("__server_info") or {}).get("recorded") or {}
         local = (hv.get("ansible_local") or {}).get(record) or {}
-        out.append(str(plan.get("version") or recorded.get("version") or local.get("installed_version") or ""))
+        out.append(str(plan.get("version") or view.get("version") or recorded.get("version")
+                       or local.get("installed_version") or ""))
     return out

@@ -1,15 +1,51 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, llmserve.sglang contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Where an instance lives and who supervises it: the one home of the service-manager rule and of the instance's
-directories (stdlib only; imported by server/plan.py on the controller and by the server_info module on the target).
+"""Where an instance lives and who supervises it: the one home of the service-manager rule, of the instance's
+paths and of its directories (stdlib only; imported by server/plan.py and server/view.py on the controller and by
+the server_info module on the target).
 """
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import re
+
 MANAGERS = ("auto", "systemd", "pidfile")
+HELPERS = ("sglang_peer_watch.py", "sglang_supervise.py")
+HELPER_DIR = "/usr/local/lib/llmserve-sglang"
+RUN_ROOT = "/run/llmserve-sglang"
+INSTANCE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+
+
+def paths(s):
+    """Every path of instance ``s["instance"]`` under ``s["config_dir"]`` and ``s["log_dir"]``."""
+    inst = s["instance"]
+    d = "%s/%s" % (s["config_dir"].rstrip("/"), inst)
+    run = "%s/%s" % (RUN_ROOT, inst)
+    return {
+        "instance": inst,
+        "unit_name": "sglang-%s.service" % inst,
+        "unit": "/etc/systemd/system/sglang-%s.service" % inst,
+        "instance_dir": d,
+        "env": d + "/server.env",
+        "api_key": d + "/api-key.yaml",
+        "argv": d + "/argv.json",
+        "fingerprint": d + "/fingerprint",
+        "launch_spec": d + "/launch.json",
+        "adaptive": d + "/adaptive.json",
+        "previous_dir": d + "/previous",
+        "log": "%s/%s.log" % (s["log_dir"].rstrip("/"), inst),
+        "run_dir": run,
+        "pid_file": run + "/server.pid",
+        "lock": "%s/%s.deploy.lock" % (RUN_ROOT, inst),
+        "peer_marker": run + "/peer-failed.json",
+        "peer_done": run + "/wait-done",
+        "helper_dir": HELPER_DIR,
+        "supervisor": HELPER_DIR + "/sglang_supervise.py",
+        "peer_watch": HELPER_DIR + "/sglang_peer_watch.py",
+    }
 
 
 def resolve_manager(setting, detected, host_name="the host"):
@@ -30,7 +66,7 @@ def resolve_manager(setting, detected, host_name="the host"):
 
 def instance_dirs(home, config_dir, log_dir, paths, user, group):
     """The directories an instance needs, as ``(path, owner, group, mode)`` in creation order (``paths`` from
-    server/plan.paths)."""
+    :func:`paths`)."""
     return [
         (home, user, group, "0750"), (config_dir, "root", "root", "0755"),
         (paths["instance_dir"], "root", group, "0750"), (paths["previous_dir"], "root", "root", "0750"),

@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, llmserve.sglang contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# llmserve: controller-only (planning: action plugins and filters import it, modules must not - tools/import_graph)
 """roles/server's decisions, in one pure function: settings + host facts -> what to write and what to do.
 
 ``plan(settings, host)`` is deterministic (no I/O, no clock, no randomness): the action plugin
@@ -28,40 +29,21 @@ import json
 import re
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.host.net import local_url
-from ansible_collections.llmserve.sglang.plugins.module_utils.server.layout import instance_dirs, resolve_manager
+from ansible_collections.llmserve.sglang.plugins.module_utils.server.layout import (  # noqa: F401 (re-exported)
+    HELPER_DIR, HELPERS, INSTANCE_RE, RUN_ROOT, instance_dirs, paths, resolve_manager)
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import speculative
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.argv import render, shell_join
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.replica import NOT_A_GROUP, NOT_A_MEMBER, replica_nodes
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.version import compare as version_compare, is_version
 from ansible_collections.llmserve.sglang.plugins.module_utils.server.orphans import MARKER as ORPHAN_MARKER
+from ansible_collections.llmserve.sglang.plugins.module_utils.server import view as server_view
+from ansible_collections.llmserve.sglang.plugins.module_utils.server.view import OPTIONAL, SETTINGS  # noqa: F401
 
 MANAGED = "Managed by llmserve.sglang.server: changes here are overwritten."
-HELPERS = ("sglang_peer_watch.py", "sglang_supervise.py")
-HELPER_DIR = "/usr/local/lib/llmserve-sglang"
-RUN_ROOT = "/run/llmserve-sglang"
 API_KEY_ENV = "SGLANG_SERVER_API_KEY"
 ACTIONS = ("none", "start", "restart", "stop")
 
-# Every setting of roles/server (server_<name>) with its kind; tests check this against meta/argument_specs.yml.
-SETTINGS = {
-    "instance": "str", "state": "str", "model_path": "str", "tp": "int", "host": "str", "port": "int",
-    "served_model_name": "str", "speculative": "dict", "args": "dict", "env": "dict", "api_key": "str",
-    "cuda_visible_devices": "list", "python": "str", "sglang_version": "str", "patches": "list",
-    "patch_state": "str", "base_env": "dict", "service_manager": "str", "user": "str", "group": "str",
-    "create_user": "bool", "home": "str", "config_dir": "str", "log_dir": "str", "log_keep": "int",
-    "restart_policy": "str", "restart_sec": "int", "start_limit_burst": "int", "start_limit_interval": "int",
-    "stop_timeout": "int", "unit_hardening": "dict", "unit_limits": "dict", "unit_extra": "dict",
-    "restart": "str", "preflight": "bool", "verify_model": "bool", "on_failure": "str", "stop_grace_unready": "int", "wait": "bool",
-    "lock_stale_after": "int",
-    "ready_timeout": "int", "stall_timeout": "int", "ready_interval": "float", "stage_timeouts": "dict",
-    "tail_lines": "int", "progress_interval": "float", "tp_group": "str", "dist_init_host": "str",
-    "dist_init_port": "int", "peer_watch": "bool", "peer_watch_port": "int",
-    # read by tasks/spec_check.yml (module spec_check) after READY; checked here with the rest
-    "spec_check": "str", "spec_min_accept_length": "float", "spec_check_requests": "int",
-    "spec_check_max_new_tokens": "int", "spec_check_request_timeout": "float",
-    # read by defaults/main.yml (which install record the SGLang settings above came from); checked here
-    "sglang_record": "str",
-}
-OPTIONAL = ("dist_init_host", "peer_watch_port", "sglang_version")
+# Every setting of roles/server with its kind and default: server/view.py (SETTINGS, DEFAULTS).
 
 CHOICES = {
     "state": ("started", "stopped"),
@@ -81,7 +63,7 @@ RANGES = {
     "spec_min_accept_length": (1.0, None), "spec_check_requests": (0, None), "spec_check_max_new_tokens": (1, None),
     "spec_check_request_timeout": (1, None),
 }
-SPEC_ALGORITHMS = ("EAGLE3", "EAGLE")
+SPEC_ALGORITHMS = speculative.ALGORITHMS
 # SGLang's flag for weights on a shared filesystem ("Each rank prefetches a fraction of the shards, reducing total
 # network I/O on shared filesystems (NFS/Lustre) from N*checkpoint to 1*checkpoint"): in the 0.5.15.post1 and 0.5.23
 # wheels' server arguments, not in 0.5.9's or 0.5.10.post1's (tests/unit read them). Applied from the first release
@@ -89,7 +71,6 @@ SPEC_ALGORITHMS = ("EAGLE3", "EAGLE")
 PREFETCH_FLAG = "weight-loader-prefetch-checkpoints"
 PREFETCH_SINCE = "0.5.15.post1"
 
-INSTANCE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 USER_RE = re.compile(r"^[a-z_][a-z0-9_-]{0,31}$")
 UNIT_KEY_RE = re.compile(r"^[A-Z][A-Za-z0-9]*$")
@@ -162,6 +143,8 @@ def validate(raw):
     s = {}
     for name, kind in SETTINGS.items():
         v = raw.get(name)
+        if name == "speculative" and (v is None or v == ""):
+            v = {"algorithm": ""}  # null or '': served without speculation (sglang/speculative.py)
         if v is None and name in OPTIONAL:
             s[name] = None
             continue
@@ -274,7 +257,7 @@ def _example(name):
 
 def _validate_spec(s, raw, bad, started):
     spec = s["speculative"]
-    algo = str(spec.get("algorithm") or "").strip().upper()
+    algo = speculative.algorithm(spec)  # the one "is it on" rule: a mapping without an algorithm means EAGLE3
     s["spec_on"] = bool(algo)
     if not algo or not started:
         return
@@ -385,34 +368,6 @@ def _validate_args(s, bad):
 # --------------------------------------------------------------------------------------------------------------------
 # What the plan writes
 # --------------------------------------------------------------------------------------------------------------------
-
-def paths(s):
-    inst = s["instance"]
-    d = "%s/%s" % (s["config_dir"].rstrip("/"), inst)
-    run = "%s/%s" % (RUN_ROOT, inst)
-    return {
-        "instance": inst,
-        "unit_name": "sglang-%s.service" % inst,
-        "unit": "/etc/systemd/system/sglang-%s.service" % inst,
-        "instance_dir": d,
-        "env": d + "/server.env",
-        "api_key": d + "/api-key.yaml",
-        "argv": d + "/argv.json",
-        "fingerprint": d + "/fingerprint",
-        "launch_spec": d + "/launch.json",
-        "adaptive": d + "/adaptive.json",
-        "previous_dir": d + "/previous",
-        "log": "%s/%s.log" % (s["log_dir"].rstrip("/"), inst),
-        "run_dir": run,
-        "pid_file": run + "/server.pid",
-        "lock": "%s/%s.deploy.lock" % (RUN_ROOT, inst),
-        "peer_marker": run + "/peer-failed.json",
-        "peer_done": run + "/wait-done",
-        "helper_dir": HELPER_DIR,
-        "supervisor": HELPER_DIR + "/sglang_supervise.py",
-        "peer_watch": HELPER_DIR + "/sglang_peer_watch.py",
-    }
-
 
 def env_text(s, env):
     lines = ["# " + MANAGED,
@@ -557,6 +512,8 @@ def plan(raw_settings, host):
     if bad.items:
         return out
     out["version"] = version
+    view = server_view.build(s, name=host.get("name"), groups=host.get("groups"), version=str(version), manager=manager)
+    out["view"] = view
 
     # ---- the command line and the environment
     base_env = dict((k, v) for k, v in s["base_env"].items() if v is not None)
@@ -564,7 +521,7 @@ def plan(raw_settings, host):
     settings = {
         "model_path": s["model_path"], "tp": s["tp"], "host": s["host"], "port": s["port"],
         "served_model_name": s["served_model_name"] or None,
-        "speculative": s["speculative"] if s["spec_on"] else {},
+        "speculative": dict(s["speculative"], algorithm=speculative.algorithm(s["speculative"])) if s["spec_on"] else None,
         "args": s["args"], "api_key_env": API_KEY_ENV if s["api_key"] else None,
     }
     if len(nodes) > 1:
@@ -596,8 +553,10 @@ def plan(raw_settings, host):
     user_pending = bool(host.get("check_mode")) and not host.get("user_exists", True)
     files = [
         _file(p["env"], env_text(s, out["env"]), "0644", "root", "root"),
-        _file(p["argv"], json.dumps({"python": s["python"], "argv": launch["argv"], "version": str(version)},
-                                    indent=4) + "\n", "0644", "root", "root"),
+        # the record of the last start: what runs, and the instance's view (status, stop and the benchmark read it)
+        _file(p["argv"], json.dumps({"python": s["python"], "argv": launch["argv"], "version": str(version),
+                                     "view": server_view.record(view)}, indent=4, sort_keys=True) + "\n",
+              "0644", "root", "root"),
     ]
     if manager == "systemd":
         files.append(_file(p["unit"], unit_text(s, p, launch["argv"], rank, len(nodes)), "0644", "root", "root"))

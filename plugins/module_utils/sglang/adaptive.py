@@ -22,11 +22,12 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import gates
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.version import release
 
-FIRST_FLAG = (0, 5, 11)
-FIRST_SLOTS = (0, 5, 13)
-FIRST_ZERO_STEPS = (0, 5, 14)
+FIRST_FLAG = gates.first("adaptive")
+FIRST_SLOTS = gates.first("adaptive_slots")
+FIRST_ZERO_STEPS = gates.first("adaptive_zero")
 
 FORMATS = ("none", "flat", "slots", "slots_zero")
 

@@ -19,10 +19,11 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import gates
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.version import release
 
 ENV = "SGLANG_ENABLE_PCIE_IPC_ALLREDUCE"
-FIRST = (0, 5, 21)
+FIRST = gates.first("pcie_ipc_allreduce")
 WORLD_SIZES = (2, 4, 8)
 VOLATILE = ("/tmp", "/dev/shm", "/run", "/var/run")
 _TRUE = ("1", "true", "yes", "on")

@@ -14,6 +14,9 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 ACCEPT_KEY = "avg_spec_accept_length"
+# The floor below which a draft does not fit its target (tokens per verify step; 1.0 = no draft token accepted): the
+# default of roles/server's server_spec_min_accept_length (server/view.DEFAULTS), spec_check and the benchmark report.
+MIN_ACCEPT_LENGTH = 1.3
 
 
 def _number(value):

@@ -19,16 +19,17 @@ import re
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import adaptive as adaptive_cfg
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import allreduce
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import gates
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import speculative
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.version import release
 
-# Versions whose tables below were read from the source and are exercised by tests/real_parser.
-VERIFIED_VERSIONS = ("0.5.9", "0.5.10.post1", "0.5.15.post1", "0.5.23")
-# 0.5.23 renamed the cuda-graph flags and moved allreduce fusion to a backend choice
-# (arg_groups/fields/exec_.py).
-NEW_CLI = (0, 5, 23)
+# Versions whose tables below were read from the source and are exercised by tests/real_parser (sglang/gates.py).
+VERIFIED_VERSIONS = gates.VERIFIED_VERSIONS
+# 0.5.23 renamed the cuda-graph flags and moved allreduce fusion to a backend choice (arg_groups/fields/exec_.py).
+NEW_CLI = gates.first("new_cli")
 # --speculative-adaptive came in 0.5.11; from 0.5.14 its config can switch drafting off above a batch size
-# (tools/bench_report/spec_setting.py reads that from the wheels). 0.5.15.post1 has it (its real /server_info).
-ADAPTIVE_FLAG = (0, 5, 11)
+# (bench/spec_setting.py reads that from the wheels). 0.5.15.post1 has it (its real /server_info).
+ADAPTIVE_FLAG = gates.first("adaptive")
 
 
 def sm120_env(ptxas_path=None):
@@ -271,7 +272,8 @@ def render(settings, version, gpu=None, patches=(), env=None, adaptive_config_pa
 
     # --- speculative --------------------------------------------------------------------------------
     spec = settings.get("speculative")
-    if spec:
+    # off: null, {} is not off (it names no algorithm: EAGLE3), {algorithm: ''} is (sglang/speculative.py)
+    if spec is not None and spec != "" and (not isinstance(spec, dict) or speculative.algorithm(spec)):
         _render_spec(spec, ver, tp, env or {}, adaptive_config_path, out)
 
     # --- multi-node ---------------------------------------------------------------------------------
@@ -330,8 +332,9 @@ def _render_spec(spec, ver, tp, env, adaptive_config_path, out):
     if not isinstance(spec, dict):
         errors.append("settings.speculative must be a mapping ({algorithm: EAGLE3, draft_model_path: ...}) or null")
         return
-    algo = str(spec.get("algorithm") or "EAGLE3").upper()
-    if algo not in ("EAGLE", "EAGLE3"):
+    # a mapping that names no algorithm means EAGLE3, here as everywhere (sglang/speculative.py)
+    algo = speculative.algorithm(spec)
+    if algo not in speculative.ALGORITHMS:
         errors.append("settings.speculative.algorithm=%s is not supported here: use EAGLE3 (or EAGLE)" % algo)
     _emit(argv, flags, "speculative_algorithm", algo, errors)
     draft = spec.get("draft_model_path")

@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, llmserve.sglang contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# llmserve: controller-only (planning: action plugins and filters import it, modules must not - tools/import_graph)
 """Which hosts form one SGLang replica, and which of them is rank 0 (pure; controller side).
 
 A multi-node replica is the inventory group named by ``server_tp_group``; its hosts in inventory order are node

@@ -15,6 +15,8 @@ __metaclass__ = type
 
 import re
 
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import gates
+
 STAGES = ("starting", "init", "dist_init", "load_weights", "kv_cache",
           "cuda_graph", "http", "warmup", "ready")
 LABELS = {
@@ -32,11 +34,13 @@ _STAGE_PATTERNS = [
     ("cuda_graph", r"Capture (?:[\w ]+ )?(?:cuda|CUDA) graph begin|Capturing batches \("),
     ("kv_cache", r"Load weight end\.|KV Cache is allocated|Memory pool end\.|KV cache allocated"),
     ("load_weights", r"Load weight begin\.|Loading safetensors|Loading pt checkpoint shards"),
-    ("dist_init", r"Init torch distributed begin\."),
-    ("init", r"server_args=ServerArgs\("),
+    # 0.5.9-0.5.20 "Init torch distributed begin.", 0.5.21+ "Init parallel begin." (sglang/gates.STARTUP_LINES)
+    ("dist_init", "|".join(re.escape(t) for t in gates.lines("dist_init_begin"))),
+    # up to 0.5.15.post1 "server_args=ServerArgs(...)", from 0.5.20 "server_args={...}" (sglang/gates.STARTUP_LINES)
+    ("init", "|".join(re.escape(t) for t in gates.lines("server_args"))),
 ]
 _COMPILED = [(s, re.compile(p)) for s, p in _STAGE_PATTERNS]
-RESTART_RE = re.compile(r"server_args=ServerArgs\(")
+RESTART_RE = re.compile("|".join(re.escape(t) for t in gates.lines("server_args")))
 _PROGRESS_RE = re.compile(r"(\d{1,3})%(?:[^|\n]*\|){1,2}\s*(\d+)/(\d+)")
 _RANK_RE = re.compile(r"\b(TP\d+|DP\d+|PP\d+|EP\d+)(?:[ \]])")
 

@@ -70,3 +70,18 @@ def test_server_info_accept_length_waits_for_a_decode_log_interval():
     assert e.info_accept_length() is None
     e.spec_steps = eng.DECODE_LOG_INTERVAL
     assert e.info_accept_length() == 3.2
+
+
+def test_token_rate_is_the_per_request_rate_until_the_saturation_shares_it():
+    # what test_sglang_double.py once timed with a wall clock (now benchmarks/double/bench_token_rate.py)
+    e = eng.Engine({"per_request_tps": 100, "saturation_tps": 150}, False, 1, threading.Event())
+    assert rate_at(e, 1) == 100.0 and rate_at(e, 3) == 50.0 and rate_at(e, 0) == 100.0
+
+
+def test_the_environment_gives_the_double_its_rate_model(monkeypatch):
+    from sglang._double.config import DEFAULT_PERF, Settings
+    perf = {"baseline": {"per_request_tps": 100, "saturation_tps": 150}}
+    monkeypatch.setenv("SGLANG_DOUBLE_PERF", json.dumps(perf))
+    assert Settings().perf == perf
+    monkeypatch.delenv("SGLANG_DOUBLE_PERF")
+    assert Settings().perf == DEFAULT_PERF

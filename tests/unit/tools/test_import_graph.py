@@ -14,8 +14,11 @@ PREFIX = "from ansible_collections.llmserve.sglang.plugins.module_utils"
 
 
 def test_the_collection_has_no_cycle_and_no_upward_arrow():
-    nodes, edges = import_graph.graph(os.path.join(testpaths.REPO, "plugins"))
-    assert import_graph.problems(nodes, edges) == []
+    plugins = os.path.join(testpaths.REPO, "plugins")
+    nodes, edges = import_graph.graph(plugins)
+    controller = import_graph.controller_only(plugins)
+    assert {"server/plan", "server/view", "bench/report", "sglang/replica"} <= controller
+    assert import_graph.problems(nodes, edges, controller=controller) == []
     assert ("server/plan", "host/net") in edges and ("modules/gpu_health", "nvidia/gate") in edges
 
 
@@ -41,6 +44,21 @@ def test_an_upward_arrow_a_cycle_and_a_homeless_file_are_caught(tmp_path):
     assert any(p.startswith("stray is in no known room") for p in found)
     assert import_graph.sizes(nodes)["modules"] == (1, 1)
     assert len(found) == 3
+
+
+def test_a_module_reaching_controller_only_code_is_caught(tmp_path):
+    write(tmp_path, "module_utils/server/__init__.py")
+    write(tmp_path, "module_utils/server/plan.py", "# llmserve: controller-only\n")
+    write(tmp_path, "module_utils/server/layout.py", PREFIX + ".server import plan\n")
+    write(tmp_path, "module_utils/server/lock.py")
+    write(tmp_path, "modules/info.py", PREFIX + ".server import layout\n")      # through layout
+    write(tmp_path, "modules/lock.py", PREFIX + ".server import lock\n")        # fine
+    write(tmp_path, "action/plan.py", PREFIX + ".server import plan\n")         # the controller may
+    nodes, edges = import_graph.graph(str(tmp_path))
+    found = import_graph.problems(nodes, edges, controller=import_graph.controller_only(str(tmp_path)))
+    assert found == ["modules/info runs on the target but imports controller-only server/plan "
+                     "(server/plan <- server/layout <- modules/info): move what it needs to a file both sides may "
+                     "import"]
 
 
 def test_the_report_prints_rooms_and_problems():

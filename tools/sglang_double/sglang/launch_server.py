@@ -169,6 +169,8 @@ def main():
         threading.Thread(target=drain, daemon=True).start()
 
     def drain():
+        # from this thread, not the signal handler (no file I/O inside a handler); /health already answers 503
+        events.emit("draining", stage="http")
         deadline = time.time() + 30
         while engine.running and time.time() < deadline:
             time.sleep(0.05)

@@ -50,7 +50,18 @@ def test_every_member_takes_url_and_api_key():
     for name in members:
         with open(os.path.join(testpaths.REPO, "plugins", "modules", name + ".py")) as f:
             text = f.read()
-        assert "url=dict(" in text and "api_key=dict(" in text, name
+        # one argument spec (sglang/client.ENDPOINT_SPEC) and one documentation of it (the doc fragment)
+        assert "argument_spec=endpoint_spec(" in text and "url=dict(" not in text and "api_key=dict(" not in text, name
+        assert "llmserve.sglang.server_endpoint" in text, name
+
+
+def test_the_fragment_documents_the_endpoint_spec():
+    from ansible_collections.llmserve.sglang.plugins.doc_fragments.server_endpoint import ModuleDocFragment
+    from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.client import ENDPOINT_SPEC
+    doc = yaml.safe_load(ModuleDocFragment.DOCUMENTATION)["options"]
+    assert set(doc) == set(ENDPOINT_SPEC)
+    for name, spec in ENDPOINT_SPEC.items():
+        assert doc[name]["type"] == spec["type"] and doc[name].get("default") == spec.get("default"), name
 
 
 def test_module_defaults_reach_the_module(tmp_path):

@@ -111,7 +111,7 @@ class Child(object):
     def run(self, ready_fd):
         s = self.s
         self.stage("dist_init", hang_now=False)
-        self.log_all("Init torch distributed begin.")
+        self.log_all(texts.startup_line("dist_init_begin"))
         # A real NCCL hang (PCIe ACS/IOMMU) sits after the begin line, spinning in init.
         self.hang_if("dist_init")
         self.watchdog_if("dist_init")
@@ -121,17 +121,20 @@ class Child(object):
         self.maybe_fail("crash_nccl")
         self.maybe_fail("crash_shm")
         self.maybe_fail("crash_p2p")
-        self.log_all("Init torch distributed ends. elapsed=%.2f s, mem usage=0.71 GB" % s.duration("dist_init"))
+        self.log_all(texts.dist_init_end_line(s.duration("dist_init")))
 
         self.stage("load_weights")
         self.log_all("Load weight begin. avail mem=94.17 GB")
         self.watchdog_if("load_weights")
         if s.busy_seconds and self.lead:
             self.events.emit("busy_start", stage="load_weights", seconds=s.busy_seconds)
-            end = time.process_time() + s.busy_seconds
+            cpu0 = time.process_time()
+            end = cpu0 + s.busy_seconds
             deadline = time.time() + s.busy_seconds * 4  # bounded even when starved of CPU
             while time.process_time() < end and time.time() < deadline:
                 sum(range(20000))  # deliberately CPU-bound and silent, like a slow checkpoint conversion
+            self.events.emit("busy_end", stage="load_weights", cpu=time.process_time() - cpu0,
+                             bounded=time.process_time() < end)
         shards = s.shards
         step = s.duration("load_weights") / max(shards, 1)
         bar = Bar(weights_bar_text, shards, newline_each=not at_least("0.5.10")) if self.lead else None

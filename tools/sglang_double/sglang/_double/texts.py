@@ -5,6 +5,32 @@ from sglang.version import at_least
 
 SITE = "/usr/local/lib/python3.12/dist-packages"
 
+# Start-up lines whose wording changed between versions: {name: ((first version, text), ...)}, newest last. The same
+# table as the collection's sglang/gates.STARTUP_LINES (tests/unit/tools/test_sglang_double_startup_lines.py compares
+# them and both with the wheels): 0.5.21 moved distributed init to distributed/bootstrap.py and renamed its lines.
+STARTUP_LINES = {
+    "dist_init_begin": ((None, "Init torch distributed begin."), ("0.5.21", "Init parallel begin.")),
+    "dist_init_end": ((None, "Init torch distributed ends."), ("0.5.21", "Init parallel ends.")),
+}
+
+
+def startup_line(name):
+    """This version's wording of start-up line ``name``."""
+    text = None
+    for since, candidate in STARTUP_LINES[name]:
+        if since is None or at_least(since):
+            text = candidate
+    return text
+
+
+def dist_init_end_line(elapsed):
+    """The line that ends distributed init, with what this version prints after it."""
+    if at_least("0.5.21"):
+        # distributed/bootstrap.py (0.5.21, 0.5.23): elapsed only
+        return "%s elapsed=%.2f s" % (startup_line("dist_init_end"), elapsed)
+    # model_executor/model_runner.py (0.5.9 to 0.5.15.post1), distributed/bootstrap.py (0.5.20)
+    return "%s elapsed=%.2f s, mem usage=0.71 GB" % (startup_line("dist_init_end"), elapsed)
+
 
 def tb(frames, last):
     lines = ["Traceback (most recent call last):"]

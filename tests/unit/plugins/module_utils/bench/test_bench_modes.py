@@ -115,3 +115,39 @@ def test_auto_takes_sglangs_client_only_when_it_runs(fake_sglang):
 def test_builtin_and_missing_python():
     assert client.choose_engine("builtin", "/nope", _run) == ("builtin", "asked for")
     assert client.choose_engine("auto", None, _run)[0] == "builtin"
+
+
+CONF = {"algorithm": "EAGLE3", "draft_model_path": "/d", "num_steps": 3, "eagle_topk": 1, "num_draft_tokens": 4,
+        "adaptive": True, "adaptive_config": {"1": {"candidate_steps": [3]}}}
+
+
+def test_launch_of_each_mode():
+    env = {"A": "1"}
+    assert modes.launch("baseline", CONF, env=env) == {"speculative": {"algorithm": ""}, "env": {"A": "1"}}
+    eagle3 = modes.launch("eagle3", CONF, env=env)["speculative"]
+    assert eagle3 == dict(CONF, adaptive=False, adaptive_config=None)
+    adaptive = modes.launch("eagle3_adaptive", dict(CONF, eagle_topk=4, num_draft_tokens=9))["speculative"]
+    assert adaptive == dict(CONF, adaptive=True, eagle_topk=1, adaptive_config=None, num_draft_tokens=4)
+    assert modes.launch("eagle3_adaptive", dict(CONF, num_steps=None))["speculative"]["num_draft_tokens"] is None
+    applied = {"algorithm": "EAGLE3", "draft_model_path": "/d", "adaptive": True, "adaptive_config": {"8": {}}}
+    assert modes.launch("eagle3_threshold", CONF, applied)["speculative"] == applied
+    nccl = modes.launch("allreduce_nccl", CONF, env=env)
+    assert nccl["speculative"] == CONF and nccl["env"] == {"A": "1", "SGLANG_ENABLE_PCIE_IPC_ALLREDUCE": "0"}
+    assert modes.launch("allreduce_pcie_ipc", CONF)["env"] == {"SGLANG_ENABLE_PCIE_IPC_ALLREDUCE": "1"}
+    assert env == {"A": "1"} and CONF["adaptive"] is True  # inputs untouched
+
+
+def test_each_launch_is_what_the_mode_check_accepts():
+    # the server that runs a mode's launch passes the mode's own check (one home for what a mode means)
+    for mode in ("baseline", "eagle3", "allreduce_nccl"):
+        spec = modes.launch(mode, CONF)["speculative"]
+        facts = {"algorithm": "EAGLE3" if spec.get("algorithm") else None, "draft_model_path": "/d", "num_steps": 3,
+                 "adaptive": bool(spec.get("adaptive")), "adaptive_config": None}
+        assert modes.problems(mode, spec, facts) == [], mode
+
+
+def test_launch_refuses_an_unknown_mode_and_a_threshold_without_a_setting():
+    with pytest.raises(ValueError, match="unknown benchmark mode"):
+        modes.launch("fast", CONF)
+    with pytest.raises(ValueError, match="after benchmark_apply"):
+        modes.launch("eagle3_threshold", CONF)

@@ -31,7 +31,7 @@ def test_health_path_with_a_newline_is_refused():
 def test_http_client_refusing_a_header_is_a_verdict_naming_it(tmp_path, monkeypatch):
     # The real http.client on the real header the fleet sent: the exception it raises must become a verdict.
     w = Waiter({"url": "http://127.0.0.1:9", "api_key": "good", "timeout": 30})
-    w.p["api_key"] = KEY  # as if it had slipped past the check
+    w.p["api_key"] = w.probe.client.api_key = KEY  # as if it had slipped past the check (into the one client)
     conn = http.client.HTTPConnection("127.0.0.1", 9)
     with pytest.raises(ValueError) as raised:
         conn.putrequest("GET", "/")
@@ -40,7 +40,7 @@ def test_http_client_refusing_a_header_is_a_verdict_naming_it(tmp_path, monkeypa
     r = w.run()
     assert r["failed"] and r["reason"] == "error" and r["category"] == "unknown" and r["done"]
     assert type(raised.value).__name__ in r["msg"] and "Invalid header value" in r["msg"]
-    assert "request (probe.py:" in r["msg"] and "putheader" in r["msg"]
+    assert "call (client.py:" in r["msg"] and "putheader" in r["msg"]
     assert "None: None" not in r["msg"]
     assert "port: 1" not in r["msg"] and "k\\nport" not in r["msg"] and "<api_key>" in r["msg"]
     assert "\n" not in r["msg"] and r["remedy"]

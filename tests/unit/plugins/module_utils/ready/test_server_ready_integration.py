@@ -179,9 +179,11 @@ def test_lingering_parent_after_child_died(double):
     assert r["process"]["alive"] is True  # the parent is still there: the verdict did not wait for its exit
 
 
-def test_hang_is_stalled_by_stage_budget(double):
-    d = double("hang:dist_init", extra=("--tp", "2"))
-    # Like real SGLang on a PCIe box with ACS trouble: "Init torch distributed begin." and then nothing.
+@pytest.mark.parametrize("version", ["0.5.10.post1", "0.5.23"])
+def test_hang_is_stalled_by_stage_budget(double, version):
+    d = double("hang:dist_init", version=version, extra=("--tp", "2"))
+    # Like real SGLang on a PCIe box with ACS trouble: "Init torch distributed begin." (0.5.21+: "Init parallel
+    # begin.") and then nothing - the stage is seen on every version.
     # stall_timeout 30 > timeout 20: only the stage budget can make it "stalled" rather than "timeout".
     r = wait(d, stage_timeouts={"dist_init": 2}, stall_timeout=30, timeout=20)
     assert r["failed"] and r["reason"] == "stalled", r["msg"]

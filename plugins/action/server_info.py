@@ -1,0 +1,54 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Action plugin: runs the server_info module on the host, then adds the instance's resolved view on the controller.
+
+Options the task leaves out (instance, config_dir, log_dir, home, manager, user, group) are roles/server's settings
+(module_utils/server/view.py: the role's defaults, else the one set of defaults), so a playbook outside the role
+reads the same instance the role deploys. The result gains ``view`` (module_utils/server/view.build, with what the
+instance recorded at its last start), also set as the host's fact ``server_view``.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.llmserve.sglang.plugins.module_utils.server import view as server_view
+from ansible_collections.llmserve.sglang.plugins.plugin_utils._server_vars import templated_settings
+
+# module option -> setting it defaults to
+FROM_SETTINGS = {"instance": "instance", "config_dir": "config_dir", "log_dir": "log_dir", "home": "home",
+                 "manager": "service_manager", "user": "user", "group": "group"}
+
+
+class ActionModule(ActionBase):
+    TRANSFERS_FILES = False
+    _supports_check_mode = True
+    _supports_async = False
+
+    def run(self, tmp=None, task_vars=None):
+        result = super(ActionModule, self).run(tmp, task_vars)
+        task_vars = task_vars or {}
+        settings = server_view.resolved(templated_settings(task_vars, self._templar))
+        args = dict(self._task.args)
+        for option, name in FROM_SETTINGS.items():
+            if args.get(option) is None:
+                args[option] = settings[name]
+        result.update(self._execute_module(module_name="llmserve.sglang.server_info", module_args=args,
+                                           task_vars=task_vars))
+        if result.get("failed") or result.get("skipped"):
+            return result
+        groups = task_vars.get("groups") or {}
+        tp_group = settings.get("tp_group") or ""
+        view = server_view.build(
+            dict(settings, instance=args["instance"], config_dir=args["config_dir"], log_dir=args["log_dir"]),
+            name=task_vars.get("inventory_hostname"),
+            groups=dict((g, list(h)) for g, h in groups.items()) if tp_group else {},
+            version=result.get("version"), recorded=result.get("recorded"), manager=result.get("manager"))
+        result["view"] = view
+        facts = dict(result.get("ansible_facts") or {})
+        facts["server_view"] = view
+        result["ansible_facts"] = facts
+        return result

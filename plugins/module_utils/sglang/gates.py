@@ -1,0 +1,110 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Which SGLang release has what: the one table of version gates (pure).
+
+Everything that depends on the SGLang version asks here - the readiness endpoint (server/health.py, ready/params.py,
+the router), the adaptive flag and its config format (sglang/adaptive.py, sglang/argv.py, the benchmark), the
+PCIe-IPC all-reduce (sglang/allreduce.py), the CLI generation (sglang/argv.py), the start-up log lines
+(sglang/stages.py, ready/verdicts.py; the SGLang double prints the same), the verified versions and the Python each
+needs (roles/sglang, tests/sglang_wheels). Support for a new SGLang release starts with this file and
+``tests/unit/plugins/module_utils/sglang/test_sglang_gates_wheels.py``, which reads each supported wheel's source
+and fails when a line, flag or endpoint named here is not in it.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.version import compare, is_version, release
+
+# The first release with each feature. Sources: the PyPI wheels (file named beside each).
+GATES = {
+    # entrypoints/http_server.py: GET /ready, 200 once warm, 503 while starting or draining
+    "ready": "0.5.20",
+    # server_args.py: --speculative-adaptive (speculative/adaptive_spec_params.py reads its JSON config)
+    "adaptive": "0.5.11",
+    # adaptive config keyed by batch-size slots instead of one flat candidate list
+    "adaptive_slots": "0.5.13",
+    # slots may hold step 0 (drafting off above a batch size)
+    "adaptive_zero": "0.5.14",
+    # SGLANG_ENABLE_PCIE_IPC_ALLREDUCE: FlashInfer's PCIe-IPC all-reduce
+    "pcie_ipc_allreduce": "0.5.21",
+    # distributed/bootstrap.py logs "Init parallel begin/ends." instead of "Init torch distributed begin/ends."
+    "init_parallel_log": "0.5.21",
+    # the start-up settings line is server_args={...} (ServerArgs.resolved_dict()), not a ServerArgs(...) repr
+    "server_args_dict": "0.5.20",
+    # arg_groups/fields/*.py: the renamed cuda-graph flags, allreduce fusion as a backend choice
+    "new_cli": "0.5.23",
+}
+
+# Versions whose flags, log lines and endpoints were read from the wheel and are exercised by the tests
+# (tests/real_parser, tests/sglang_wheels), with the lowest Python each installs on.
+VERIFIED = {
+    "0.5.9": {"python_min": "3.10"},
+    "0.5.10.post1": {"python_min": "3.10"},
+    "0.5.15.post1": {"python_min": "3.10"},  # torch==2.11.0: the torch of NGC-style hosts such as the lent H200
+    "0.5.23": {"python_min": "3.11"},
+}
+VERIFIED_VERSIONS = tuple(VERIFIED)
+PYTHON_MIN_DEFAULT = "3.10"
+
+# SGLang answers /health within its own 1 s budget, so a probe that gives it 1 s flaps on a busy server
+# (modelplane#206): every probe of the collection gives more.
+SGLANG_HEALTH_BUDGET_S = 1.0
+MIN_PROBE_TIMEOUT_S = 2.0
+
+# Start-up log lines by version: {name: ((first version, text), ...)}, newest last. A reader that does not know the
+# version matches every text (stage_patterns); the SGLang double prints the one of its version (line_for).
+STARTUP_LINES = {
+    # the resolved settings at start: a ServerArgs repr up to 0.5.15.post1, a dict (resolved_dict()) from 0.5.20
+    "server_args": ((None, "server_args=ServerArgs("), ("0.5.20", "server_args={")),
+    "dist_init_begin": ((None, "Init torch distributed begin."), ("0.5.21", "Init parallel begin.")),
+    "dist_init_end": ((None, "Init torch distributed ends."), ("0.5.21", "Init parallel ends.")),
+}
+
+
+# Gates compared as pip orders versions (a pre-release of the first version predates it); the others on the release
+# (X.Y.Z: 0.5.23rc1 has the 0.5.23 command line, 0.5.10.post1 the 0.5.10 one).
+PEP440_GATES = ("ready",)
+
+
+def has(gate, version):
+    """True when SGLang ``version`` has ``gate`` (a key of :data:`GATES`); False for an unknown version."""
+    if not version or not is_version(str(version)):
+        return False
+    if gate in PEP440_GATES:
+        return compare(str(version), GATES[gate]) >= 0
+    return release(str(version)) >= release(GATES[gate])
+
+
+def first(gate):
+    """The first release with ``gate`` as a (major, minor, patch) tuple."""
+    return release(GATES[gate])
+
+
+def health_path(versions):
+    """'/ready' when every version is known and has it, else '/health' (which every version answers)."""
+    versions = [str(v) for v in versions or []]
+    if versions and all(has("ready", v) for v in versions):
+        return "/ready"
+    return "/health"
+
+
+def line_for(name, version):
+    """The text SGLang ``version`` logs for start-up line ``name`` (the oldest wording for an unknown version)."""
+    text = STARTUP_LINES[name][0][1]
+    for since, candidate in STARTUP_LINES[name]:
+        if since is None or (version and is_version(str(version)) and release(str(version)) >= release(since)):
+            text = candidate
+    return text
+
+
+def lines(name):
+    """Every wording of start-up line ``name`` across versions."""
+    return tuple(text for _since, text in STARTUP_LINES[name])
+
+
+def python_min(version):
+    """The lowest Python ``version`` installs on (the verified table, else the default)."""
+    return (VERIFIED.get(str(version)) or {}).get("python_min", PYTHON_MIN_DEFAULT)

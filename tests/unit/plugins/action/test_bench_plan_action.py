@@ -1,0 +1,49 @@
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The bench_plan action through a real ansible-playbook: the instance's settings (inventory, roles/server's
+defaults) and the mode give what roles/server launches; a bad mode is refused by name."""
+import json
+import os
+import subprocess
+import sys
+
+import testpaths
+
+PLAY = """
+- hosts: localhost
+  gather_facts: false
+  vars:
+    server_env: {NCCL_DEBUG: WARN}
+    server_speculative: {algorithm: EAGLE3, draft_model_path: /d, num_steps: 3}
+  tasks:
+    - llmserve.sglang.bench_plan:
+        mode: allreduce_pcie_ipc
+      register: ar
+    - llmserve.sglang.bench_plan:
+        mode: eagle3_adaptive
+        speculative: {draft_model_path: /other, num_steps: 5}
+      register: ad
+    - llmserve.sglang.bench_plan:
+        mode: fast
+      register: bad
+      ignore_errors: true
+    - ansible.builtin.copy:
+        dest: "{{ out }}"
+        content: "{{ {'ar': ar, 'ad': ad, 'bad': bad} | to_json }}"
+"""
+
+
+def test_bench_plan_through_ansible_playbook(tmp_path):
+    (tmp_path / "play.yml").write_text(PLAY)
+    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(testpaths.REPO, "ansible.cfg"))
+    run = subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), str(tmp_path / "play.yml"),
+                          "-e", "out=%s" % (tmp_path / "r.json"), "-e", "ansible_python_interpreter=%s" % sys.executable],
+                         cwd=testpaths.REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                         universal_newlines=True, check=False)
+    assert run.returncode == 0, run.stdout[-3000:]
+    r = json.loads((tmp_path / "r.json").read_text())
+    assert r["ar"]["speculative"] == {"algorithm": "EAGLE3", "draft_model_path": "/d", "num_steps": 3}
+    assert r["ar"]["env"] == {"NCCL_DEBUG": "WARN", "SGLANG_ENABLE_PCIE_IPC_ALLREDUCE": "1"}
+    assert r["ad"]["speculative"] == {"draft_model_path": "/other", "num_steps": 5, "adaptive": True, "eagle_topk": 1,
+                                      "adaptive_config": None, "num_draft_tokens": 6}
+    assert r["bad"]["failed"] and "unknown benchmark mode 'fast'" in r["bad"]["msg"]

@@ -1,0 +1,81 @@
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""_server_view and the server_info action through a real ansible-playbook: a playbook outside roles/server sees
+the instance roles/server would deploy (inventory settings, the one set of defaults, roles/sglang's record), the
+record of the running instance wins for where it listens, and a published view is what every reader gets."""
+import json
+import os
+import subprocess
+import sys
+
+import testpaths
+
+INVENTORY = """
+all:
+  hosts:
+    a:
+      server_port: 31000
+      server_speculative: {algorithm: '', draft_model_path: /d}
+      ansible_local: {llmserve_sglang: {venv_python: /rec/bin/python, installed_version: 0.5.23}}
+    b:
+      server_instance: kimi
+      server_tp_group: r1
+    c:
+      server_tp_group: r1
+  children:
+    r1:
+      hosts: {b: {}, c: {}}
+  vars:
+    ansible_connection: local
+"""
+
+PLAY = """
+- hosts: a
+  gather_facts: false
+  tasks:
+    - name: Views of hosts where roles/server never ran, read from the controller
+      ansible.builtin.set_fact:
+        computed: "{{ dict(['a', 'b', 'c'] | zip(['a', 'b', 'c'] | map('extract', hostvars)
+                      | map('llmserve.sglang._server_view') | list)) }}"
+        router_port: "{{ (hostvars['b'] | llmserve.sglang._server_view(defaults={'port': 32000})).port }}"
+    - name: The action reads the recorded instance and publishes its view
+      llmserve.sglang.server_info:
+        config_dir: "{{ cfg }}"
+      register: info
+    - name: Every reader now gets the published view
+      ansible.builtin.set_fact:
+        published: "{{ hostvars['a'] | llmserve.sglang._server_view }}"
+    - ansible.builtin.copy:
+        dest: "{{ out }}"
+        content: "{{ {'computed': computed, 'router_port': router_port, 'info': info, 'published': published,
+                      'fact': server_view} | to_json }}"
+"""
+
+
+def test_views_through_ansible_playbook(tmp_path):
+    inst = tmp_path / "etc" / "default"
+    inst.mkdir(parents=True)
+    # a record written before views were: the running server listens where its argv says, not on the inventory's port
+    (inst / "argv.json").write_text(json.dumps({"python": "/venv/bin/python", "version": "0.5.15.post1",
+                                                "argv": ["--model-path", "/m", "--host", "0.0.0.0", "--port", "30777"]}))
+    (tmp_path / "inv.yml").write_text(INVENTORY)
+    (tmp_path / "play.yml").write_text(PLAY)
+    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(testpaths.REPO, "ansible.cfg"))
+    run = subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", str(tmp_path / "inv.yml"),
+                          str(tmp_path / "play.yml"), "-e", "out=%s" % (tmp_path / "r.json"),
+                          "-e", "cfg=%s" % (tmp_path / "etc"), "-e", "ansible_python_interpreter=%s" % sys.executable],
+                         cwd=testpaths.REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                         universal_newlines=True, check=False)
+    assert run.returncode == 0, run.stdout[-3000:]
+    r = json.loads((tmp_path / "r.json").read_text())
+    a, b, c = r["computed"]["a"], r["computed"]["b"], r["computed"]["c"]
+    assert a["url"] == "http://127.0.0.1:31000" and a["python"] == "/rec/bin/python" and a["health_path"] == "/ready"
+    assert a["spec"]["on"] is False and a["paths"]["log"] == "/var/log/sglang/default.log"
+    assert b["instance"] == "kimi" and b["nodes"] == ["b", "c"] and b["rank"] == 0 and c["rank"] == 1
+    assert b["spec"]["on"] is True and b["health_path"] == "/health" and b["url"] == "http://127.0.0.1:30000"
+    assert r["router_port"] in (32000, "32000")
+    # the module got its config_dir from the task and the rest from the settings; the record wins for the URL
+    assert r["info"]["paths"]["argv"] == str(inst / "argv.json")
+    assert r["info"]["view"]["url"] == "http://127.0.0.1:30777" and r["info"]["view"]["version"] == "0.5.15.post1"
+    assert r["info"]["view"]["health_path"] == "/health" and r["info"]["view"]["min_accept_length"] == 1.3
+    assert r["fact"] == r["info"]["view"] == r["published"]

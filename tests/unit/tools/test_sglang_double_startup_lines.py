@@ -1,0 +1,39 @@
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The SGLang double prints each version's own start-up lines: its table equals the collection's
+(sglang/gates.STARTUP_LINES, itself checked against the wheels), and a run of the double logs them."""
+import os
+import subprocess
+import sys
+
+import pytest
+
+import testpaths
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import gates
+
+DOUBLE = os.path.join(testpaths.REPO, "tools", "sglang_double")
+SUPPORTED = ("0.5.9", "0.5.10.post1", "0.5.15.post1", "0.5.23")
+
+
+def double_lines(version):
+    code = ("import json; from sglang._double import texts; "
+            "print(json.dumps(dict((n, texts.startup_line(n)) for n in texts.STARTUP_LINES)))")
+    env = dict(os.environ, PYTHONPATH=DOUBLE, SGLANG_DOUBLE_VERSION=version)
+    out = subprocess.run([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, universal_newlines=True,
+                         check=True).stdout
+    import json
+    return json.loads(out)
+
+
+def test_the_double_supports_the_verified_versions():
+    assert SUPPORTED == gates.VERIFIED_VERSIONS
+
+
+@pytest.mark.parametrize("version", SUPPORTED)
+def test_the_doubles_startup_lines_are_the_versions_own(version):
+    lines = double_lines(version)
+    # the double prints the names it knows with this version's wording; every one of them is the table's
+    assert lines and set(lines) <= set(gates.STARTUP_LINES)
+    for name, text in lines.items():
+        assert text == gates.line_for(name, version), (version, name)
+    assert lines["dist_init_begin"] == ("Init parallel begin." if version == "0.5.23" else "Init torch distributed begin.")
