@@ -37,16 +37,20 @@ if [ ! -x "$rootfs/usr/bin/python3" ]; then
 fi
 pyver=$(chroot "$rootfs" python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])')
 
-# The checkout as a collection, fresh each run (what tests/sanity/run.sh ships, plus tools/ the unit tests read).
-dest=$rootfs/src/ansible_collections/llmserve/sglang
-rm -rf "$rootfs/src"
-mkdir -p "$dest"
-(cd "$repo" && git ls-files -co --exclude-standard -z | grep -zvE '^(collections|benchmarks|docs/evidence)/' |
-  while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done | xargs -0 cp -P --parents -t "$dest")
-mkdir -p "$dest/collections/ansible_collections/llmserve"
-ln -s ../../.. "$dest/collections/ansible_collections/llmserve/sglang"
-(cd "$dest" && git init -q && printf '/tests/output/\n' >> .git/info/exclude && git add -A &&
-  git -c user.name=ci -c user.email=ci@localhost commit -qm matrix)
+# The checkout as a collection, fresh each run: for the units everything they read (tools/, docs/evidence/), for
+# sanity what tests/sanity/run.sh lays out (what a release ships, plus tests/).
+layout() {  # layout DEST EXCLUDE-REGEX
+  rm -rf "$1"; mkdir -p "$1"
+  (cd "$repo" && git ls-files -co --exclude-standard -z | grep -zvE "$2" |
+    while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done | xargs -0 cp -P --parents -t "$1")
+  (cd "$1" && git init -q && printf '/tests/output/\n' >> .git/info/exclude && git add -A &&
+    git -c user.name=ci -c user.email=ci@localhost commit -qm matrix)
+}
+rm -rf "$rootfs/src" "$rootfs/sanity"
+layout "$rootfs/src/ansible_collections/llmserve/sglang" '^(collections|benchmarks)/'
+mkdir -p "$rootfs/src/ansible_collections/llmserve/sglang/collections/ansible_collections/llmserve"
+ln -s ../../.. "$rootfs/src/ansible_collections/llmserve/sglang/collections/ansible_collections/llmserve/sglang"
+layout "$rootfs/sanity/ansible_collections/llmserve/sglang" '^(collections|tools|benchmarks|docs/evidence)/'
 cp /etc/resolv.conf "$rootfs/etc/resolv.conf"
 [ -f /etc/ssl/certs/ca-certificates.crt ] && cp /etc/ssl/certs/ca-certificates.crt "$rootfs/etc/ssl/certs/host-ca.crt"
 # ansible-test fetches get-pip from a host that may be unreachable: the same shim as tests/sanity/run.sh.
@@ -85,7 +89,7 @@ for core in "${cores[@]}"; do
   unit_s=$((SECONDS - t0)); sanity=-; sanity_s=-
   if [[ " $sanity_cores " == *" $core "* ]]; then
     t0=$SECONDS; sanity=pass
-    in_root "cd /src/ansible_collections/llmserve/sglang && PATH=$venv/bin:\$PATH ansible-test sanity --color no \
+    in_root "cd /sanity/ansible_collections/llmserve/sglang && PATH=$venv/bin:\$PATH ansible-test sanity --color no \
       --venv --requirements --python $pyver" > "$work/sanity-$core.log" 2>&1 || { sanity=FAIL; rc=1; }
     tail -3 "$work/sanity-$core.log"
     sanity_s=$((SECONDS - t0))
