@@ -28,7 +28,7 @@ import re
 import threading
 import time
 
-from ansible.module_utils.six.moves.urllib.error import HTTPError, URLError
+from urllib.error import HTTPError, URLError  # not ansible.module_utils.six: deprecated in 2.21, gone in 2.24
 from ansible.module_utils.urls import open_url
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.api import accept_length
