@@ -101,7 +101,7 @@ from ansible_collections.llmserve.sglang.plugins.module_utils.server.plan import
 
 
 def _server_info(url, api_key, timeout):
-    headers = {"Authorization": "Bearer " + api_key} if api_key else {}
+    headers = {"Authorization": "Bearer " + api_key} if api_key else {}  # None or "": no key
     try:
         resp = open_url(url.rstrip("/") + "/server_info", headers=headers, timeout=timeout)
         return json.loads(resp.read().decode("utf-8"))
@@ -116,7 +116,7 @@ def main():
             config_dir=dict(type="path", default="/etc/sglang"),
             manager=dict(type="str", default="auto", choices=["auto", "systemd", "pidfile"]),
             url=dict(type="str", default="http://127.0.0.1:30000"),
-            api_key=dict(type="str", no_log=True, default=""),
+            api_key=dict(type="str", no_log=True),
             timeout=dict(type="int", default=10),
         ),
         supports_check_mode=True,
