@@ -13,8 +13,8 @@ module: router_argv
 short_description: The gateway's command line, checked against the installed launcher's own --help
 version_added: "0.1.0"
 description:
-  - Runs C(<python> -m <package>.launch_router --help) in the gateway's venv (read-only: argparse prints and exits),
-    reads the options it lists, and renders the launcher argv from the role's settings.
+  - Runs C(<python> -m <package>.launch_router --help) in the gateway's venv (read-only - argparse prints and
+    exits), reads the options it lists, and renders the launcher argv from the role's settings.
   - O(flags) are settings every supported package takes; O(optional) are the role's defaults that only newer
     packages take (C(--health-check-port) in smg), left out with a note when the installed one lacks them;
     O(extra) are the user's C(router_args), refused when the installed launcher does not list them.

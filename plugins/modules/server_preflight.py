@@ -17,7 +17,7 @@ description:
   - Checks that the model and draft checkpoints exist and look like checkpoints, that O(tp) fits the visible GPUs
     and O(nnodes), that the port is free or held by this server, and that no foreign process holds GPU memory.
   - Checks the other ports SGLang binds at a fixed number (C(--nccl-port); with data-parallel attention the
-    rendezvous window at C(--port) + 233 and the handshake at C(--port) + 13, per version): free or held by this
+    rendezvous window at C(--port) + 233 and the handshake at C(--port) + 13, per version) - free or held by this
     server, and outside C(net.ipv4.ip_local_port_range) unless listed in C(net.ipv4.ip_local_reserved_ports). A
     port inside the ephemeral range is refused naming both fixes (a lower port, or the exact
     C(sysctl -w net.ipv4.ip_local_reserved_ports=...)); the host's sysctls are never changed. Without
