@@ -41,15 +41,15 @@ options:
     elements: str
     required: true
   flags:
-    description: C({flag: value}) every supported package takes; C(true) is a bare flag, a list several values.
+    description: Flags and values every supported package takes (C(true) is a bare flag, a list several values).
     type: dict
     default: {}
   optional:
-    description: C({flag: value}) left out, with a note in RV(left_out), when the installed package lacks the flag.
+    description: Flags and values left out, with a note in RV(left_out), when the installed package lacks the flag.
     type: dict
     default: {}
   extra:
-    description: The user's C({flag: value}) (C(router_args)); refused when the installed package lacks the flag.
+    description: The user's flags and values (C(router_args)); refused when the installed package lacks the flag.
     type: dict
     default: {}
 attributes:

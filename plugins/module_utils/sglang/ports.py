@@ -143,7 +143,7 @@ def check(argv, version, ephemeral, reserved_text=""):
     problems, warnings = [], []
     if not ephemeral:
         return problems, ["net.ipv4.ip_local_port_range unreadable: SGLang's ports not checked against it"]
-    lo, hi = ephemeral
+    lo, hi = int(ephemeral[0]), int(ephemeral[1])
     reserved = parse_reserved(reserved_text)
     ports = fixed_ports(argv, version)
     inside = [(p, what) for p, what in ports if lo <= p <= hi and p not in reserved]

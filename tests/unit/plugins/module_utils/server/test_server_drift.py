@@ -109,7 +109,7 @@ def test_against_the_double_started_for_real(double_venv):
                             stderr=subprocess.DEVNULL, start_new_session=True)
     try:
         info = None
-        for _ in range(300):  # polled until it answers; the test asserts on content, not on time
+        for _attempt in range(300):  # polled until it answers; the test asserts on content, not on time
             try:
                 info = json.load(urllib.request.urlopen("http://127.0.0.1:%d/server_info" % port, timeout=5))
                 break
