@@ -11,6 +11,8 @@
 #
 # Usage: tools/controller_matrix/run.sh [CORE...]     (default: 2.20.10 2.21.5 2.22.0rc1)
 #   SANITY_CORES="2.22.0rc1"   which of them also run ansible-test sanity (default: the newest given; "" = none)
+#   SANITY_ARGS="--skip-test pylint"   extra ansible-test sanity arguments (2.22.0rc1's pylint requirements fetch
+#                              dill from a github.com archive: skip it where only PyPI is reachable)
 #   UNIT_ARGS="-x"             extra pytest arguments; UNITS=0 skips the unit tests
 # Writes a summary table to stdout and $CACHE/controller-matrix/results.tsv; exits non-zero when a run failed.
 set -euo pipefail
@@ -97,7 +99,7 @@ for core in "${cores[@]}"; do
   if [[ " $sanity_cores " == *" $core "* ]]; then
     t0=$SECONDS; sanity=pass
     in_root "cd /sanity/ansible_collections/llmserve/sglang && PATH=$venv/bin:\$PATH ansible-test sanity --color no \
-      --venv --requirements --python $pyver" > "$work/sanity-$core.log" 2>&1 || { sanity=FAIL; rc=1; }
+      --venv --requirements --python $pyver ${SANITY_ARGS:-}" > "$work/sanity-$core.log" 2>&1 || { sanity=FAIL; rc=1; }
     tail -3 "$work/sanity-$core.log"
     sanity_s=$((SECONDS - t0))
   fi

@@ -123,19 +123,13 @@ def parse_reserved(text):
 
 def _spans(ports):
     """[30000, 30001, 30002, 30005] -> "30000-30002,30005" (the syntax ip_local_reserved_ports takes)."""
-    ports = sorted(set(ports))
-    out, start, prev = [], None, None
-    for p in ports:
-        if start is None:
-            start = prev = p
-        elif p == prev + 1:
-            prev = p
+    runs = []
+    for p in sorted(set(int(x) for x in ports)):
+        if runs and p == runs[-1][1] + 1:
+            runs[-1][1] = p
         else:
-            out.append("%d-%d" % (start, prev) if prev != start else str(start))
-            start = prev = p
-    if start is not None:
-        out.append("%d-%d" % (start, prev) if prev != start else str(start))
-    return ",".join(out)
+            runs.append([p, p])
+    return ",".join("%d-%d" % (a, b) if b != a else "%d" % a for a, b in runs)
 
 
 def check(argv, version, ephemeral, reserved_text=""):
