@@ -117,14 +117,15 @@ def test_preflight_refuses_a_taken_internal_port_naming_it(tmp_path):
     taken = holder.getsockname()[1]
     try:
         warnings = []
-        c = preflight.check_port_window(["--port", "1", "--nccl-port", str(taken)], "0.5.23", warnings=warnings,
-                                        proc_root=proc(tmp_path, "60000 60999\n"))
+        # an ephemeral range that holds none of these ports: only the taken one can be refused
+        c = preflight.check_port_window(["--port", "3", "--nccl-port", str(taken)], "0.5.23", warnings=warnings,
+                                        proc_root=proc(tmp_path, "1 2\n"))
         assert not c["ok"] and c["name"] == "ports"
         assert "the torch.distributed store (--nccl-port)" in c["msg"] and "port %d is in use by" % taken in c["msg"]
     finally:
         holder.close()
-    c = preflight.check_port_window(["--port", "1", "--nccl-port", str(taken)], "0.5.23",
-                                    proc_root=proc(tmp_path / "b", "60000 60999\n"))
+    c = preflight.check_port_window(["--port", "3", "--nccl-port", str(taken)], "0.5.23",
+                                    proc_root=proc(tmp_path / "b", "1 2\n"))
     assert c["ok"], c["msg"]
 
 
