@@ -18,7 +18,7 @@ bench: setup system-deps ## baseline vs EAGLE-3 (vs adaptive) on a local 1-host 
 bench-report: setup ## turn a benchmark run folder into report.md + PNG plots (DIR=benchmarks/results/...)
 	$(BIN)/python tools/bench_report/bench_report.py $(DIR)
 
-.PHONY: bench bench-report help setup system-deps lint unit sanity real-parser build molecule test demo fleet-up fleet-down clean promtool
+.PHONY: bench bench-report help setup system-deps lint unit sanity real-parser build molecule test demo fleet-up fleet-down clean promtool controller-matrix
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 16
@@ -53,6 +53,9 @@ sanity: setup system-deps ## ansible-test sanity on a copy laid out as ansible_c
 real-parser: setup ## argv rendering checked by the real SGLang argument parsers (0.5.9, 0.5.10.post1, 0.5.15.post1, 0.5.23)
 	@if [ -x tests/real_parser/build_venvs.sh ]; then tests/real_parser/build_venvs.sh && $(BIN)/pytest -q tests/real_parser; \
 	else echo "tests/real_parser not present"; fi
+
+controller-matrix: system-deps ## units + sanity under ansible-core 2.20/2.21/2.22 on Python 3.13 (Debian 13 chroot; not in `test`)
+	tools/controller_matrix/run.sh $(CORES)
 
 build: setup ## build the collection tarball, install it in a scratch path, use it by FQCN
 	tests/build/check_build.sh

@@ -182,6 +182,7 @@ from ansible_collections.llmserve.sglang.plugins.module_utils.nvidia.smi import 
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import version as sglang_version
 from ansible_collections.llmserve.sglang.plugins.module_utils.server.layout import (
     HELPER_DIR, HELPERS, INSTANCE_RE, instance_dirs, paths, resolve_manager)
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import caches
 
 
 def main():
@@ -225,6 +226,12 @@ def main():
                                         [pt["instance_dir"]])
         dirs = instance_dirs(p["home"], p["config_dir"], p["log_dir"], pt, p["user"], p["group"])
         result["dirs"] = dict((d[0], os.path.isdir(d[0])) for d in dirs)
+        # the compile caches: the instance's folder and its per-version folders that exist (sglang/caches.py)
+        cache_root = caches.root(p["home"], p["instance"])
+        result["dirs"][cache_root] = os.path.isdir(cache_root)
+        if result["dirs"][cache_root]:
+            for name in os.listdir(cache_root):
+                result["dirs"]["%s/%s" % (cache_root, name)] = os.path.isdir(os.path.join(cache_root, name))
         try:
             with open(pt["fingerprint"]) as f:
                 result["fingerprint"] = f.read().strip()

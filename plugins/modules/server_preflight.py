@@ -16,6 +16,12 @@ description:
   - Parses O(argv) with the installed SGLang's own argument parser and reports its argparse error verbatim.
   - Checks that the model and draft checkpoints exist and look like checkpoints, that O(tp) fits the visible GPUs
     and O(nnodes), that the port is free or held by this server, and that no foreign process holds GPU memory.
+  - Checks the other ports SGLang binds at a fixed number (C(--nccl-port); with data-parallel attention the
+    rendezvous window at C(--port) + 233 and the handshake at C(--port) + 13, per version) - free or held by this
+    server, and outside C(net.ipv4.ip_local_port_range) unless listed in C(net.ipv4.ip_local_reserved_ports). A
+    port inside the ephemeral range is refused naming both fixes (a lower port, or the exact
+    C(sysctl -w net.ipv4.ip_local_reserved_ports=...)); the host's sysctls are never changed. Without
+    C(--nccl-port), a warning where the SGLang version picks that port among the ephemeral ones (sglang#37215).
   - Runs every check and fails once, listing each failure with its fix. Changes nothing on the host.
 author:
   - llmserve maintainers (@llmserve)

@@ -27,6 +27,7 @@ FLOORS = {
     "sglang": 1, "nvidia": 1,
     "install": 2, "bench": 2, "models": 2,
     "server": 3, "ready": 3,
+    "router": 2,
     "monitoring": 4,
 }
 PLUGIN_KINDS = ("modules", "action", "filter", "doc_fragments", "plugin_utils")

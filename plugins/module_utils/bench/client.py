@@ -29,9 +29,10 @@ import math
 import threading
 import time
 
-from ansible.module_utils.six.moves import http_client
-from ansible.module_utils.six.moves.urllib.error import HTTPError, URLError
-from ansible.module_utils.six.moves.urllib.parse import urlsplit
+# The standard library, not ansible.module_utils.six (deprecated in ansible-core 2.21, removed in 2.24).
+import http.client as http_client
+from urllib.error import HTTPError, URLError
+from urllib.parse import urlsplit
 from ansible.module_utils.urls import open_url
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.api import accept_length

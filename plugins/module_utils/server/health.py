@@ -32,7 +32,9 @@ def worker_versions(hosts, hostvars, record="llmserve_sglang"):
         view = hv.get("server_view") or {}
         plan = hv.get("__server_plan") or {}
         recorded = (hv.get("__server_info") or {}).get("recorded") or {}
-        local = (hv.get("ansible_local") or {}).get(record) or {}
+        # ansible_facts.ansible_local (the local facts keep their prefix there), not the injected ansible_local:
+        # INJECT_FACTS_AS_VARS is deprecated from 2.20
+        local = ((hv.get("ansible_facts") or {}).get("ansible_local") or {}).get(record) or {}
         out.append(str(plan.get("version") or view.get("version") or recorded.get("version")
                        or local.get("installed_version") or ""))
     return out

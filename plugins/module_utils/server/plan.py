@@ -32,6 +32,7 @@ from ansible_collections.llmserve.sglang.plugins.module_utils.host.net import lo
 from ansible_collections.llmserve.sglang.plugins.module_utils.server.layout import (  # noqa: F401 (re-exported)
     HELPER_DIR, HELPERS, INSTANCE_RE, RUN_ROOT, instance_dirs, paths, resolve_manager)
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import speculative
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import caches
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.argv import render, shell_join
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.replica import NOT_A_GROUP, NOT_A_MEMBER, replica_nodes
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.version import compare as version_compare, is_version
@@ -537,7 +538,9 @@ def plan(raw_settings, host):
     if launch["errors"]:
         out["refusals"] = ["server settings rejected for SGLang %s: %s" % (version, e) for e in launch["errors"]]
         return out
-    env = dict(base_env)
+    # compile caches on persistent disk, per instance and version (sglang/caches.py); anything set explicitly wins
+    env = caches.env(s["home"], s["instance"], version)
+    env.update(base_env)
     env.update(launch["env"])
     env.update(user_env)
     # every process of the instance inherits it (through setsid and double forks): how a stop finds what it left
@@ -577,6 +580,8 @@ def plan(raw_settings, host):
     stale = [p["api_key"], p["instance_dir"] + "/secret.env", p["unit"] if manager == "pidfile" else p["launch_spec"]]
     out["remove"] = [x for x in stale if x not in wanted and on_disk.get(x)]
     dirs = instance_dirs(s["home"], s["config_dir"], s["log_dir"], p, s["user"], group)
+    dirs += [(caches.root(s["home"], s["instance"]), s["user"], group, "0750"),
+             (caches.version_dir(s["home"], s["instance"], version), s["user"], group, "0750")]
     known = host.get("dirs") or {}
     out["dirs"] = [{"path": d, "owner": o, "group": g, "mode": m} for d, o, g, m in dirs]
     out["dirs_missing"] = [d for d, _o, _g, _m in dirs if not known.get(d)]

@@ -15,6 +15,7 @@ import socket
 import subprocess
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.host import net, ownership
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import ports as sglang_ports
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import version as sglang_version
 from ansible_collections.llmserve.sglang.plugins.module_utils.nvidia.smi import APP_FIELDS, parse_compute_apps, parse_query_gpu
 
@@ -166,6 +167,30 @@ def check_port(host, port, owner_unit=None, owner_pid=None):
     return _check("port", False, "port %d is in use by %s: stop it or choose another port" % (port, who))
 
 
+def _read(path):
+    try:
+        with open(path) as f:
+            return f.read()
+    except (IOError, OSError):
+        return None
+
+
+def check_port_window(argv, version, owner_unit=None, owner_pid=None, warnings=None, proc_root="/proc"):
+    """SGLang's fixed ports besides --port (sglang/ports.py): free or ours, and outside the ephemeral range."""
+    sysctl = proc_root + "/sys/net/ipv4/"
+    problems, notes = sglang_ports.check(argv, version, sglang_ports.parse_range(_read(sysctl + "ip_local_port_range")),
+                                         _read(sysctl + "ip_local_reserved_ports") or "")
+    for port, what in sglang_ports.fixed_ports(argv, version)[1:]:
+        c = check_port("127.0.0.1", port, owner_unit, owner_pid)
+        if not c["ok"]:
+            problems.append("%s, %s" % (what, c["msg"]))
+    if warnings is not None:
+        warnings.extend(notes)
+    if problems:
+        return _check("ports", False, "; ".join(problems))
+    return _check("ports", True, "SGLang's fixed ports are free and outside the ephemeral range")
+
+
 def check_gpu_procs(owner_unit=None, owner_pid=None, runner=None):
     out = (runner or _run)(["nvidia-smi", "--query-compute-apps=" + ",".join(APP_FIELDS), "--format=csv,noheader,nounits"])
     if out is None:
@@ -197,5 +222,8 @@ def run_all(params, runner=None):
     checks.append(check_tp(params.get("tp"), params.get("nnodes"), gpus))
     if params.get("port") is not None:
         checks.append(check_port(params.get("host"), params["port"], params.get("owner_unit"), params.get("owner_pid")))
+    if params.get("argv") is not None:
+        checks.append(check_port_window(params["argv"], version or params.get("sglang_version"),
+                                        params.get("owner_unit"), params.get("owner_pid"), warnings))
     checks.append(check_gpu_procs(params.get("owner_unit"), params.get("owner_pid"), runner))
     return checks, version, warnings

@@ -106,7 +106,9 @@ def settings_from_vars(hv):
         if var in hv and (hv[var] is not None or name in NULL_IS_VALUE):
             out[name] = hv[var]
     record_name = out.get("sglang_record", DEFAULTS["sglang_record"])
-    local = hv["ansible_local"] if "ansible_local" in hv else {}
+    # ansible_facts' ansible_local first: facts injected as ansible_* variables are deprecated from ansible-core 2.20
+    facts = hv["ansible_facts"] if "ansible_facts" in hv else {}
+    local = (facts or {}).get("ansible_local") or {}
     record = (local or {}).get(record_name) if record_name else None
     record = record if isinstance(record, dict) else {}
     for name, (fact, key) in SGLANG_FOLLOWS.items():

@@ -23,6 +23,10 @@ PLAY = """
 - hosts: localhost
   gather_facts: false
   tasks:
+    # the records as roles/sglang leaves them: facts.d files, read into ansible_facts.ansible_local
+    - ansible.builtin.setup:
+        gather_subset: ['!all', '!min', 'local']
+        fact_path: {facts}
     - ansible.builtin.include_vars: {repo}/roles/server/vars/main.yml
     - ansible.builtin.copy:
         dest: {out}
@@ -35,8 +39,11 @@ PLAY = """
 def resolve(tmp_path, **extra):
     if not os.path.exists(PLAYBOOK):
         pytest.skip("ansible-playbook is not beside this Python")
-    play, result = tmp_path / "play.yml", tmp_path / "result.json"
-    play.write_text(PLAY.format(repo=REPO, out=result))
+    play, result, facts = tmp_path / "play.yml", tmp_path / "result.json", tmp_path / "facts.d"
+    facts.mkdir()
+    for name, record in (extra.pop("ansible_local", None) or {}).items():
+        (facts / (name + ".fact")).write_text(json.dumps(record))
+    play.write_text(PLAY.format(repo=REPO, out=result, facts=facts))
     env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO, "ansible.cfg"),
                ANSIBLE_LOCALHOST_WARNING="false", ANSIBLE_INVENTORY_UNPARSED_WARNING="false")
     # The role's defaults first, then the case's variables: later -e wins, as the inventory wins over defaults.

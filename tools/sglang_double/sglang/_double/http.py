@@ -11,6 +11,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from sglang.version import __version__, at_least
 from sglang._double.metrics import Metrics
 from sglang._double.out import access, log
+from sglang.srt import server_args as srt_server_args
 from sglang.srt.server_args import load_table
 
 REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found", 500: "Internal Server Error",
@@ -201,6 +202,13 @@ class Handler(BaseHTTPRequestHandler):
         info = dict(args, version=__version__, status="ready" if st.status == "up" else st.status,
                     internal_states=[internal], max_total_num_tokens=412160,
                     max_req_input_len=st.context_len() - 6, kv_events=None)
+        if at_least("0.5.20"):
+            # as real 0.5.20+: what was asked for, and the engine's start-up phases (observability/startup_time.py)
+            d = st.settings.duration
+            info["launch_command"] = srt_server_args.LAUNCH_COMMAND
+            info["startup_time"] = {"load_weight": d("load_weights"), "kv_cache_allocation": d("kv_cache"),
+                                    "scheduler_e2e": d("dist_init") + d("load_weights") + d("kv_cache") + d("cuda_graph"),
+                                    "cuda_graph": {"decode": d("cuda_graph")}, "tokenizer_e2e": d("http")}
         self._send(200, info)
 
     def metrics(self):

@@ -87,4 +87,10 @@ def prepare_server_args(argv):
     if "--config" in argv:
         from sglang.srt.config_merge import merge
         argv = merge(parser, argv)
-    return ServerArgs.from_cli_args(parser.parse_args(argv))
+    args = ServerArgs.from_cli_args(parser.parse_args(argv))
+    global LAUNCH_COMMAND
+    LAUNCH_COMMAND = " ".join(argv)  # real 0.5.20+: the argv after the --config merge, space-joined
+    return args
+
+
+LAUNCH_COMMAND = None

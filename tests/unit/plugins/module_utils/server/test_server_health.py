@@ -15,8 +15,8 @@ def test_ready_only_where_every_worker_has_it(versions, expected):
 
 
 def test_worker_versions_prefer_this_runs_plan_then_the_install_record():
-    hostvars = {"a": {"__server_plan": {"version": "0.5.23"}, "ansible_local": {"llmserve_sglang": {"installed_version": "0.5.9"}}},
-                "b": {"ansible_local": {"llmserve_sglang": {"installed_version": "0.5.15.post1"}}},
+    hostvars = {"a": {"__server_plan": {"version": "0.5.23"}, "ansible_facts": {"ansible_local": {"llmserve_sglang": {"installed_version": "0.5.9"}}}},
+                "b": {"ansible_facts": {"ansible_local": {"llmserve_sglang": {"installed_version": "0.5.15.post1"}}}},
                 "c": {}, "d": {"__server_info": {"recorded": {"version": "0.5.20"}}}}
     assert health.worker_versions(["a", "b", "c", "gone", "d"], hostvars) == ["0.5.23", "0.5.15.post1", "", "", "0.5.20"]
 

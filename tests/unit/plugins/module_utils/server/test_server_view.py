@@ -48,10 +48,12 @@ def test_every_setting_has_one_default_and_the_role_declares_them_all():
     {},  # no roles/sglang in the play, no record, no models_list
     {"sglang_venv_python": "/srv/venv/bin/python", "sglang_installed_version": "0.5.23",
      "sglang_patches_applied": ["sm120-symm-mem"], "sglang_patch_state": "abc", "sglang_server_env": {"A": "1"}},
-    {"ansible_local": {"llmserve_sglang": {"venv_python": "/rec/bin/python", "installed_version": "0.5.15.post1",
-                                           "patches_applied": [], "patch_state": "x", "server_env": {"B": "2"}}}},
-    {"server_sglang_record": "other",
-     "ansible_local": {"other": {"venv_python": "/o/bin/python"}, "llmserve_sglang": {"venv_python": "/no/bin/python"}}},
+    # local facts as Ansible gives them: under ansible_facts (their ansible_ prefix kept), not injected as variables
+    {"ansible_facts": {"ansible_local": {"llmserve_sglang": {
+        "venv_python": "/rec/bin/python", "installed_version": "0.5.15.post1", "patches_applied": [], "patch_state": "x",
+        "server_env": {"B": "2"}}}}},
+    {"server_sglang_record": "other", "ansible_facts": {"ansible_local": {
+        "other": {"venv_python": "/o/bin/python"}, "llmserve_sglang": {"venv_python": "/no/bin/python"}}}},
     {"models_list": [{"repo": "a/b", "dest": "/models/b"}], "server_dist_init_port": 51000},
 ])
 def test_defaults_equal_what_ansible_renders_from_defaults_main_yml(context):
