@@ -16,7 +16,6 @@ all:
     a:
       server_port: 31000
       server_speculative: {algorithm: '', draft_model_path: /d}
-      ansible_local: {llmserve_sglang: {venv_python: /rec/bin/python, installed_version: 0.5.23}}
     b:
       server_instance: kimi
       server_tp_group: r1
@@ -33,6 +32,10 @@ PLAY = """
 - hosts: a
   gather_facts: false
   tasks:
+    - name: roles/sglang's record, read as Ansible reads local facts (ansible_facts.ansible_local)
+      ansible.builtin.setup:
+        gather_subset: ['!all', '!min', 'local']
+        fact_path: "{{ facts }}"
     - name: Views of hosts where roles/server never ran, read from the controller
       ansible.builtin.set_fact:
         computed: "{{ dict(['a', 'b', 'c'] | zip(['a', 'b', 'c'] | map('extract', hostvars)
@@ -59,11 +62,14 @@ def test_views_through_ansible_playbook(tmp_path):
     (inst / "argv.json").write_text(json.dumps({"python": "/venv/bin/python", "version": "0.5.15.post1",
                                                 "argv": ["--model-path", "/m", "--host", "0.0.0.0", "--port", "30777"]}))
     (tmp_path / "inv.yml").write_text(INVENTORY)
+    (tmp_path / "facts").mkdir()
+    (tmp_path / "facts" / "llmserve_sglang.fact").write_text(json.dumps({"venv_python": "/rec/bin/python",
+                                                                         "installed_version": "0.5.23"}))
     (tmp_path / "play.yml").write_text(PLAY)
     env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(testpaths.REPO, "ansible.cfg"))
     run = subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", str(tmp_path / "inv.yml"),
                           str(tmp_path / "play.yml"), "-e", "out=%s" % (tmp_path / "r.json"),
-                          "-e", "cfg=%s" % (tmp_path / "etc"), "-e", "ansible_python_interpreter=%s" % sys.executable],
+                          "-e", "cfg=%s" % (tmp_path / "etc"), "-e", "facts=%s" % (tmp_path / "facts"), "-e", "ansible_python_interpreter=%s" % sys.executable],
                          cwd=testpaths.REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                          universal_newlines=True, check=False)
     assert run.returncode == 0, run.stdout[-3000:]
