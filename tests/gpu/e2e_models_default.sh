@@ -63,6 +63,6 @@ wait
 cat "$CAP/md.txt"
 for f in "$CAP"/md-[do]_*.txt; do echo "== $(basename "$f")"
   grep -E "FAILED|fatal:|\"msg\"|msg:|READY|crashed|category|remedy|refus|not fit|elapsed|cannot|sudo" "$f" | grep -v "^ok:" | head -12 | cut -c1-700; done
-for f in "$CAP"/md-d_whole.txt; do grep -o '"elapsed": [0-9.]*' "$f"; done
+grep -o '"elapsed": [0-9.]*' "$CAP/md-d_whole.txt"
 for l in /var/log/sglang/o_*.log /var/log/sglang/d_whole*.log; do [ -f "$l" ] && cp "$l" "$CAP/"; done
 grep -hE "Load weight (begin|end)|fired up" /var/log/sglang/d_whole*.log 2>/dev/null | cut -c1-200
