@@ -244,7 +244,7 @@ BUILTIN = [
     # Peer-to-peer between the GPUs refused: the custom all-reduce's IPC, NCCL's P2P transport, CUDA's peer access.
     ("nccl", r"peer access is not supported|cudaErrorPeerAccessUnsupported|PeerAccessUnsupported|"
              r"P2P (?:access )?(?:is )?not (?:supported|available)|transport/p2p\.cc\S* NCCL WARN|"
-             r"custom_all_reduce\S*\W.*(?:[Ff]ail|[Ee]rror)", R_P2P, 87, True),
+             r"custom_all_reduce\S*\W[^=\n]{0,160}?(?<!_)(?:[Ff]ail|[Ee]rror)", R_P2P, 87, True),
     # A step that never returned, ended by SGLang's watchdog or torch's NCCL watchdog: a hang, not a crash.
     ("watchdog_hang", r"Scheduler watchdog timeout|[Ww]atchdog timeout \(|Watchdog caught collective operation timeout|"
                       r"ran for \d+ milliseconds before timing out|[Ww]atchdog (?:timed out|fired|expired)",
