@@ -2,7 +2,6 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """A piece of SGLang's server_args dump is configuration, not an event: its flag names (disable_custom_all_reduce,
 enable_error_...) must not read as a failure (molecule server_ready found the P2P rule firing on one)."""
-import testpaths  # noqa: F401
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.signatures import Classifier
 
 DUMP = ("ttn_tp_gather=False, disable_chunked_prefix_cache=False, disable_custom_all_reduce=False, "
