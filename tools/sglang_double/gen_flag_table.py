@@ -121,7 +121,9 @@ def describe(action):
     if action.choices is not None:
         choices = list(action.choices)
         if isinstance(action.choices, (set, frozenset)):
-            choices = sorted(choices, key=str)  # a set's order is not stable between runs
+            # a set's order changes with the hash seed, and with it argparse's "choose from" list: sorted here,
+            # and marked so that comparisons ignore the order
+            choices, entry["unordered"] = sorted(choices, key=str), True
         if any(_literal(c) is _LiteralMissing for c in choices):
             raise SystemExit("gen_flag_table: choices of %s are not literals: %r" % (action.option_strings, choices))
         entry["choices"] = choices
