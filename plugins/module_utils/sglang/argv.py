@@ -19,6 +19,7 @@ import re
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import adaptive as adaptive_cfg
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import allreduce
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import cli_flags
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import gates
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import speculative
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.version import release
@@ -322,9 +323,42 @@ def render(settings, version, gpu=None, patches=(), env=None, adaptive_config_pa
     errors.extend(ar_errors)
     warnings.extend(ar_warnings)
     for name in sorted(args):
-        _emit(argv, flags, name, args[name], errors)
+        if args[name] is False:
+            _emit_false(argv, flags, name, out)
+        else:
+            _emit(argv, flags, name, args[name], errors)
     del out["version"]
     return out
+
+
+def _emit_false(argv, flags, name, out):
+    """A false boolean: ``--no-x`` where the version's parser has it, nothing where false is SGLang's own default,
+    else a refusal: leaving the flag out would silently run with the opposite of the setting.
+
+    The switches and their parser defaults per version come from the real parsers (``cli_flags.py``, generated).
+    """
+    version = out["version"]
+    table = cli_flags.SWITCHES.get(version)
+    if table is None:
+        out["warnings"].append(
+            "args.%s=false is left out: SGLang %s has no verified flag table, so whether --%s is on by default is "
+            "not known here" % (name, version, name.replace("_", "-")))
+        return
+    kind, default = table.get(name, (None, None))
+    flag = _flag(name)
+    if kind == "boolean_optional":
+        argv.append("--no-" + flag[2:])
+        flags[name] = False
+    elif kind is None:
+        out["errors"].append(
+            "args.%s=false: %s is not an on/off switch in SGLang %s (it takes a value or does not exist): give the "
+            "value SGLang expects, or drop the setting" % (name, flag, version))
+    elif kind in ("store_true", "store_const", "deprecated", "deprecated_error") and default:
+        out["errors"].append(
+            "args.%s=false cannot be expressed for SGLang %s: %s is on by default and the version has no --no-%s; "
+            "drop the setting or use a version that has the negation" % (name, version, flag, flag[2:]))
+    # else: false is what SGLang does without the flag (store_true defaulting to False or None, store_false,
+    # a retired flag): leaving it out is exact
 
 
 def _render_spec(spec, ver, tp, env, adaptive_config_path, out):

@@ -50,11 +50,11 @@ def test_order_model_first_core_spec_then_sorted_args():
 
 def test_value_shapes():
     r = render({"model_path": "m",
-                "args": {"a_flag": True, "off": False, "none": None,
+                "args": {"a_flag": True, "trust_remote_code": False, "none": None,
                          "cuda_graph_bs": [1, 2, 4], "json_model_override_args": {"b": 1, "a": [2]}}},
                "0.5.23")
     argv = r["argv"]
-    assert "--a-flag" in argv and "--off" not in argv and "--none" not in argv
+    assert "--a-flag" in argv and "--trust-remote-code" not in argv and "--none" not in argv
     i = argv.index("--cuda-graph-bs-decode")
     assert argv[i:i + 4] == ["--cuda-graph-bs-decode", "1", "2", "4"] and argv.count("--cuda-graph-bs-decode") == 1
     assert opt(argv, "--json-model-override-args") == '{"a":[2],"b":1}'
@@ -169,3 +169,82 @@ def test_filter_strict_and_lenient():
     assert FILTERS["sglang_exec_join"](["a b"]) == '"a b"'
     with pytest.raises(AnsibleFilterError):
         FILTERS["sglang_argv"](SEED)
+
+
+# A false boolean (issue 28): --no-x where the version's real parser has BooleanOptionalAction, nothing where false
+# is SGLang's own default, a refusal naming flag and version where it cannot be expressed. The switches and their
+# defaults are cli_flags.SWITCHES, generated from the real parsers (tools/sglang_double/gen_flag_table.py).
+@pytest.mark.parametrize("version", ["0.5.9", "0.5.10.post1", "0.5.15.post1", "0.5.23"])
+def test_false_store_true_left_out_where_false_is_the_default(version):
+    r = render(dict(SEED, args={"trust_remote_code": False, "enable_metrics": False}), version, gpus(9, pcie_only=False))
+    assert r["errors"] == [] and "--trust-remote-code" not in r["argv"] and "--enable-metrics" not in r["argv"]
+    assert not any(a.startswith("--no-") for a in r["argv"])
+
+
+@pytest.mark.parametrize("name,version", [("dllm_fdfo", "0.5.23"), ("enable_tf32_matmul", "0.5.23"),
+                                          ("lora_strict_loading", "0.5.15.post1"),
+                                          ("experts_shared_outer_loras", "0.5.10.post1")])
+def test_false_boolean_optional_renders_its_negation(name, version):
+    r = render(dict(SEED, args={name: False}), version, gpus(9, pcie_only=False))
+    assert r["errors"] == []
+    assert "--no-" + name.replace("_", "-") in r["argv"] and "--" + name.replace("_", "-") not in r["argv"]
+    assert r["flags"][name] is False  # what the real parser must store (tests/real_parser checks it)
+    on = render(dict(SEED, args={name: True}), version, gpus(9, pcie_only=False))
+    assert "--" + name.replace("_", "-") in on["argv"] and on["flags"][name] is True
+
+
+def test_false_where_the_version_has_no_negation_is_refused():
+    # --enable-fused-qk-norm-rope: store_true (default False) up to 0.5.15.post1, so false is left out there;
+    # BooleanOptionalAction defaulting to None (the model decides) on 0.5.23, so false must be said ...
+    for version, argv in (("0.5.9", []), ("0.5.15.post1", []), ("0.5.23", ["--no-enable-fused-qk-norm-rope"])):
+        r = render(dict(SEED, args={"enable_fused_qk_norm_rope": False}), version, gpus(9, pcie_only=False))
+        assert r["errors"] == [] and [a for a in r["argv"] if "qk-norm" in a] == argv, version
+    # ... and a switch that is on by default without --no-x cannot be turned off: refused, naming flag and version
+    table = {"0.5.23": {"always_on": ("store_true", True)}}
+    from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import cli_flags
+    saved = cli_flags.SWITCHES
+    cli_flags.SWITCHES = table
+    try:
+        r = render(dict(SEED, args={"always_on": False}), "0.5.23", gpus(9, pcie_only=False))
+    finally:
+        cli_flags.SWITCHES = saved
+    assert "--always-on" not in r["argv"] and "--no-always-on" not in r["argv"]
+    assert any("args.always_on=false" in e and "0.5.23" in e and "--always-on is on by default" in e
+               for e in r["errors"]), r["errors"]
+
+
+def test_false_for_an_option_that_is_no_switch_is_refused():
+    # --context-length takes a value; false is no value SGLang reads, and a typo'd switch would vanish silently
+    for name in ("context_length", "enable_metrix"):
+        r = render(dict(SEED, args={name: False}), "0.5.23", gpus(9, pcie_only=False))
+        flag = "--" + name.replace("_", "-")
+        assert any(e.startswith("args.%s=false: %s is not an on/off switch in SGLang 0.5.23" % (name, flag))
+                   for e in r["errors"]), r["errors"]
+
+
+def test_false_on_an_unverified_version_is_left_out_with_a_warning():
+    r = render(dict(SEED, args={"dllm_fdfo": False}), "0.5.24", gpus(9, pcie_only=False))
+    assert "--no-dllm-fdfo" not in r["argv"] and "--dllm-fdfo" not in r["argv"]
+    assert any("args.dllm_fdfo=false is left out" in w for w in r["warnings"])
+
+
+def test_switch_table_matches_the_double_flag_tables():
+    """cli_flags.py is generated from the same real parsers as the double's tables: stale when they differ."""
+    import json
+    import os
+    import sys
+    from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import cli_flags, gates
+    repo = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", ".."))
+    sys.path.insert(0, os.path.join(repo, "tools", "sglang_double"))
+    try:
+        import gen_flag_table
+    finally:
+        sys.path.pop(0)
+    assert sorted(cli_flags.SWITCHES) == sorted(gates.VERIFIED_VERSIONS)
+    with open(os.path.join(repo, "plugins", "module_utils", "sglang", "cli_flags.py")) as fh:
+        assert fh.read() == gen_flag_table.cli_flags_source(gen_flag_table.load_tables(gates.VERIFIED_VERSIONS)), \
+            "cli_flags.py is stale: run python3 tools/sglang_double/gen_flag_table.py"
+    for version in gates.VERIFIED_VERSIONS:
+        with open(os.path.join(repo, "tools", "sglang_double", "sglang", "flags", version + ".json")) as fh:
+            table = json.load(fh)
+        assert table["version"] == version and table.get("schema") == gen_flag_table.SCHEMA, version
