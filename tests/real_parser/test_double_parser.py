@@ -8,6 +8,7 @@ invalid JSON, ``--no-x``, a missing value, plus unknown and ambiguous options; e
 ``error:`` line, and on acceptance the same values. The real parser is the referee: when this fails, regenerate the
 tables (tools/sglang_double/gen_flag_table.py) or fix the double, never the expectation.
 """
+import functools
 import json
 import os
 import subprocess
@@ -20,7 +21,8 @@ COLLECTIONS = os.path.join(REPO, "collections")
 if COLLECTIONS not in sys.path:
     sys.path.insert(0, COLLECTIONS)
 
-from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import gates  # noqa: E402
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import cli_flags, gates  # noqa: E402
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.argv import render  # noqa: E402
 
 DOUBLE = os.path.join(REPO, "tools", "sglang_double")
 FLAGS = os.path.join(DOUBLE, "sglang", "flags")
@@ -99,22 +101,61 @@ def parse(python, argvs, env=None):
     return json.loads(line[-1][2:])
 
 
-@pytest.mark.parametrize("version", gates.VERIFIED_VERSIONS)
-def test_double_parser_accepts_and_refuses_as_real(version):
+def table(version):
+    with open(os.path.join(FLAGS, version + ".json")) as fh:
+        return json.load(fh)
+
+
+def all_false(version):
+    """render() with every switch of the version set to false (those with a setting of their own are refused in
+    args, as they should be)."""
+    names = sorted(n for n, (kind, _d) in cli_flags.SWITCHES[version].items()
+                   if kind in ("store_true", "boolean_optional"))
+    names = [n for n in names if not any("duplicates settings." in e
+                                         for e in render({"model_path": "/m", "args": {n: False}}, version)["errors"])]
+    return names, render({"model_path": "/m", "args": dict((n, False) for n in names)}, version)
+
+
+@functools.lru_cache(maxsize=None)
+def real_parse(version):
+    """One run of the real parser per version (its import is the cost): the corpus, then render()'s all-false argv."""
     py = os.path.join(CACHE, version, "bin", "python")
     if not os.path.exists(os.path.join(CACHE, version, ".stamp")):
         pytest.skip("real-parser venv for sglang %s not built: run tests/real_parser/build_venvs.sh %s"
                     % (version, version))
-    with open(os.path.join(FLAGS, version + ".json")) as fh:
-        table = json.load(fh)
-    argvs = corpus(table)
+    argvs = corpus(table(version)) + [all_false(version)[1]["argv"]]
     env = {k: v for k, v in os.environ.items() if not k.startswith("SGLANG_")}
-    real = parse(py, argvs, env)
+    return argvs, parse(py, argvs, env)
+
+
+@pytest.mark.parametrize("version", gates.VERIFIED_VERSIONS)
+def test_false_booleans_parse_to_false(version):
+    """Every switch set to false in the settings (issue 28): the real parser stores a false value for each, the
+    BooleanOptionalAction ones through the --no-x render() writes (cli_flags.py, generated from these parsers)."""
+    names, rendered = all_false(version)
+    assert rendered["errors"] == [] and len(names) > 80, rendered["errors"]
+    negated = [a for a in rendered["argv"] if a.startswith("--no-")]
+    assert len(negated) == sum(1 for n in names if cli_flags.SWITCHES[version][n][0] == "boolean_optional")
+    _argvs, results = real_parse(version)
+    res = results[-1]
+    assert res["code"] == 0, res
+    for n in names:
+        dest = [f["dest"] for f in table(version)["flags"] if "--" + n.replace("_", "-") in f["opts"]][0]
+        assert not res["ns"][dest], (n, res["ns"][dest])
+    for n in (a[len("--no-"):].replace("-", "_") for a in negated):
+        assert res["ns"][n] is False  # not None: said, not left to the default
+
+
+@pytest.mark.parametrize("version", gates.VERIFIED_VERSIONS)
+def test_double_parser_accepts_and_refuses_as_real(version):
+    argvs, real = real_parse(version)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SGLANG_")}
     double = parse(sys.executable, argvs, dict(env, PYTHONPATH=DOUBLE, SGLANG_DOUBLE_VERSION=version))
+    table_ = table(version)
     refused = sum(1 for r in real if r["code"] != 0)
     # the corpus exercises both sides of the parser on every version
-    assert refused > len(table["flags"]) and len(argvs) - refused > len(table["flags"]) // 2, (refused, len(argvs))
-    unordered = set(o for f in table["flags"] if f.get("unordered") for o in f["opts"])
+    assert refused > len(table_["flags"]) and len(argvs) - refused > len(table_["flags"]) // 2, (refused, len(argvs))
+    unordered = set(o for f in table_["flags"] if f.get("unordered") for o in f["opts"])
     diffs = []
     for argv, r, d in zip(argvs, real, double):
         loose = len(argv) > 2 and argv[2] in unordered

@@ -141,23 +141,3 @@ def test_adaptive_on_0515_renders_and_parses():
     r = render(ADAPTIVE, "0.5.15.post1", SM120_PCIE, adaptive_config_path="/etc/sglang/adaptive.json")
     assert r["errors"] == []  # ... and the renderer renders it (--speculative-adaptive came in 0.5.11)
 
-
-@pytest.mark.parametrize("version", VERSIONS)
-def test_false_booleans_parse_to_false(version):
-    """Every switch of the version set to false (issue 28): the real parser stores a false value for each, the
-    BooleanOptionalAction ones through the --no-x render() writes (cli_flags.py, generated from these parsers)."""
-    from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import cli_flags
-    names = sorted(n for n, (kind, _d) in cli_flags.SWITCHES[version].items()
-                   if kind in ("store_true", "boolean_optional"))
-    # switches with a setting of their own (speculative.adaptive, ...) are refused in args, as they should be
-    names = [n for n in names if not any("duplicates settings." in e
-                                         for e in render({"model_path": "/m", "args": {n: False}}, version)["errors"])]
-    rendered = render({"model_path": "/m", "args": dict((n, False) for n in names)}, version)
-    assert rendered["errors"] == [], rendered["errors"]
-    negated = [a for a in rendered["argv"] if a.startswith("--no-")]
-    assert len(negated) == sum(1 for n in names if cli_flags.SWITCHES[version][n][0] == "boolean_optional")
-    results, _err = parse_many(version, {"all_false": rendered["argv"]})
-    res = results["all_false"]
-    assert res["ok"], rendered["argv"]
-    for n in names:
-        assert not res["ns"][res["dests"]["--" + n.replace("_", "-")]], n
