@@ -193,6 +193,33 @@ def test_bad_flag_exits_2():
     assert rc == 2 and "sglang serve: error: unrecognized arguments: --no-such-flag" in err
 
 
+# What real SGLang's parser refuses at launch, the double refuses with argparse's words and status 2 (issue 28;
+# tests/real_parser/test_double_parser.py holds every option of every version to the real parsers).
+@pytest.mark.parametrize("version,args,error", [
+    ("0.5.9", ["--context-length", "abc"], "argument --context-length: invalid int value: 'abc'"),
+    ("0.5.23", ["--context-length", "abc"], "argument --context-length: Invalid integer value: 'abc'. Use a plain"),
+    ("0.5.15.post1", ["--preferred-sampling-params", "{bad"],
+     "argument --preferred-sampling-params: invalid loads value: '{bad'"),
+    ("0.5.10.post1", ["--load-format", "nope"], "argument --load-format: invalid choice: 'nope' (choose from 'auto', "),
+    ("0.5.23", ["--no-trust-remote-code"], "unrecognized arguments: --no-trust-remote-code"),
+    ("0.5.9", ["--no-dllm-fdfo"], "unrecognized arguments: --no-dllm-fdfo"),
+    ("0.5.23", ["--cuda-graph-config", "[1]"], "argument --cuda-graph-config: --cuda-graph-config must be a JSON "
+     "object, got list"),
+])
+def test_refuses_what_real_sglang_refuses(version, args, error):
+    rc, err = launch_rc(args, version)
+    assert rc == 2 and ": error: " + error in err, err
+
+
+def test_negation_stores_false_where_sglang_has_it():
+    code = ("import argparse; from sglang.srt.server_args import ServerArgs; p = argparse.ArgumentParser(); "
+            "ServerArgs.add_cli_args(p); print(p.parse_args(['--model-path', 'm', '--no-dllm-fdfo']).dllm_fdfo, "
+            "p.parse_args(['--model-path', 'm']).dllm_fdfo)")
+    env = dict(os.environ, PYTHONPATH=DOUBLE, SGLANG_DOUBLE_VERSION="0.5.23")
+    out = subprocess.run([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, check=True).stdout.decode()
+    assert out.split() == ["False", "True"]  # --no-x is off, and the real default (on) without it
+
+
 def test_cuda_graph_max_bs_ambiguous_on_0523_only(run):
     rc, err = launch_rc(["--cuda-graph-max-bs", "128"])
     assert rc == 2
