@@ -4,8 +4,15 @@
 """A deploy with nothing to change: wall time, tasks per host and SSH round trips, for 1 and 8 hosts.
 
 Brings up a local fleet (tools/fleet, podman + systemd + sshd), makes its hosts stand-ins for GPU hosts
-(playbooks/demo/prepare.yml: the SGLang double and the fake nvidia-smi), deploys roles/server once on every host,
-then times ``--runs`` further deploys that have nothing to change, on the first host alone and on all of them.
+(playbooks/demo/prepare.yml: the SGLang double and the fake nvidia-smi), deploys once on every host, then times
+``--runs`` further deploys that have nothing to change, on the first host alone and on all of them.
+
+What is deployed (``--playbook``):
+  server          roles/server alone (the molecule server scenario's instance)
+  deploy_eagle3   the whole ``playbooks/deploy_eagle3.yml`` of the checkout, with the demo's inventory
+                  (``playbooks/demo/inventory.yml``: the seed deployment on the double; roles/cuda and roles/sglang
+                  are off there, as on every fleet host: no driver, no GPUs) - GPU facts, the GPU health gate,
+                  roles/models (no models listed) and roles/server
 
 Measured per run:
   wall       seconds of the ansible-playbook process
@@ -65,6 +72,8 @@ PLAYBOOK = """---
         server_progress_interval: 30
 """
 
+WHOLE_ENV = {"SGLANG_DOUBLE_SCENARIO": "ready", "SGLANG_DOUBLE_PACE": "0.1"}
+
 SSH_WRAPPER = """#!/bin/sh
 echo x >> "{log}"
 exec ssh "$@"
@@ -81,17 +90,23 @@ def sh(argv, env=None, cwd=None, check=True):
 
 
 class Bench(object):
-    def __init__(self, collection, inventory, workdir, label):
+    def __init__(self, collection, inventory, workdir, label, playbook="server"):
         self.label = label
+        self.whole = playbook == "deploy_eagle3"
         self.workdir = workdir
         coll = os.path.join(workdir, "collections-" + label)
         os.makedirs(os.path.join(coll, "ansible_collections", "llmserve"), exist_ok=True)
         link = os.path.join(coll, "ansible_collections", "llmserve", "sglang")
         if not os.path.islink(link):
             os.symlink(os.path.abspath(collection), link)
-        self.playbook = os.path.join(workdir, "deploy.yml")
-        with open(self.playbook, "w") as f:
-            f.write(PLAYBOOK)
+        if self.whole:
+            self.playbook = os.path.join(os.path.abspath(collection), "playbooks", "deploy_eagle3.yml")
+            self.inventories = [inventory, os.path.join(os.path.abspath(collection), "playbooks", "demo", "inventory.yml")]
+        else:
+            self.playbook = os.path.join(workdir, "deploy.yml")
+            with open(self.playbook, "w") as f:
+                f.write(PLAYBOOK)
+            self.inventories = [inventory]
         self.ssh_log = os.path.join(workdir, "ssh-%s.log" % label)
         wrapper = os.path.join(workdir, "ssh-count-" + label)
         with open(wrapper, "w") as f:
@@ -115,20 +130,30 @@ class Bench(object):
         env["LLMSERVE_BENCH_COUNT"] = count
         if os.path.exists(self.ssh_log):
             os.unlink(self.ssh_log)
+        argv = [os.path.join(REPO, ".venv", "bin", "ansible-playbook"), self.playbook]
+        for inv in self.inventories:
+            argv += ["-i", inv]
+        if self.whole:
+            # the demo's seed deployment, the double paced as in the server benchmark
+            argv += ["-e", "llmserve_hosts=" + ",".join(hosts), "-e", json.dumps({"server_env": WHOLE_ENV})]
+        else:
+            argv += ["-e", "bench_hosts=" + ",".join(hosts)]
+        load = os.getloadavg()[0]
         t0 = time.time()
-        proc = sh([os.path.join(REPO, ".venv", "bin", "ansible-playbook"), "-i", self.inventory, self.playbook,
-                   "-e", "bench_hosts=" + ",".join(hosts)], env=env, check=False)
+        proc = sh(argv, env=env, check=False)
         wall = time.time() - t0
         if proc.returncode != 0:
             sys.stderr.write(proc.stdout[-6000:] + proc.stderr[-3000:])
             raise SystemExit("%s: the deploy on %d host(s) failed" % (self.label, len(hosts)))
         with open(count) as f:
             per_host = json.load(f)
+        task_times = per_host.pop("_tasks", [])
         with open(self.ssh_log) as f:
             ssh = sum(1 for _ in f)
         changed = sum(r["changed"] for r in per_host.values())
         return {"wall": wall, "tasks": max(r["ran"] for r in per_host.values()),
-                "skipped": max(r["skipped"] for r in per_host.values()), "ssh": ssh, "changed": changed}
+                "skipped": max(r["skipped"] for r in per_host.values()), "ssh": ssh, "changed": changed,
+                "load": load, "hosts": len(hosts), "task_seconds": task_times}
 
 
 def main():
@@ -138,6 +163,11 @@ def main():
     ap.add_argument("--collection", help="another checkout of the collection to measure in the same sitting (baseline)")
     ap.add_argument("--fleet", default=os.environ.get("LLMSERVE_FLEET_NAME", "bench") + "-deploy",
                     help="fleet name (default $LLMSERVE_FLEET_NAME-deploy)")
+    ap.add_argument("--playbook", choices=("server", "deploy_eagle3"), default="server",
+                    help="roles/server alone (default) or the whole playbooks/deploy_eagle3.yml")
+    ap.add_argument("--no-this", action="store_true",
+                    help="measure only --collection (e.g. the baseline alone, before this checkout has changed)")
+    ap.add_argument("--raw", help="write every timed run (wall, tasks, skipped, ssh, load) to this JSON file")
     ap.add_argument("--keep", action="store_true", help="leave the fleet up afterwards")
     args = ap.parse_args()
     counts = [int(n) for n in args.hosts.split(",")]
@@ -151,10 +181,12 @@ def main():
         print("preparing %d fleet host(s) (the double, the fake nvidia-smi)..." % len(hosts), flush=True)
         sh([os.path.join(REPO, ".venv", "bin", "ansible-playbook"), "-i", inventory,
             os.path.join(REPO, "playbooks", "demo", "prepare.yml")], env=env, cwd=REPO)
-        benches = [Bench(REPO, inventory, workdir, "this")]
+        benches = [] if args.no_this else [Bench(REPO, inventory, workdir, "this", args.playbook)]
         if args.collection:
-            benches.insert(0, Bench(args.collection, inventory, workdir, "baseline"))
-        results = {}
+            benches.insert(0, Bench(args.collection, inventory, workdir, "baseline", args.playbook))
+        if not benches:
+            raise SystemExit("--no-this needs --collection")
+        results, raw = {}, []
         for bench in benches:
             # each checkout deploys once on every host first (its own files, its own fingerprint)
             first = bench.deploy(hosts)
@@ -164,16 +196,27 @@ def main():
                 runs = [bench.deploy(hosts[:n]) for _ in range(args.runs)]
                 if any(r["changed"] for r in runs):
                     raise SystemExit("%s: a no-change deploy on %d host(s) changed something" % (bench.label, n))
-                res = {k: statistics.median(r[k] for r in runs) for k in ("wall", "tasks", "skipped", "ssh")}
+                raw.extend(dict(r, checkout=bench.label) for r in runs)
+                res = {k: statistics.median(r[k] for r in runs) for k in ("wall", "tasks", "skipped", "ssh", "load")}
                 results[(bench.label, n)] = res
-                print("%-8s %d host(s): wall %.1f s  tasks/host %d (+%d skipped)  ssh %d  (median of %d)" % (
-                    bench.label, n, res["wall"], res["tasks"], res["skipped"], res["ssh"], args.runs), flush=True)
-        print("\nno-change deploy of roles/server")
-        print("| checkout | hosts | wall s | tasks/host | skipped/host | ssh round trips |")
-        print("| --- | --- | --- | --- | --- | --- |")
+                print("%-8s %d host(s): wall %.1f s  tasks/host %d (+%d skipped)  ssh %d  load %.1f  (median of %d; "
+                      "walls %s)" % (bench.label, n, res["wall"], res["tasks"], res["skipped"], res["ssh"], res["load"],
+                                     args.runs, ", ".join("%.1f" % r["wall"] for r in runs)), flush=True)
+        print("\nno-change deploy of %s" % ("playbooks/deploy_eagle3.yml" if args.playbook == "deploy_eagle3"
+                                            else "roles/server"))
+        print("| checkout | hosts | wall s | tasks/host | skipped/host | ssh round trips | load (1 min) |")
+        print("| --- | --- | --- | --- | --- | --- | --- |")
         for (label, n), r in sorted(results.items(), key=lambda kv: (kv[0][1], kv[0][0])):
-            print("| %s | %d | %.1f | %d | %d | %d |" % (label, n, r["wall"], r["tasks"], r["skipped"], r["ssh"]))
-        if args.collection:
+            print("| %s | %d | %.1f | %d | %d | %d | %.1f |" % (label, n, r["wall"], r["tasks"], r["skipped"], r["ssh"],
+                                                             r["load"]))
+        for label in sorted({label for label, _ in results}):
+            if (label, 1) in results and (label, max(counts)) in results and max(counts) > 1:
+                print("%s: %d hosts / 1 host wall x%.2f" % (
+                    label, max(counts), results[(label, max(counts))]["wall"] / results[(label, 1)]["wall"]))
+        if args.raw:
+            with open(args.raw, "w") as f:
+                json.dump(raw, f, indent=1)
+        if args.collection and not args.no_this:
             for n in counts:
                 b, t = results[("baseline", n)], results[("this", n)]
                 print("%d host(s): wall x%.2f, tasks x%.2f, ssh x%.2f (this / baseline)" % (

@@ -13,12 +13,16 @@ def _load(*parts):
         return yaml.safe_load(f)
 
 
-def _flat(tasks):
-    """Tasks in the order they run, blocks opened (the deploy runs under its lock in a block)."""
+def _flat(tasks, role="server"):
+    """Tasks in the order they run, blocks opened (the deploy runs under its lock in a block) and the role's own task
+    files included (main.yml includes deploy.yml only when the plan has something to do)."""
     for t in tasks:
         yield t
         for key in ("block", "rescue", "always"):
-            yield from _flat(t.get(key) or [])
+            yield from _flat(t.get(key) or [], role)
+        for key in ("ansible.builtin.include_tasks", "ansible.builtin.import_tasks"):
+            if key in t and t[key] != "wait.yml" and t[key] != "spec_check.yml":
+                yield from _flat(_load("roles", role, "tasks", t[key]), role)
 
 
 def test_model_verify_runs_before_anything_is_written_or_restarted():
@@ -37,6 +41,21 @@ def test_model_verify_runs_before_anything_is_written_or_restarted():
     # run as root (no become: a host without sudo must still get the check), judging for the server user
     assert "become_user" not in tasks[verify] and "model_check.user" in args["user"]
     assert "model_check.python" in args["python"]
+
+
+def test_a_plan_with_nothing_to_do_skips_the_whole_deploy_in_one_task():
+    # a no-change deploy is info, plan, settle, report: the lock, the checks and the writes sit in deploy.yml,
+    # included only when the plan writes a file or acts (the model check still runs on every start and restart)
+    tasks = _load("roles", "server", "tasks", "main.yml")
+    names = [next(k for k in t if k.startswith("llmserve.sglang.") or k.startswith("ansible.builtin.")) for t in tasks]
+    assert names == ["llmserve.sglang.server_info", "llmserve.sglang.server_plan", "ansible.builtin.set_fact",
+                     "ansible.builtin.include_tasks", "ansible.builtin.debug"]
+    include = tasks[3]
+    assert include["ansible.builtin.include_tasks"] == "deploy.yml"
+    assert include["when"] == "__server_plan.needs_write | default(false) or __server_plan.action != 'none'"
+    deploy = _load("roles", "server", "tasks", "deploy.yml")
+    assert "llmserve.sglang.server_lock" in deploy[0] and "when" not in deploy[0]
+    assert "always" in deploy[1] and "llmserve.sglang.server_lock" in deploy[1]["always"][0]
 
 
 def test_the_check_is_on_by_default_whoever_put_the_weights_there():
