@@ -12,6 +12,7 @@ import pytest
 from ansible_collections.llmserve.sglang.plugins.module_utils.bench import client as bench_client
 from ansible_collections.llmserve.sglang.plugins.module_utils.ready import spec_accept
 from ansible_collections.llmserve.sglang.plugins.module_utils.ready.waiter import Waiter
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import gates
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.client import Client
 
 INFO = {"version": "0.5.9", "internal_states": [{"avg_spec_accept_length": 2.5}], "speculative_algorithm": "EAGLE3"}
@@ -141,3 +142,34 @@ def test_the_waiter_asks_through_the_given_client(server):
     assert not r["failed"], r["msg"]
     assert "/ready" in c.asked and "/server_info" in c.asked and "/v1/models" in c.asked
     assert r["server"]["served_model"] == "kimi" and r["server"]["avg_spec_accept_length"] == 2.5
+
+
+class Timed(Recording):
+    """Records the timeout of each readiness probe."""
+
+    def call(self, method, path, body=None, timeout=10.0, parse=True):
+        if path in ("/ready", "/health"):
+            self.timeouts.append(timeout)
+        return super(Timed, self).call(method, path, body, timeout, parse)
+
+
+@pytest.mark.parametrize("interval", [0.1, 2.0])
+def test_the_waiters_probe_timeout_is_the_gates_one(server, interval):
+    # one home of the probe timeout (sglang/gates.py): a fast poll still gives SGLang more than its own 1 s, a slow one
+    # five of its intervals
+    url, _seen = server(old=False)
+    c = Timed(url)
+    c.timeouts = []
+    w = Waiter({"url": "http://127.0.0.1:9", "timeout": 10, "interval": interval, "verify_generation": False,
+                "sglang_version": "0.5.23"}, client=c)
+    assert not w.run()["failed"]
+    assert c.timeouts and set(c.timeouts) == {gates.probe_timeout(interval)}
+    assert min(c.timeouts) >= gates.MIN_PROBE_TIMEOUT_S > gates.SGLANG_HEALTH_BUDGET_S
+
+
+def test_the_clients_readiness_gives_at_least_the_floor(server):
+    url, _seen = server(old=False)
+    c = Timed(url)
+    c.timeouts = []
+    assert c.readiness(version="0.5.23")[0] == 200
+    assert c.timeouts == [gates.MIN_PROBE_TIMEOUT_S]
