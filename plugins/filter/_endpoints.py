@@ -52,6 +52,11 @@ def _sglang_has(version, gate):
     return gates.has(gate, version)
 
 
+def _sglang_python_min(version):
+    """The lowest Python SGLang ``version`` installs on (module_utils/sglang/gates.py; the default for an unknown one)."""
+    return gates.python_min(version)
+
+
 def _sglang_limit(name):
     """A limit SGLang sets on the collection (module_utils/sglang/gates.LIMITS), e.g. ``min_probe_timeout`` (s)."""
     if name not in gates.LIMITS:
@@ -66,4 +71,5 @@ def _accept_length(server_info):
 class FilterModule(object):
     def filters(self):
         return {"_local_url": _local_url, "_replica_urls": _replica_urls, "_accept_length": _accept_length,
-                "_sglang_has": _sglang_has, "_sglang_limit": _sglang_limit}
+                "_sglang_has": _sglang_has, "_sglang_limit": _sglang_limit,
+                "_sglang_python_min": _sglang_python_min}
