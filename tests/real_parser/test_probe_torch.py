@@ -3,8 +3,8 @@
 """gpu_health's all-reduce probe, run with REAL torch (the 0.5.23 parser venv's CPU build) on 2 ranks over gloo.
 
 The probe the module writes to the host is run unchanged; the test's own seam (cpu_torch/sitecustomize.py, on the
-probe's PYTHONPATH) swaps only NCCL/CUDA for gloo/CPU under torch. This proves the spawn, the process group, the all-reduce, its check of the sum and the JSON the module
-parses - what can be proven without a GPU. Skips, saying why, when the venv is not built.
+probe's PYTHONPATH) swaps only NCCL/CUDA for gloo/CPU under torch. This proves the spawn, the process group, the
+all-reduce, its check of the sum and the JSON the module parses - what can be proven without a GPU. Skips, saying why, when the venv is not built.
 """
 import os
 import subprocess

@@ -66,6 +66,7 @@ def probe_timeout(interval):
     less than :data:`MIN_PROBE_TIMEOUT_S`."""
     return max(MIN_PROBE_TIMEOUT_S, PROBE_INTERVALS * float(interval or 0))
 
+
 # Start-up log lines by version: {name: ((first version, text), ...)}, newest last. A reader that does not know the
 # version matches every text (stage_patterns); the SGLang double prints the one of its version (line_for).
 STARTUP_LINES = {
