@@ -16,7 +16,7 @@ description:
   - Asks the readiness endpoint (O(health_path), else the one O(sglang_version) has - C(/ready) from 0.5.20,
     C(/health) before - else C(/ready) with C(/health) where the server lacks it); only a ready server is asked
     C(/model_info) and C(/server_info), each falling back to its old name (C(/get_model_info), C(/get_server_info)).
-  - Never fails on what the server answers (not ready, an error, no answer): that is the status it reports.
+  - Never fails on what the server answers (not ready, an error, no answer) - that is the status it reports.
   - roles/server's C(tasks_from=status) (the status playbook) uses it.
 author:
   - llmserve maintainers (@llmserve)
