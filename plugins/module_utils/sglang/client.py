@@ -186,29 +186,25 @@ class Client(object):
             return self.call("GET", "/health", timeout=timeout) + ("/health",)
         return st, body, err, ("/ready" if st is not None else None)
 
-    def server_info(self, timeout=10.0):
-        """``(status, body, error)`` of ``/server_info``, or ``/get_server_info`` where the new name is a 404."""
-        paths = (self.server_info_path,) if self.server_info_path else SERVER_INFO_PATHS
+    def _renamed(self, learnt, paths, timeout):
+        """GET the first of ``paths`` (a new name, then the old one) that is not a 404; the one that answered 200 is
+        kept in attribute ``learnt`` and asked alone from then on."""
         out = (None, None, "not asked")
-        for path in paths:
+        for path in (getattr(self, learnt),) if getattr(self, learnt) else paths:
             out = self.call("GET", path, timeout=timeout)
             if out[0] != 404:
                 if out[0] == 200:
-                    self.server_info_path = path
+                    setattr(self, learnt, path)
                 return out
         return out
 
+    def server_info(self, timeout=10.0):
+        """``(status, body, error)`` of ``/server_info``, or ``/get_server_info`` where the new name is a 404."""
+        return self._renamed("server_info_path", SERVER_INFO_PATHS, timeout)
+
     def model_info(self, timeout=10.0):
         """``(status, body, error)`` of ``/model_info``, or ``/get_model_info`` where the new name is a 404."""
-        paths = (self.model_info_path,) if self.model_info_path else MODEL_INFO_PATHS
-        out = (None, None, "not asked")
-        for path in paths:
-            out = self.call("GET", path, timeout=timeout)
-            if out[0] != 404:
-                if out[0] == 200:
-                    self.model_info_path = path
-                return out
-        return out
+        return self._renamed("model_info_path", MODEL_INFO_PATHS, timeout)
 
     def generate(self, body, timeout=60.0):
         return self.call("POST", "/generate", body, timeout=timeout)
