@@ -15,7 +15,7 @@ __metaclass__ = type
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import api
 
 
-def _answer(status, body, error):
+def _answer(status, error):
     """One line for what an endpoint answered: ``200``, ``HTTP 503``, or why nothing answered."""
     if status is None:
         return error or "no answer"
@@ -28,15 +28,15 @@ def read(client, health_path=None, version=None, timeout=10.0):
     ``/health`` where the server lacks it). A server that is not ready is not asked more: its facts would be stale or
     missing, and each question costs a timeout on a hung one."""
     st, _body, err, path = client.readiness(path=health_path, version=version, timeout=timeout)
-    out = {"ready": st == 200, "health": {"path": path, "status": st, "answer": _answer(st, _body, err)},
+    out = {"ready": st == 200, "health": {"path": path, "status": st, "answer": _answer(st, err)},
            "model": {}, "server_info": {}, "accept_length": None, "model_path": None, "served_model_name": None,
            "answers": {}}
     if st != 200:
         return out
     mst, model, merr = client.model_info(timeout=timeout)
     sst, info, serr = client.server_info(timeout=timeout)
-    out["answers"] = {client.model_info_path or "/model_info": _answer(mst, model, merr),
-                      client.server_info_path or "/server_info": _answer(sst, info, serr)}
+    out["answers"] = {client.model_info_path or "/model_info": _answer(mst, merr),
+                      client.server_info_path or "/server_info": _answer(sst, serr)}
     out["model"] = model if mst == 200 and isinstance(model, dict) else {}
     out["server_info"] = info if sst == 200 and isinstance(info, dict) else {}
     out["accept_length"] = api.accept_length(out["server_info"]) if out["server_info"] else None
