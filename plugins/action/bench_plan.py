@@ -11,25 +11,16 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible.errors import AnsibleActionFail
-from ansible.plugins.action import ActionBase
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.bench import modes
 from ansible_collections.llmserve.sglang.plugins.module_utils.server import view as server_view
-from ansible_collections.llmserve.sglang.plugins.plugin_utils._server_vars import templated_settings
+from ansible_collections.llmserve.sglang.plugins.plugin_utils._action import CollectionAction
 
 
-class ActionModule(ActionBase):
-    TRANSFERS_FILES = False
-    _supports_check_mode = True
-    _supports_async = False
-    _requires_connection = False
-
-    def run(self, tmp=None, task_vars=None):
-        result = super(ActionModule, self).run(tmp, task_vars)
-        task_vars = task_vars or {}
-        args = self._task.args
+class ActionModule(CollectionAction):
+    def decide(self, args, task_vars, result):
         mode = args.get("mode")
-        settings = server_view.resolved(templated_settings(task_vars, self._templar))
+        settings = server_view.resolved(self.server_settings(task_vars))
         configured = args.get("speculative")
         if configured is None:
             configured = settings["speculative"]

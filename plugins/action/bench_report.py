@@ -15,20 +15,13 @@ from pathlib import Path
 from ansible.errors import AnsibleActionFail
 from ansible.module_utils.common.text.converters import to_text
 from ansible.module_utils.parsing.convert_bool import boolean
-from ansible.plugins.action import ActionBase
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.bench import report
+from ansible_collections.llmserve.sglang.plugins.plugin_utils._action import CollectionAction
 
 
-class ActionModule(ActionBase):
-    TRANSFERS_FILES = False
-    _supports_check_mode = True
-    _supports_async = False
-    _requires_connection = False
-
-    def run(self, tmp=None, task_vars=None):
-        result = super(ActionModule, self).run(tmp, task_vars)
-        args = self._task.args
+class ActionModule(CollectionAction):
+    def decide(self, args, task_vars, result):
         run_dir = args.get("run_dir")
         if not run_dir:
             raise AnsibleActionFail("bench_report: run_dir is required (the benchmark's run folder)")

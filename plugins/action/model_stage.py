@@ -12,9 +12,9 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
 
+from ansible_collections.llmserve.sglang.plugins.plugin_utils._action import CollectionAction
 from ansible_collections.llmserve.sglang.plugins.plugin_utils._resume import run_resumable
 
 display = Display()
@@ -30,14 +30,11 @@ def _human(n):
         n /= 1024.0
 
 
-class ActionModule(ActionBase):
-    _supports_check_mode = True
-    _supports_async = False
+class ActionModule(CollectionAction):
+    _requires_connection = True  # runs the module on the host
 
-    def run(self, tmp=None, task_vars=None):
-        result = super(ActionModule, self).run(tmp, task_vars)
-        args = dict(self._task.args)
-        host = (task_vars or {}).get("inventory_hostname", "?")
+    def decide(self, args, task_vars, result):
+        host = task_vars.get("inventory_hostname", "?")
         res = run_resumable(self, MODULE, args, task_vars, "model_stage", lambda r: display.display(self.line(host, r)))
         if res.get("action") == "staged":
             display.display("[%s] %s: staged at %s in %.0fs" % (host, res.get("name"), res.get("model_path"),

@@ -13,26 +13,19 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible.plugins.action import ActionBase
-
 from ansible_collections.llmserve.sglang.plugins.module_utils.server import view as server_view
-from ansible_collections.llmserve.sglang.plugins.plugin_utils._server_vars import templated_settings
+from ansible_collections.llmserve.sglang.plugins.plugin_utils._action import CollectionAction
 
 # module option -> setting it defaults to
 FROM_SETTINGS = {"instance": "instance", "config_dir": "config_dir", "log_dir": "log_dir", "home": "home",
                  "manager": "service_manager", "user": "user", "group": "group"}
 
 
-class ActionModule(ActionBase):
-    TRANSFERS_FILES = False
-    _supports_check_mode = True
-    _supports_async = False
+class ActionModule(CollectionAction):
+    _requires_connection = True  # runs the module on the host
 
-    def run(self, tmp=None, task_vars=None):
-        result = super(ActionModule, self).run(tmp, task_vars)
-        task_vars = task_vars or {}
-        settings = server_view.resolved(templated_settings(task_vars, self._templar))
-        args = dict(self._task.args)
+    def decide(self, args, task_vars, result):
+        settings = server_view.resolved(self.server_settings(task_vars))
         for option, name in FROM_SETTINGS.items():
             if args.get(option) is None:
                 args[option] = settings[name]

@@ -15,12 +15,11 @@ __metaclass__ = type
 import secrets
 
 from ansible.errors import AnsibleActionFail
-from ansible.plugins.action import ActionBase
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.server import peer_watch as server_peer_watch
 from ansible_collections.llmserve.sglang.plugins.module_utils.server import supervise as server_supervise
 from ansible_collections.llmserve.sglang.plugins.module_utils.server.plan import plan
-from ansible_collections.llmserve.sglang.plugins.plugin_utils._server_vars import templated_settings
+from ansible_collections.llmserve.sglang.plugins.plugin_utils._action import CollectionAction
 
 # The helper scripts the instance controller installs: one source, module_utils, also run as scripts.
 HELPER_SOURCES = {"sglang_supervise.py": server_supervise, "sglang_peer_watch.py": server_peer_watch}
@@ -44,20 +43,12 @@ def _addresses(hv):
     }
 
 
-class ActionModule(ActionBase):
-    TRANSFERS_FILES = False
-    _supports_check_mode = True
-    _supports_async = False
-    _requires_connection = False
-
-    def run(self, tmp=None, task_vars=None):
-        result = super(ActionModule, self).run(tmp, task_vars)
-        task_vars = task_vars or {}
-        args = self._task.args
+class ActionModule(CollectionAction):
+    def decide(self, args, task_vars, result):
         info = args.get("info")
         if not isinstance(info, dict):
             raise AnsibleActionFail("server_plan: info must be the registered result of llmserve.sglang.server_info")
-        settings = templated_settings(task_vars, self._templar)
+        settings = self.server_settings(task_vars)
         name = task_vars.get("inventory_hostname")
         hostvars = task_vars.get("hostvars") or {}
         groups = task_vars.get("groups") or {}

@@ -13,9 +13,9 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
 
+from ansible_collections.llmserve.sglang.plugins.plugin_utils._action import CollectionAction
 from ansible_collections.llmserve.sglang.plugins.plugin_utils._resume import run_resumable
 
 display = Display()
@@ -24,13 +24,10 @@ MODULE = "llmserve.sglang.server_ready"
 DEFAULT_PROGRESS = 30.0
 
 
-class ActionModule(ActionBase):
-    _supports_check_mode = True
-    _supports_async = False
+class ActionModule(CollectionAction):
+    _requires_connection = True  # runs the module on the host
 
-    def run(self, tmp=None, task_vars=None):
-        result = super(ActionModule, self).run(tmp, task_vars)
-        args = dict(self._task.args)
+    def decide(self, args, task_vars, result):
         args.setdefault("progress_interval", DEFAULT_PROGRESS)
         host = self._task_vars_host(task_vars)
         shown = {"line": None}

@@ -24,16 +24,3 @@ options:
     type: dict
     required: true
 """
-
-    # Modules that only read the host.
-    READ_ONLY = r"""
-attributes:
-  check_mode:
-    support: full
-    description: Reads only, so it runs the same in check mode.
-  diff_mode:
-    support: none
-    description: Changes nothing on the host, so there is nothing to diff.
-notes:
-  - Runs on the target with the Python standard library only (Python 3.8 or later).
-"""

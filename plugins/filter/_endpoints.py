@@ -3,7 +3,8 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Private filters (roles' plumbing; may change without notice): the YAML side's door to rules that live once in
 module_utils - a local URL for a listen address (host/net.py), the router's worker URLs (sglang/replica.py) and
-the speculative accept length of a /server_info answer (sglang/api.py)."""
+the speculative accept length of a /server_info answer (sglang/api.py), the version gates and limits
+(sglang/gates.py)."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -51,6 +52,18 @@ def _sglang_has(version, gate):
     return gates.has(gate, version)
 
 
+def _sglang_python_min(version):
+    """The lowest Python SGLang ``version`` installs on (module_utils/sglang/gates.py; the default for an unknown one)."""
+    return gates.python_min(version)
+
+
+def _sglang_limit(name):
+    """A limit SGLang sets on the collection (module_utils/sglang/gates.LIMITS), e.g. ``min_probe_timeout`` (s)."""
+    if name not in gates.LIMITS:
+        raise AnsibleFilterError("_sglang_limit: %r is no limit: one of %s" % (name, ", ".join(sorted(gates.LIMITS))))
+    return gates.LIMITS[name]
+
+
 def _accept_length(server_info):
     return accept_length(server_info)
 
@@ -58,4 +71,5 @@ def _accept_length(server_info):
 class FilterModule(object):
     def filters(self):
         return {"_local_url": _local_url, "_replica_urls": _replica_urls, "_accept_length": _accept_length,
-                "_sglang_has": _sglang_has}
+                "_sglang_has": _sglang_has, "_sglang_limit": _sglang_limit,
+                "_sglang_python_min": _sglang_python_min}

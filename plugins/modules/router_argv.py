@@ -52,16 +52,13 @@ options:
     description: The user's flags and values (C(router_args)); refused when the installed package lacks the flag.
     type: dict
     default: {}
+extends_documentation_fragment:
+  - llmserve.sglang.attributes.read_only
 attributes:
   check_mode:
     support: full
     description: Reads only. When the venv does not exist yet (check mode before the install), the argv is rendered
       unchecked and RV(checked) is false.
-  diff_mode:
-    support: none
-    description: Nothing to diff.
-notes:
-  - Runs on the target with the Python standard library only.
 seealso:
   - module: llmserve.sglang.server_plan
 """

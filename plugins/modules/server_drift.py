@@ -22,6 +22,7 @@ author:
   - llmserve maintainers (@llmserve)
 extends_documentation_fragment:
   - llmserve.sglang.server_endpoint
+  - llmserve.sglang.attributes.read_only
 options:
   instance:
     description: Instance name (as roles/server's C(server_instance)).
@@ -40,15 +41,6 @@ options:
     description: Seconds to wait for C(/server_info).
     type: int
     default: 10
-attributes:
-  check_mode:
-    support: full
-    description: Reads only.
-  diff_mode:
-    support: none
-    description: Nothing to diff.
-notes:
-  - Runs on the target with the Python standard library only.
 seealso:
   - module: llmserve.sglang.server_info
 """

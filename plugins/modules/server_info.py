@@ -69,7 +69,7 @@ options:
     elements: str
     default: []
 extends_documentation_fragment:
-  - llmserve.sglang.server_instance.read_only
+  - llmserve.sglang.attributes.read_only
 attributes:
   facts:
     support: full

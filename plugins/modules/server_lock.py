@@ -25,6 +25,7 @@ author:
   - llmserve maintainers (@llmserve)
 extends_documentation_fragment:
   - llmserve.sglang.server_instance
+  - llmserve.sglang.attributes
 options:
   manager:
     choices: [systemd, pidfile]
@@ -58,11 +59,6 @@ attributes:
   check_mode:
     support: full
     description: Reports whether the lock could be taken; writes nothing.
-  diff_mode:
-    support: none
-    description: Nothing to diff.
-notes:
-  - Runs on the target with the Python standard library only.
 seealso:
   - module: llmserve.sglang.server_instance
 """

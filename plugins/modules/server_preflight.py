@@ -71,7 +71,7 @@ options:
     type: dict
     default: {}
 extends_documentation_fragment:
-  - llmserve.sglang.server_instance.read_only
+  - llmserve.sglang.attributes.read_only
 notes:
   - Run it before stopping the running server, so a bad change never takes a working server down.
 """

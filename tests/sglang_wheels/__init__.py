@@ -11,8 +11,14 @@ import subprocess
 import sys
 import zipfile
 
-SUPPORTED = ("0.5.9", "0.5.10.post1", "0.5.15.post1", "0.5.23")
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+if os.path.join(REPO, "collections") not in sys.path:
+    sys.path.insert(0, os.path.join(REPO, "collections"))
+# pylint: disable-next=wrong-import-position
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.gates import VERIFIED_VERSIONS  # noqa: E402
+
+# the versions the collection verified (sglang/gates.py): the wheels the tests cache and read
+SUPPORTED = VERIFIED_VERSIONS
 PATCH_DIR = os.path.join(REPO, "roles", "sglang", "files", "patches")
 
 

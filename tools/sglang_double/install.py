@@ -6,6 +6,7 @@
     python3 install.py --venv /opt/sglang/venv --version 0.5.23
 """
 import argparse
+import ast
 import glob
 import hashlib
 import base64
@@ -15,7 +16,18 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SUPPORTED = ("0.5.9", "0.5.10.post1", "0.5.15.post1", "0.5.23")
+
+
+def supported():
+    """The versions the double impersonates: sglang/version.py's SUPPORTED, read without importing the package."""
+    with open(os.path.join(HERE, "sglang", "version.py")) as f:
+        for node in ast.parse(f.read()).body:
+            if isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == ["SUPPORTED"]:
+                return tuple(ast.literal_eval(node.value))
+    raise RuntimeError("sglang/version.py has no SUPPORTED")
+
+
+SUPPORTED = supported()
 
 
 def site_packages(venv):

@@ -3,7 +3,8 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Closed-loop load generator for an SGLang server (or a router in front of several).
 
-Standard library only (urllib + threads), so it runs on a target host or on the controller.
+Standard library only (threads; the streamed requests go through the one SGLang client, sglang/client.Client.stream),
+so it runs on a target host or on the controller.
 It measures what ``sglang.bench_serving`` reports, under the same names:
 
 - ``output_throughput`` (generated tokens/s over the whole run), ``request_throughput``;
@@ -28,12 +29,6 @@ import json
 import math
 import threading
 import time
-
-# The standard library, not ansible.module_utils.six (deprecated in ansible-core 2.21, removed in 2.24).
-import http.client as http_client
-from urllib.error import HTTPError, URLError
-from urllib.parse import urlsplit
-from ansible.module_utils.urls import open_url
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.api import accept_length
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.client import Client
@@ -69,25 +64,21 @@ def make_prompt(index, input_len):
     return " ".join(words)
 
 
-def build_request(base_url, endpoint, prompt, max_new_tokens, model="default", api_key=None):
-    """Return (url, body bytes, headers) for one streamed request."""
-    base = base_url.rstrip("/")
+def build_request(endpoint, prompt, max_new_tokens, model="default"):
+    """Return (path, body) of one streamed request."""
     if endpoint == "generate":
-        url = base + "/generate"
+        path = "/generate"
         body = {"text": prompt, "stream": True,
                 "sampling_params": {"max_new_tokens": int(max_new_tokens), "temperature": 0.0,
                                     "ignore_eos": True}}
     elif endpoint == "chat":
-        url = base + "/v1/chat/completions"
+        path = "/v1/chat/completions"
         body = {"model": model, "messages": [{"role": "user", "content": prompt}],
                 "max_tokens": int(max_new_tokens), "temperature": 0.0, "stream": True,
                 "ignore_eos": True, "stream_options": {"include_usage": True}}
     else:
         raise ValueError("endpoint must be one of %s, not %r" % (", ".join(ENDPOINTS), endpoint))
-    headers = {"Content-Type": "application/json", "Accept": "text/event-stream"}
-    if api_key:
-        headers["Authorization"] = "Bearer " + api_key
-    return url, json.dumps(body).encode("utf-8"), headers
+    return path, body
 
 
 def parse_event(endpoint, payload):
@@ -118,61 +109,34 @@ def parse_event(endpoint, payload):
     return has_output, None, usage_tokens
 
 
-def _post_stream(url, body, headers, timeout):
-    """POST and return a response to read lines from.  Plain http goes through http.client: open_url builds an SSL
-    context and handler chain per call (about 50 ms of CPU), which on a busy load host delays every request's start
-    and keeps fewer requests in flight than the concurrency asked for."""
-    parts = urlsplit(url)
-    if parts.scheme != "http":
-        return open_url(url, data=body, headers=headers, method="POST", timeout=timeout)
-    conn = http_client.HTTPConnection(parts.hostname, parts.port or 80, timeout=timeout)
-    conn.request("POST", parts.path + ("?" + parts.query if parts.query else ""), body=body, headers=headers)
-    resp = conn.getresponse()
-    resp.conn_to_close = conn  # closed with the response below
-    return resp
-
-
-def one_request(base_url, endpoint, prompt, max_new_tokens, model="default", api_key=None, timeout=600.0):
-    """Send one streamed request; return a record with timings (seconds) or an ``error``."""
-    url, body, headers = build_request(base_url, endpoint, prompt, max_new_tokens, model, api_key)
+def one_request(client, endpoint, prompt, max_new_tokens, model="default", timeout=600.0):
+    """Send one streamed request through ``client`` (sglang/client.Client); return a record with timings (seconds)
+    or an ``error``."""
+    path, body = build_request(endpoint, prompt, max_new_tokens, model)
     start = time.monotonic()
     record = {"start": start, "ttft": None, "latency": None, "output_tokens": 0, "itl": [], "error": None}
     arrivals = []
     tokens = None
     usage_tokens = None
-    try:
-        resp = _post_stream(url, body, headers, timeout)
-        try:
-            status = getattr(resp, "status", 200)
-            if status != 200:
-                raise RuntimeError("HTTP %s %s" % (status, resp.read(200).decode("utf-8", "replace").strip()))
-            for raw in resp:
-                line = raw.decode("utf-8", "replace").strip()
-                if not line.startswith("data:"):
-                    continue
-                payload = line[5:].strip()
-                if payload == "[DONE]":
-                    break
-                has_output, tok, utok = parse_event(endpoint, payload)
-                if tok is not None:
-                    tokens = tok
-                if utok is not None:
-                    usage_tokens = utok
-                if has_output:
-                    arrivals.append(time.monotonic())
-        finally:
-            resp.close()
-            if getattr(resp, "conn_to_close", None) is not None:
-                resp.conn_to_close.close()
-    except HTTPError as exc:
-        detail = ""
-        try:
-            detail = exc.read().decode("utf-8", "replace")[:200]
-        except Exception:  # pylint: disable=broad-except
-            pass
-        record["error"] = "HTTP %s %s" % (exc.code, detail.strip())
-    except (URLError, OSError, RuntimeError, ValueError, http_client.HTTPException) as exc:
-        record["error"] = "%s: %s" % (type(exc).__name__, exc)
+    status, stream, error = client.stream(path, body, timeout=timeout)
+    if status is None:
+        record["error"] = error
+    elif status != 200:
+        record["error"] = "HTTP %s %s" % (status, stream)
+    else:
+        with stream:
+            try:
+                for payload in stream.events():
+                    has_output, tok, utok = parse_event(endpoint, payload)
+                    if tok is not None:
+                        tokens = tok
+                    if utok is not None:
+                        usage_tokens = utok
+                    if has_output:
+                        arrivals.append(time.monotonic())
+            except RuntimeError as exc:  # the server's error inside the stream
+                record["error"] = "%s: %s" % (type(exc).__name__, exc)
+        record["error"] = record["error"] or stream.error
     end = time.monotonic()
     record["latency"] = end - start
     if record["error"] is None and not arrivals:
@@ -225,9 +189,14 @@ def summarize(records, duration, concurrency, max_errors=5):
 
 
 def run_load(base_url, concurrency, num_requests, max_new_tokens=128, input_len=32, endpoint="chat",
-             model="default", api_key=None, timeout=600.0, seed=0):
+             model="default", api_key=None, timeout=600.0, seed=0, client=None):
     """Closed loop: ``concurrency`` threads each send their next request as soon as the previous ends,
-    until ``num_requests`` were sent.  Returns (summary, records)."""
+    until ``num_requests`` were sent.  Returns (summary, records).
+
+    ``client``: the SGLang client to send through (sglang/client.Client), else one for ``base_url`` and ``api_key``.
+    One connection per request, as SGLang's own benchmark client opens them."""
+    build_request(endpoint, "", 1)  # an unknown endpoint is refused before a thread starts
+    client = client or Client(base_url, api_key)
     concurrency = max(1, int(concurrency))
     num_requests = max(1, int(num_requests))
     lock = threading.Lock()
@@ -241,8 +210,8 @@ def run_load(base_url, concurrency, num_requests, max_new_tokens=128, input_len=
                 if index >= num_requests:
                     return
                 state["next"] = index + 1
-            rec = one_request(base_url, endpoint, make_prompt(seed * 100000 + index, input_len), max_new_tokens,
-                              model=model, api_key=api_key, timeout=timeout)
+            rec = one_request(client, endpoint, make_prompt(seed * 100000 + index, input_len), max_new_tokens,
+                              model=model, timeout=timeout)
             with lock:
                 records.append(rec)
 

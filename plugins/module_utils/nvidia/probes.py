@@ -21,8 +21,8 @@ WARNING = "warning"
 
 # The probe runs in the SGLang venv's interpreter, one process per GPU, NCCL over whatever links exist.
 # It prints one JSON line. busbw = algbw * 2(n-1)/n, as nccl-tests reports it (the traffic per link of a ring).
-# GPU_HEALTH_PROBE_CPU_RANKS=N runs the same code on N CPU ranks over gloo: how CI proves the script with real
-# torch on machines without a GPU (only the transport differs).
+# CI runs this very script with real torch on machines without a GPU: its test puts CUDA and NCCL stand-ins under
+# torch (tests/real_parser/cpu_torch), the script itself knows nothing of it.
 NCCL_PROBE = r'''
 import json, os, socket, sys, time
 
@@ -33,17 +33,16 @@ def free_port():
         return s.getsockname()[1]
 
 
-def worker(rank, world, port, size_mb, iters, out, cpu):
+def worker(rank, world, port, size_mb, iters, out):
     import torch
     import torch.distributed as dist
     os.environ["MASTER_ADDR"] = "127.0.0.1"
     os.environ["MASTER_PORT"] = str(port)
-    if not cpu:
-        torch.cuda.set_device(rank)
-    sync = (lambda: None) if cpu else torch.cuda.synchronize
-    dist.init_process_group("gloo" if cpu else "nccl", rank=rank, world_size=world)
+    torch.cuda.set_device(rank)
+    sync = torch.cuda.synchronize
+    dist.init_process_group("nccl", rank=rank, world_size=world)
     n = size_mb * 1024 * 1024 // 4
-    x = torch.ones(n, dtype=torch.float32, device="cpu" if cpu else "cuda")
+    x = torch.ones(n, dtype=torch.float32, device="cuda")
     dist.all_reduce(x)
     sync()
     correct = bool(torch.all(x == float(world)).item())
@@ -62,7 +61,7 @@ def worker(rank, world, port, size_mb, iters, out, cpu):
             json.dump({"world_size": world, "size_mb": size_mb, "iters": iters, "seconds": seconds,
                        "algbw_gbps": algbw, "busbw_gbps": algbw * 2 * (world - 1) / world, "correct": correct,
                        "backend": dist.get_backend(), "torch": torch.__version__,
-                       "nccl": None if cpu else ".".join(map(str, torch.cuda.nccl.version()))},
+                       "nccl": ".".join(map(str, torch.cuda.nccl.version()))},
                       handle)
     dist.destroy_process_group()
 
@@ -73,14 +72,13 @@ if __name__ == "__main__":
     import torch.multiprocessing as mp
     size_mb = int(sys.argv[1]) if len(sys.argv) > 1 else 256
     iters = int(sys.argv[2]) if len(sys.argv) > 2 else 20
-    cpu = int(os.environ.get("GPU_HEALTH_PROBE_CPU_RANKS") or 0)
-    world = cpu or torch.cuda.device_count()
+    world = torch.cuda.device_count()
     if world < 1:
         print(json.dumps({"error": "torch sees no CUDA device"}))
         sys.exit(3)
     folder = tempfile.mkdtemp(prefix="gpu_health_nccl_")
     out = os.path.join(folder, "result.json")
-    mp.spawn(worker, args=(world, free_port(), size_mb, iters, out, bool(cpu)), nprocs=world, join=True)
+    mp.spawn(worker, args=(world, free_port(), size_mb, iters, out), nprocs=world, join=True)
     with open(out) as handle:
         print(json.dumps(json.load(handle)))
     os.unlink(out)

@@ -21,6 +21,7 @@ from ansible_collections.llmserve.sglang.plugins.module_utils.nvidia import smi 
 from ansible_collections.llmserve.sglang.plugins.module_utils.ready import messages
 from ansible_collections.llmserve.sglang.plugins.module_utils.ready.params import BadInput, readiness_path
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import api
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import gates
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.client import Client
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.log import LogReader, LogUnreadable, clean, in_order
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.signatures import Classifier
@@ -34,7 +35,6 @@ TREE_EXIT_GRACE = 10.0  # after the main process died, wait this long for its ch
 STATUS_GRACE = 3.0      # and this long for the supervisor's exit-status file
 DRAIN_MAX = 256 * 1024 * 1024  # read at most this much more log before a verdict
 REORDER_MAX = 8 * 1024 * 1024  # a log this small is re-read whole when the wait ends, to see its order
-HEALTH_TIMEOUT_MIN = 5.0  # SGLang's /health takes at least 1 s (it sleeps 1 s per turn): a 1 s timeout flaps
 
 
 def unit_exit_status(props):
@@ -419,7 +419,7 @@ class Probe:
             return None
         self.h["last"] = now
         self.h["calls"] += 1
-        timeout = max(HEALTH_TIMEOUT_MIN, self.p["interval"] * 5)
+        timeout = gates.probe_timeout(self.p["interval"])  # never under SGLang's own /health budget
         if self.h["path"] is None:
             # The version is unknown: /ready where the server has it, else /health (an SGLang before 0.5.20
             # answers 404 for a route it lacks; the answer is kept for the rest of the wait).

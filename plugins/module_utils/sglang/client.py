@@ -4,11 +4,13 @@
 """The one HTTP client of SGLang's API (standard library only: it runs on the target, inside modules).
 
 What the collection asks a server: readiness (``/ready`` from 0.5.20, else ``/health``), its facts (``/server_info``,
-``/get_server_info`` on versions that only have the old name), ``/generate``, ``/v1/models`` and ``/metrics``. Every
-call returns ``(status, body, error)`` and never raises: ``body`` is the parsed JSON (or the text, cut), ``status``
-None when nothing answered. The waiter's probe (ready/probe.py), the accept-length check (ready/spec_accept.py) and
-the benchmark (bench/client.py) are given a client (kubernetes.core's waiter takes its client the same way), so a
-test gives them one too, and a fix to how SGLang is asked is made once. sglang/api.py says what the answers mean.
+``/get_server_info`` on versions that only have the old name; ``/model_info``, likewise ``/get_model_info``),
+``/generate``, ``/v1/models``, ``/metrics``, and a streamed generation (``stream``: the load generator's transport).
+Every call returns ``(status, body, error)`` and never raises: ``body`` is the parsed JSON (or the text, cut),
+``status`` None when nothing answered. The waiter's probe (ready/probe.py), the accept-length check
+(ready/spec_accept.py), the status read (server/status.py) and the benchmark (bench/client.py) are given a client
+(kubernetes.core's waiter takes its client the same way), so a test gives them one too, and a fix to how SGLang is
+asked is made once. sglang/api.py says what the answers mean.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -32,6 +34,7 @@ except ImportError:  # pragma: no cover
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import gates
 
 SERVER_INFO_PATHS = ("/server_info", "/get_server_info")
+MODEL_INFO_PATHS = ("/model_info", "/get_model_info")
 DEFAULT_URL = "http://127.0.0.1:30000"
 # The options of every module of the action group `endpoint` (meta/runtime.yml: server_ready, spec_check,
 # bench_serving), documented once by the doc fragment llmserve.sglang.server_endpoint; a module composes its
@@ -50,6 +53,47 @@ def endpoint_spec(**options):
 
 
 BODY_LIMIT = 1 << 20  # answers the collection reads are small; a runaway one is cut, not buffered whole
+TRANSPORT_ERRORS = (OSError, socket.error, httplib.HTTPException, ssl.SSLError)
+
+
+def _reason(exc):
+    return "%s: %s" % (type(exc).__name__, exc)
+
+
+class Stream(object):
+    """A streamed answer, read as it arrives: :meth:`events` yields the ``data:`` payload of each server-sent event
+    up to ``[DONE]`` (SGLang ends both /generate and the OpenAI routes with it). It never raises: a transport that
+    breaks, or an answer that ends without ``[DONE]`` (a server that died mid-generation), ends the events and sets
+    :attr:`error`."""
+
+    def __init__(self, conn, response):
+        self._conn, self._response = conn, response
+        self.error = None
+
+    def events(self):
+        try:
+            for raw in self._response:
+                line = raw.decode("utf-8", "replace").strip()
+                if not line.startswith("data:"):
+                    continue
+                payload = line[5:].strip()
+                if payload == "[DONE]":
+                    return
+                yield payload
+        except TRANSPORT_ERRORS as e:
+            self.error = _reason(e)
+            return
+        self.error = "the stream ended without [DONE]: the server closed it mid-answer"
+
+    def close(self):
+        self._response.close()
+        self._conn.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
 
 
 class Client(object):
@@ -67,22 +111,26 @@ class Client(object):
         self.api_key = api_key or None
         self.validate_certs = validate_certs
         self.body_limit = body_limit
-        self.server_info_path = None  # learnt on the first answer: /server_info or /get_server_info
+        # learnt on the first answer: /server_info or /get_server_info, /model_info or /get_model_info
+        self.server_info_path = None
+        self.model_info_path = None
+        self._ssl = None  # one TLS context per client: building one per request costs ~50 ms of CPU
 
     # -- the one transport ----------------------------------------------------------------------------------------
     def _conn(self, timeout):
         if self.scheme == "https":
-            ctx = ssl.create_default_context()
-            if not self.validate_certs:
-                ctx.check_hostname = False
-                ctx.verify_mode = ssl.CERT_NONE
-            return httplib.HTTPSConnection(self.host, self.port, timeout=timeout, context=ctx)
+            if self._ssl is None:
+                ctx = ssl.create_default_context()
+                if not self.validate_certs:
+                    ctx.check_hostname = False
+                    ctx.verify_mode = ssl.CERT_NONE
+                self._ssl = ctx
+            return httplib.HTTPSConnection(self.host, self.port, timeout=timeout, context=self._ssl)
         return httplib.HTTPConnection(self.host, self.port, timeout=timeout)
 
-    def call(self, method, path, body=None, timeout=10.0, parse=True):
-        """``(status, body, error)``: JSON parsed when ``parse`` and it parses, else the text (cut to 500 characters
-        when it is not JSON); error is a one-line reason when nothing answered."""
-        headers = {"Accept": "application/json"}
+    def _send(self, method, path, body, timeout, accept):
+        """``(connection, response)`` with the headers read; raises the transport's errors (the caller closes)."""
+        headers = {"Accept": accept}
         if self.api_key:
             headers["Authorization"] = "Bearer %s" % self.api_key
         data = None
@@ -92,14 +140,25 @@ class Client(object):
         conn = self._conn(timeout)
         try:
             conn.request(method, self.prefix + path, body=data, headers=headers)
-            r = conn.getresponse()
+            return conn, conn.getresponse()
+        except BaseException:
+            conn.close()
+            raise
+
+    def call(self, method, path, body=None, timeout=10.0, parse=True):
+        """``(status, body, error)``: JSON parsed when ``parse`` and it parses, else the text (cut to 500 characters
+        when it is not JSON); error is a one-line reason when nothing answered."""
+        conn = None
+        try:
+            conn, r = self._send(method, path, body, timeout, "application/json")
             raw = r.read(self.body_limit).decode("utf-8", "replace")
         # not ValueError: http.client raises it for a header no request can carry (a key with a newline), a bug of
         # the caller that must surface as the waiter's own error, naming where it broke
-        except (OSError, socket.error, httplib.HTTPException, ssl.SSLError) as e:
-            return None, None, "%s: %s" % (type(e).__name__, e)
+        except TRANSPORT_ERRORS as e:
+            return None, None, _reason(e)
         finally:
-            conn.close()
+            if conn is not None:
+                conn.close()
         if not parse:
             return r.status, raw, None
         try:
@@ -127,20 +186,47 @@ class Client(object):
             return self.call("GET", "/health", timeout=timeout) + ("/health",)
         return st, body, err, ("/ready" if st is not None else None)
 
-    def server_info(self, timeout=10.0):
-        """``(status, body, error)`` of ``/server_info``, or ``/get_server_info`` where the new name is a 404."""
-        paths = (self.server_info_path,) if self.server_info_path else SERVER_INFO_PATHS
+    def _renamed(self, learnt, paths, timeout):
+        """GET the first of ``paths`` (a new name, then the old one) that is not a 404; the one that answered 200 is
+        kept in attribute ``learnt`` and asked alone from then on."""
         out = (None, None, "not asked")
-        for path in paths:
+        for path in (getattr(self, learnt),) if getattr(self, learnt) else paths:
             out = self.call("GET", path, timeout=timeout)
             if out[0] != 404:
                 if out[0] == 200:
-                    self.server_info_path = path
+                    setattr(self, learnt, path)
                 return out
         return out
 
+    def server_info(self, timeout=10.0):
+        """``(status, body, error)`` of ``/server_info``, or ``/get_server_info`` where the new name is a 404."""
+        return self._renamed("server_info_path", SERVER_INFO_PATHS, timeout)
+
+    def model_info(self, timeout=10.0):
+        """``(status, body, error)`` of ``/model_info``, or ``/get_model_info`` where the new name is a 404."""
+        return self._renamed("model_info_path", MODEL_INFO_PATHS, timeout)
+
     def generate(self, body, timeout=60.0):
         return self.call("POST", "/generate", body, timeout=timeout)
+
+    def stream(self, path, body, timeout=600.0):
+        """POST ``body`` to ``path`` for a streamed answer (``"stream": true``: server-sent events).
+
+        ``(200, Stream, None)`` to read the events from as they arrive (close it, or use it as a context manager);
+        ``(status, text, None)`` when the server refused (the text cut to 200 characters); ``(None, None, error)``
+        when nothing answered."""
+        conn = None
+        try:
+            conn, r = self._send("POST", path, body, timeout, "text/event-stream")
+            if r.status != 200:
+                text = r.read(200).decode("utf-8", "replace").strip()
+                conn.close()
+                return r.status, text, None
+        except TRANSPORT_ERRORS as e:
+            if conn is not None:
+                conn.close()
+            return None, None, _reason(e)
+        return r.status, Stream(conn, r), None
 
     def models(self, timeout=10.0):
         """``(status, [model ids], error)`` from ``/v1/models``."""

@@ -50,9 +50,22 @@ VERIFIED_VERSIONS = tuple(VERIFIED)
 PYTHON_MIN_DEFAULT = "3.10"
 
 # SGLang answers /health within its own 1 s budget, so a probe that gives it 1 s flaps on a busy server
-# (modelplane#206): every probe of the collection gives more.
+# (modelplane#206). The one home of how long a probe of SGLang waits: every probe the collection makes (the client's
+# readiness call, the waiter's probe) or configures (roles/router's --health-check-timeout-secs, refused below it
+# through the _sglang_limit filter) gives at least MIN_PROBE_TIMEOUT_S.
 SGLANG_HEALTH_BUDGET_S = 1.0
-MIN_PROBE_TIMEOUT_S = 2.0
+MIN_PROBE_TIMEOUT_S = 2.0 * SGLANG_HEALTH_BUDGET_S
+# the waiter gives a probe this many of its intervals (a probe that outlasts them only delays the next one)
+PROBE_INTERVALS = 5
+# what the YAML side may ask of this file (the _sglang_limit filter)
+LIMITS = {"min_probe_timeout": MIN_PROBE_TIMEOUT_S}
+
+
+def probe_timeout(interval):
+    """Seconds a probe made every ``interval`` seconds waits for its answer: :data:`PROBE_INTERVALS` intervals, never
+    less than :data:`MIN_PROBE_TIMEOUT_S`."""
+    return max(MIN_PROBE_TIMEOUT_S, PROBE_INTERVALS * float(interval or 0))
+
 
 # Start-up log lines by version: {name: ((first version, text), ...)}, newest last. A reader that does not know the
 # version matches every text (stage_patterns); the SGLang double prints the one of its version (line_for).

@@ -2,6 +2,8 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The SGLang double prints each version's own start-up lines: its table equals the collection's
 (sglang/gates.STARTUP_LINES, itself checked against the wheels), and a run of the double logs them."""
+import importlib.util
+import json
 import os
 import subprocess
 import sys
@@ -12,7 +14,7 @@ import testpaths
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import gates
 
 DOUBLE = os.path.join(testpaths.REPO, "tools", "sglang_double")
-SUPPORTED = ("0.5.9", "0.5.10.post1", "0.5.15.post1", "0.5.23")
+SUPPORTED = gates.VERIFIED_VERSIONS
 
 
 def double_lines(version):
@@ -21,12 +23,20 @@ def double_lines(version):
     env = dict(os.environ, PYTHONPATH=DOUBLE, SGLANG_DOUBLE_VERSION=version)
     out = subprocess.run([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, universal_newlines=True,
                          check=True).stdout
-    import json
     return json.loads(out)
 
 
 def test_the_double_supports_the_verified_versions():
-    assert SUPPORTED == gates.VERIFIED_VERSIONS
+    # the double's one list (sglang/version.py; its install.py reads it) is the collection's: the double runs on hosts
+    # without the collection, so it cannot import it
+    code = "import json; from sglang import version; print(json.dumps(version.SUPPORTED))"
+    out = subprocess.run([sys.executable, "-c", code], env=dict(os.environ, PYTHONPATH=DOUBLE), stdout=subprocess.PIPE,
+                         universal_newlines=True, check=True).stdout
+    assert tuple(json.loads(out)) == gates.VERIFIED_VERSIONS
+    spec = importlib.util.spec_from_file_location("sglang_double_install", os.path.join(DOUBLE, "install.py"))
+    install = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(install)
+    assert install.SUPPORTED == gates.VERIFIED_VERSIONS
 
 
 @pytest.mark.parametrize("version", SUPPORTED)

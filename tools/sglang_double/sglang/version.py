@@ -3,6 +3,8 @@
 """Version impersonated: SGLANG_DOUBLE_VERSION, else the one install.py recorded, else 0.5.23."""
 import os
 
+# The collection's verified versions (sglang/gates.VERIFIED_VERSIONS; the double runs on hosts without the
+# collection, so a test keeps the two equal). install.py reads this line.
 SUPPORTED = ("0.5.9", "0.5.10.post1", "0.5.15.post1", "0.5.23")
 DEFAULT = "0.5.23"
 

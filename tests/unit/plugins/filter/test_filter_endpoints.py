@@ -18,7 +18,9 @@ PLAY = """
                       'router': groups['gpu'] | llmserve.sglang._replica_urls(hostvars, groups, 'http', 30000),
                       'accept': {'internal_states': [{'avg_spec_accept_length': 3.0}, {'avg_spec_accept_length': 2.0}]}
                                 | llmserve.sglang._accept_length,
-                      'prometheus': '[::]:9090' | llmserve.sglang._local_url} | to_json }}"
+                      'prometheus': '[::]:9090' | llmserve.sglang._local_url,
+                      'probe_floor': 'min_probe_timeout' | llmserve.sglang._sglang_limit,
+                      'python_min': ['0.5.23', '0.5.9', '9.9.9'] | map('llmserve.sglang._sglang_python_min')} | to_json }}"
       delegate_to: localhost
 """
 
@@ -50,4 +52,6 @@ def test_filters_through_ansible(tmp_path):
     assert g1["router"] == ["http://10.0.0.1:30000", "http://[fd00::3]:30010"]
     assert g1["accept"] == 2.5
     assert g1["prometheus"] == "http://[::1]:9090"                  # one HOST:PORT listen address
+    assert g1["probe_floor"] == 2.0                                 # sglang/gates.MIN_PROBE_TIMEOUT_S
+    assert g1["python_min"] == ["3.11", "3.10", "3.10"]             # sglang/gates.VERIFIED, else the default
     assert json.loads((tmp_path / "g2.json").read_text())["status"] == "http://127.0.0.1:30000"

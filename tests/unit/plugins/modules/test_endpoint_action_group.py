@@ -9,6 +9,7 @@ import subprocess
 import sys
 import threading
 
+import pytest
 import yaml
 
 import testpaths
@@ -30,8 +31,37 @@ PLAY = """
 """
 
 
+# roles/server's habit: module_defaults on the block around include_tasks (wait.yml, spec_check.yml), the key
+# omitted when empty; the included tasks restate neither url nor api_key
+ROLE_PLAY = """
+- hosts: localhost
+  gather_facts: false
+  vars:
+    key: ""
+  tasks:
+    - name: Deploy-like block
+      module_defaults:
+        group/llmserve.sglang.endpoint:
+          url: "http://127.0.0.1:{{ server_port }}"
+          api_key: "{{ key | default(omit, true) }}"
+      block:
+        - ansible.builtin.include_tasks: included.yml
+"""
+INCLUDED = """
+- llmserve.sglang.server_status:
+    health_path: /server_info
+  register: r
+- ansible.builtin.copy:
+    dest: "{{ out }}"
+    content: "{{ r | to_json }}"
+"""
+
+
 class ServerInfo(http.server.BaseHTTPRequestHandler):
+    keys = []
+
     def do_GET(self):
+        ServerInfo.keys.append(self.headers.get("Authorization"))
         ok = self.headers.get("Authorization") == "Bearer sekrit"
         body = json.dumps({"internal_states": [{"avg_spec_accept_length": 2.0}]} if ok else {"error": "key"}).encode()
         self.send_response(200 if ok else 401)
@@ -64,20 +94,68 @@ def test_the_fragment_documents_the_endpoint_spec():
         assert doc[name]["type"] == spec["type"] and doc[name].get("default") == spec.get("default"), name
 
 
+def _play(tmp_path, text, port, *extra):
+    (tmp_path / "play.yml").write_text(text)
+    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(testpaths.REPO, "ansible.cfg"))
+    run = subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), str(tmp_path / "play.yml"),
+                          "-e", "server_port=%d" % port, "-e", "out=%s" % (tmp_path / "r.json"),
+                          "-e", "ansible_python_interpreter=%s" % sys.executable] + list(extra),
+                         cwd=testpaths.REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                         universal_newlines=True, check=False)
+    assert run.returncode == 0, run.stdout[-3000:]
+    return json.loads((tmp_path / "r.json").read_text())
+
+
 def test_module_defaults_reach_the_module(tmp_path):
     server = http.server.HTTPServer(("127.0.0.1", 0), ServerInfo)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
-        (tmp_path / "play.yml").write_text(PLAY)
-        env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(testpaths.REPO, "ansible.cfg"))
-        run = subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), str(tmp_path / "play.yml"),
-                              "-e", "server_port=%d" % server.server_port, "-e", "out=%s" % (tmp_path / "r.json"),
-                              "-e", "ansible_python_interpreter=%s" % sys.executable],
-                             cwd=testpaths.REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                             universal_newlines=True, check=False)
-        assert run.returncode == 0, run.stdout[-3000:]
-        result = json.loads((tmp_path / "r.json").read_text())
+        result = _play(tmp_path, PLAY, server.server_port)
         # the URL and the key both came from module_defaults: a wrong or missing key gets a 401, no accept length
         assert result["url"] == "http://127.0.0.1:%d" % server.server_port and result["accept_length"] == 2.0
     finally:
         server.shutdown()
+
+
+@pytest.mark.parametrize("key, header", [("", None), ("sekrit", "Bearer sekrit")])
+def test_block_defaults_reach_included_tasks_and_an_empty_key_is_omitted(tmp_path, key, header):
+    server = http.server.HTTPServer(("127.0.0.1", 0), ServerInfo)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    ServerInfo.keys = []
+    try:
+        (tmp_path / "included.yml").write_text(INCLUDED)
+        result = _play(tmp_path, ROLE_PLAY, server.server_port, "-e", "key=%s" % key)
+        # the block's URL reached the included task (nothing else listens there), and the key only when given
+        assert ServerInfo.keys and set(ServerInfo.keys) == {header}
+        assert result["health"]["status"] == (200 if key else 401)
+    finally:
+        server.shutdown()
+
+
+def _endpoint_tasks(tasks):
+    for task in tasks or []:
+        for inner in ("block", "rescue", "always"):
+            yield from _endpoint_tasks(task.get(inner))
+        for name, args in task.items():
+            if name.startswith("llmserve.sglang.") and name.split(".")[-1] in ENDPOINT_MEMBERS:
+                yield name, args or {}
+
+
+with open(os.path.join(testpaths.REPO, "meta", "runtime.yml")) as _f:
+    ENDPOINT_MEMBERS = yaml.safe_load(_f)["action_groups"]["endpoint"]
+
+
+@pytest.mark.parametrize("path, defaults_in", [
+    ("roles/server/tasks/wait.yml", "roles/server/tasks/deploy.yml"),
+    ("roles/server/tasks/spec_check.yml", "roles/server/tasks/deploy.yml"),
+    ("playbooks/tasks/bench_mode.yml", "playbooks/benchmark.yml"),
+])
+def test_the_roles_waits_take_the_endpoint_from_module_defaults(path, defaults_in):
+    with open(os.path.join(testpaths.REPO, path)) as f:
+        found = list(_endpoint_tasks(yaml.safe_load(f)))
+    assert found, path
+    for name, args in found:
+        assert "url" not in args and "api_key" not in args, (path, name)
+    with open(os.path.join(testpaths.REPO, defaults_in)) as f:
+        text = f.read()
+    assert "group/llmserve.sglang.endpoint:" in text and "url:" in text.split("group/llmserve.sglang.endpoint:")[1]

@@ -40,7 +40,7 @@ def test_http_client_refusing_a_header_is_a_verdict_naming_it(tmp_path, monkeypa
     r = w.run()
     assert r["failed"] and r["reason"] == "error" and r["category"] == "unknown" and r["done"]
     assert type(raised.value).__name__ in r["msg"] and "Invalid header value" in r["msg"]
-    assert "call (client.py:" in r["msg"] and "putheader" in r["msg"]
+    assert "_send (client.py:" in r["msg"] and "putheader" in r["msg"]  # the client's frame that sent it
     assert "None: None" not in r["msg"]
     assert "port: 1" not in r["msg"] and "k\\nport" not in r["msg"] and "<api_key>" in r["msg"]
     assert "\n" not in r["msg"] and r["remedy"]

@@ -12,6 +12,7 @@ import pytest
 from ansible_collections.llmserve.sglang.plugins.module_utils.bench import client as bench_client
 from ansible_collections.llmserve.sglang.plugins.module_utils.ready import spec_accept
 from ansible_collections.llmserve.sglang.plugins.module_utils.ready.waiter import Waiter
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import gates
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.client import Client
 
 INFO = {"version": "0.5.9", "internal_states": [{"avg_spec_accept_length": 2.5}], "speculative_algorithm": "EAGLE3"}
@@ -141,3 +142,107 @@ def test_the_waiter_asks_through_the_given_client(server):
     assert not r["failed"], r["msg"]
     assert "/ready" in c.asked and "/server_info" in c.asked and "/v1/models" in c.asked
     assert r["server"]["served_model"] == "kimi" and r["server"]["avg_spec_accept_length"] == 2.5
+
+
+class Timed(Recording):
+    """Records the timeout of each readiness probe."""
+
+    def call(self, method, path, body=None, timeout=10.0, parse=True):
+        if path in ("/ready", "/health"):
+            self.timeouts.append(timeout)
+        return super(Timed, self).call(method, path, body, timeout, parse)
+
+
+@pytest.mark.parametrize("interval", [0.1, 2.0])
+def test_the_waiters_probe_timeout_is_the_gates_one(server, interval):
+    # one home of the probe timeout (sglang/gates.py): a fast poll still gives SGLang more than its own 1 s, a slow one
+    # five of its intervals
+    url, _seen = server(old=False)
+    c = Timed(url)
+    c.timeouts = []
+    w = Waiter({"url": "http://127.0.0.1:9", "timeout": 10, "interval": interval, "verify_generation": False,
+                "sglang_version": "0.5.23"}, client=c)
+    assert not w.run()["failed"]
+    assert c.timeouts and set(c.timeouts) == {gates.probe_timeout(interval)}
+    assert min(c.timeouts) >= gates.MIN_PROBE_TIMEOUT_S > gates.SGLANG_HEALTH_BUDGET_S
+
+
+def test_the_clients_readiness_gives_at_least_the_floor(server):
+    url, _seen = server(old=False)
+    c = Timed(url)
+    c.timeouts = []
+    assert c.readiness(version="0.5.23")[0] == 200
+    assert c.timeouts == [gates.MIN_PROBE_TIMEOUT_S]
+
+
+def sse_server(mode):
+    """A server streaming /generate as SGLang does (server-sent events, then [DONE]); ``mode`` 'refuse' answers 503,
+    'break' closes the connection after the first event, 'key' wants the Bearer key 'k'."""
+
+    class H(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_POST(self):
+            n = int(self.headers.get("Content-Length") or 0)
+            req = json.loads(self.rfile.read(n))
+            if mode == "refuse" or (mode == "key" and self.headers.get("Authorization") != "Bearer k"):
+                body = b'{"error": "not ready"}'
+                self.send_response(503 if mode == "refuse" else 401)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+                return
+            events = [b'data: {"text": "%s", "meta_info": {"completion_tokens": %d}}\n\n' % (b"x" * i, i)
+                      for i in range(1, req["sampling_params"]["max_new_tokens"] + 1)] + [b"data: [DONE]\n\n"]
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Content-Length", str(sum(len(e) for e in events)))
+            self.end_headers()
+            for e in events[:1] if mode == "break" else events:
+                self.wfile.write(e)
+                self.wfile.flush()
+            if mode == "break":
+                self.close_connection = True
+
+        def log_message(self, *a):
+            pass
+
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    return srv
+
+
+@pytest.mark.parametrize("mode", ["ok", "key", "refuse", "break"])
+def test_stream_reads_events_as_they_come_and_never_raises(mode):
+    srv = sse_server(mode)
+    try:
+        c = Client("http://127.0.0.1:%d" % srv.server_port, api_key="k" if mode == "key" else None)
+        body = {"text": "hi", "stream": True, "sampling_params": {"max_new_tokens": 3}}
+        status, stream, err = c.stream("/generate", body, timeout=10)
+        if mode == "refuse":
+            assert (status, stream, err) == (503, '{"error": "not ready"}', None)
+            return
+        assert status == 200 and err is None
+        with stream:
+            got = [json.loads(p)["meta_info"]["completion_tokens"] for p in stream.events()]
+        if mode == "break":
+            # the first event arrived; the cut is the stream's error, not an exception
+            assert got == [1] and "ended without [DONE]" in stream.error
+        else:
+            assert got == [1, 2, 3] and stream.error is None
+    finally:
+        srv.shutdown()
+
+
+def test_stream_to_nothing_says_what_failed():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    assert Client("http://127.0.0.1:%d" % port).stream("/generate", {}, timeout=2)[:2] == (None, None)
+
+
+def test_model_info_falls_back_to_the_old_name(server):
+    url, seen = server(old=True)
+    c = Client(url)
+    assert c.model_info()[0] == 404  # neither name on this server: the last answer, not an exception
+    assert [p for _m, p in seen] == ["/model_info", "/get_model_info"]
