@@ -140,4 +140,3 @@ def test_adaptive_on_0515_renders_and_parses():
     assert check["ok"], check["msg"]  # the real parser has the flag ...
     r = render(ADAPTIVE, "0.5.15.post1", SM120_PCIE, adaptive_config_path="/etc/sglang/adaptive.json")
     assert r["errors"] == []  # ... and the renderer renders it (--speculative-adaptive came in 0.5.11)
-
