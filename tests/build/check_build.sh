@@ -48,13 +48,16 @@ while IFS= read -r f; do
     echo "ansible-playbook --syntax-check $rel (checkout only): ok"
   fi
 done < <(find "$repo/playbooks" -mindepth 2 -name '*.yml' | sort)
-# What the shipped playbooks run must ship: every llmserve.sglang.X they name is a module, action, role, filter or playbook of the
-# installed collection, and none reaches into the checkout (tools/, tests/ are not in the tarball).
+# What the shipped playbooks run must ship: every llmserve.sglang.X they name is a module, action, role, filter,
+# playbook or action group (module_defaults' group/llmserve.sglang.X) of the installed collection, and none reaches
+# into the checkout (tools/, tests/ are not in the tarball).
 inst="$work/installed/ansible_collections/llmserve/sglang"
 grep -rhoE 'llmserve\.sglang\.[a-z_]+' "$inst/playbooks" | sort -u | sed 's/llmserve\.sglang\.//' |
 while read -r name; do
   [ -f "$inst/plugins/modules/$name.py" ] || [ -f "$inst/plugins/action/$name.py" ] || [ -d "$inst/roles/$name" ] ||
     [ -f "$inst/playbooks/$name.yml" ] ||
+    "$venv/bin/python" -c 'import sys, yaml; sys.exit(sys.argv[2] not in (yaml.safe_load(open(sys.argv[1])) or {}).get("action_groups", {}))' \
+      "$inst/meta/runtime.yml" "$name" ||
     grep -rqE "[\"']${name}[\"']" "$inst/plugins/filter" "$inst/plugins/test" 2>/dev/null ||
     { echo "FAIL: the shipped playbooks use llmserve.sglang.$name, which the tarball lacks" >&2; exit 1; }
 done
