@@ -10,6 +10,8 @@ import http.server
 import json
 import os
 import socket
+import subprocess
+import sys
 import threading
 from urllib.parse import unquote
 
@@ -324,3 +326,43 @@ def test_restore_fails_when_the_worker_never_turns_healthy(servers):
     with pytest.raises(drain.DrainError, match="does not list http://10.0.0.1:30000 healthy 20 s after.*"
                                                "is_healthy=False status=pending"):
         drain.restore(gw.client(), "http://10.0.0.1:30000", timeout=20, interval=2, clock=clock, sleep=clock.sleep)
+
+
+# -- the module, run as AnsiballZ runs it in the end (arguments as JSON on stdin) ------------------------------------
+def run_module(args, check=False):
+    env = dict(os.environ, PYTHONPATH=os.path.join(testpaths.REPO, "collections"))
+    payload = dict(args, _ansible_check_mode=check)
+    proc = subprocess.run([sys.executable, os.path.join(testpaths.REPO, "plugins", "modules", "router_worker.py")],
+                          input=json.dumps({"ANSIBLE_MODULE_ARGS": payload}), stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, universal_newlines=True, env=env, check=False)
+    assert proc.stdout.strip(), proc.stderr
+    return json.loads(proc.stdout)
+
+
+def test_module_drains_and_restores_and_keeps_the_key_out_of_its_result(servers):
+    wk = servers(Worker, [[1], [0]])
+    gw = servers(Gateway, [wk.url], settle=1, warmup=1)
+    base = {"gateway_url": gw.url, "api_key": KEY, "worker_url": wk.url + "/", "interval": 0.05}
+    out = run_module(dict(base, state="drained"))
+    assert out["changed"] is True and out["removed"][0]["url"] == wk.url, out
+    assert out["waits"]["removal"]["ended"] == "unlisted" and out["waits"]["requests"]["ended"] == "idle"
+    assert gw.workers == [] and KEY not in json.dumps(out)
+    again = run_module(dict(base, state="drained"))
+    assert again["changed"] is False and again["removed"] == []
+
+    would = run_module(dict(base, state="restored"), check=True)
+    assert would["changed"] is True and would["added"] is True and gw.workers == []
+    out = run_module(dict(base, state="restored"))
+    assert out["changed"] is True and out["waits"]["healthy"]["ended"] == "healthy", out
+    assert [w["url"] for w in gw.workers if w["is_healthy"]] == [wk.url]
+
+
+def test_module_refuses_an_empty_worker_url_and_warns_on_a_drain_timeout(servers):
+    out = run_module({"gateway_url": "http://127.0.0.1:9", "worker_url": " ", "state": "drained"})
+    assert out["failed"] is True and "router_drain_worker_url" in out["msg"]
+    wk = servers(Worker, [[2]])
+    gw = servers(Gateway, [wk.url], settle=0)
+    out = run_module({"gateway_url": gw.url, "api_key": KEY, "worker_url": wk.url, "state": "drained",
+                      "timeout": 0.1, "interval": 0.05})
+    assert out["waits"]["requests"]["ended"] == "timeout" and out["waits"]["requests"]["running"] == 2
+    assert "still running" in json.dumps(out.get("warnings"))  # ansible-core 2.19 returns them as dicts
