@@ -94,7 +94,7 @@ def wait_idle(metrics, timeout, interval, clock=time.monotonic, sleep=time.sleep
             return {"ended": "idle", "seconds": _seconds(clock, t0), "running": 0}
         if clock() - t0 >= timeout:
             return {"ended": "timeout", "seconds": _seconds(clock, t0), "running": running,
-                    "reason": "%g requests still running after %.0f s (router_drain_timeout)" % (running, timeout)}
+                    "reason": "{0:g} requests still running after {1:.0f} s (router_drain_timeout)".format(running, timeout)}
         sleep(interval)
 
 

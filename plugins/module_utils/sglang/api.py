@@ -13,6 +13,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import math
 import re
 
 ACCEPT_KEY = "avg_spec_accept_length"
@@ -56,6 +57,6 @@ def running_requests(metrics_text):
             value = float(raw)
         except ValueError:
             continue
-        if value == value:  # NaN is no count
+        if not math.isnan(value):  # NaN is no count
             values.append(value)
     return sum(values) if values else None

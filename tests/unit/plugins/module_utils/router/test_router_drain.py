@@ -202,6 +202,7 @@ def test_running_requests_reads_the_real_capture_and_sums_the_ranks():
     assert api.running_requests(metrics_text([3, 0, 2])) == 5.0
     assert api.running_requests("sglang:num_queue_reqs 4\n") is None
     assert api.running_requests("") is None
+    assert api.running_requests("sglang:num_running_reqs NaN\nsglang:num_running_reqs{tp_rank=\"1\"} 2.0\n") == 2.0
 
 
 def test_drain_removes_the_worker_waits_until_unlisted_then_until_idle(servers):
