@@ -21,6 +21,11 @@ __metaclass__ = type
 
 import re
 
+try:
+    from urllib.parse import quote
+except ImportError:  # pragma: no cover - Python 2 is not supported on targets
+    from urllib import quote  # noqa: F401
+
 # package -> (import name, launcher module). The launcher module's --help is argparse's.
 PACKAGES = {
     "smg": ("smg", "smg.launch_router"),
@@ -35,6 +40,10 @@ _OPTION_LINE = re.compile(r"^ {2}(-{1,2}[A-Za-z0-9][^ ].*?)(?: {2,}(?P<desc>.*))
 
 class GatewayError(ValueError):
     """Bad input: the message names the problem and the fix."""
+
+
+class GatewayAPIError(RuntimeError):
+    """The gateway did not answer its worker API as expected: the message says what was asked and what came back."""
 
 
 def launcher_module(package):
@@ -154,3 +163,57 @@ def render(worker_urls, flags, optional=None, extra=None, options=None, package=
     port = rendered.get("--health-check-port")
     return {"argv": argv, "left_out": left_out,
             "health_port": int(port) if port not in (None, "", False) else None}
+
+
+# -- the worker API (GET/POST /workers, DELETE /workers/{id}) --------------------------------------------------------
+# Carried by the one HTTP transport (sglang/client.Client(gateway_url, api_key).call): the gateway speaks JSON over
+# HTTP with a Bearer key as SGLang does, so there is no second client to keep in step. GET /workers answers
+# {"workers": [{"id", "url", "is_healthy", ...}], "total": N, ...}.
+REMOVED_STATUSES = (200, 202, 204)
+ADDED_STATUSES = (200, 201, 202)
+
+
+def worker_url(url):
+    """A worker URL as the gateway lists it: no trailing slash (http://10.0.0.1:30000/ -> http://10.0.0.1:30000)."""
+    return str(url or "").strip().rstrip("/")
+
+
+def _said(status, body, err):
+    if err:
+        return "no answer (%s)" % err
+    return "HTTP %s %s" % (status, str(body if body is not None else "")[:300])
+
+
+def list_workers(client, timeout=10.0):
+    """The gateway's workers, as ``GET /workers`` lists them (a list of dicts); GatewayAPIError when it did not
+    answer 200 with a ``workers`` list."""
+    status, body, err = client.call("GET", "/workers", timeout=timeout)
+    if err or status != 200 or not isinstance(body, dict) or not isinstance(body.get("workers"), list):
+        raise GatewayAPIError("GET %s/workers: %s - is the gateway running there, and router_api_key the key it "
+                              "was started with?" % (client.url, _said(status, body, err)))
+    return [w for w in body["workers"] if isinstance(w, dict)]
+
+
+def matching(workers, url):
+    """The listed workers whose URL is ``url`` (both compared without a trailing slash)."""
+    want = worker_url(url)
+    return [w for w in workers if worker_url(w.get("url")) == want]
+
+
+def remove_worker(client, worker, timeout=10.0):
+    """``DELETE /workers/{id}``: the gateway stops routing to the worker (smg marks it draining) and drops it."""
+    wid = worker.get("id")
+    if wid in (None, ""):
+        raise GatewayAPIError("GET %s/workers lists %s without an id: this gateway cannot remove it by DELETE "
+                              "/workers/{id}" % (client.url, worker.get("url")))
+    status, body, err = client.call("DELETE", "/workers/%s" % quote(str(wid), safe=""), timeout=timeout)
+    if err or status not in REMOVED_STATUSES:
+        raise GatewayAPIError("DELETE %s/workers/%s (%s): %s" % (client.url, wid, worker.get("url"),
+                                                                 _said(status, body, err)))
+
+
+def add_worker(client, url, timeout=10.0):
+    """``POST /workers {"url": url}``: the gateway adds the worker and routes to it once its health check passes."""
+    status, body, err = client.call("POST", "/workers", body={"url": worker_url(url)}, timeout=timeout)
+    if err or status not in ADDED_STATUSES:
+        raise GatewayAPIError("POST %s/workers %s: %s" % (client.url, worker_url(url), _said(status, body, err)))

@@ -13,6 +13,9 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import math
+import re
+
 ACCEPT_KEY = "avg_spec_accept_length"
 # The floor below which a draft does not fit its target (tokens per verify step; 1.0 = no draft token accepted): the
 # default of roles/server's server_spec_min_accept_length (server/view.DEFAULTS), spec_check and the benchmark report.
@@ -38,3 +41,22 @@ def accept_length(server_info):
     if not values and _number(server_info.get(ACCEPT_KEY)) is not None:
         values = [_number(server_info[ACCEPT_KEY])]
     return sum(values) / len(values) if values else None
+
+
+# One sample of the running-requests gauge in Prometheus text format 0.0.4: the name, optional labels (one per
+# scheduler rank: tp_rank, pp_rank, ...), one space, the value.
+_RUNNING = re.compile(r"(?m)^sglang:num_running_reqs(?:\{[^}]*\})? ([0-9.eE+-]+|NaN|[+-]Inf)\s*$")
+
+
+def running_requests(metrics_text):
+    """The requests a server is running now: the sum of ``sglang:num_running_reqs`` over its ranks, from the text of
+    ``GET /metrics``; None when the text has no such sample (metrics off, or not SGLang)."""
+    values = []
+    for raw in _RUNNING.findall(metrics_text or ""):
+        try:
+            value = float(raw)
+        except ValueError:
+            continue
+        if not math.isnan(value):  # NaN is no count
+            values.append(value)
+    return sum(values) if values else None
