@@ -6,10 +6,9 @@ a gateway double speaking smg's worker API (GET/POST /workers, DELETE /workers/{
 first health checks) and a worker serving a real SGLang /metrics capture with its running-requests gauge set per
 answer. The clock moves only when the code sleeps, so the waits are counted, not timed."""
 import testpaths
-import http.server
+import netutil
 import json
 import os
-import socket
 import subprocess
 import sys
 import threading
@@ -39,23 +38,8 @@ class Clock(object):
         self.now += s
 
 
-def _server(handler):
-    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=srv.serve_forever, args=(0.05,), daemon=True).start()
-    return srv
-
-
-class _Base(http.server.BaseHTTPRequestHandler):
-    def reply(self, status, body, ctype="application/json"):
-        raw = body if isinstance(body, bytes) else json.dumps(body).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", ctype)
-        self.send_header("Content-Length", str(len(raw)))
-        self.end_headers()
-        self.wfile.write(raw)
-
-    def log_message(self, *a):
-        pass
+_server = netutil.serve
+_Base = netutil.JSONHandler
 
 
 class Gateway(object):
@@ -235,10 +219,7 @@ def test_a_worker_without_readable_metrics_ends_the_wait_and_says_so(servers, st
 
 
 def test_an_unreachable_worker_ends_the_wait(servers):
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    dead = "http://127.0.0.1:%d" % s.getsockname()[1]
-    s.close()  # nothing listens there now
+    dead = "http://127.0.0.1:%d" % netutil.free_port()  # nothing listens there
     gw = servers(Gateway, [dead], settle=0)
     clock = Clock()
     out = drain.drain(gw.client(), dead, metrics=Client(dead), clock=clock, sleep=clock.sleep)

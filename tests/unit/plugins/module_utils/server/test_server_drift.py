@@ -7,7 +7,6 @@ import testpaths
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
 import time
@@ -15,6 +14,7 @@ import urllib.request
 import zipfile
 
 import pytest
+from netutil import free_port
 
 sys.path.insert(0, os.path.join(testpaths.REPO, "tests"))
 import sglang_wheels as W  # noqa: E402
@@ -82,14 +82,6 @@ def test_process_argv_before_0520_and_equals_form():
 def test_unknown_sides():
     assert drift.report(CONFIGURED, None, None)["drift"] is None
     assert "no recorded configuration" in drift.report(None, {"launch_command": "--port 1"})["msg"]
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 @pytest.fixture(scope="module")

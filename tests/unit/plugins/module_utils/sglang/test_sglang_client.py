@@ -7,6 +7,7 @@ import json
 import socket
 import threading
 
+import netutil
 import pytest
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.bench import client as bench_client
@@ -22,15 +23,7 @@ def serve(old, key=None):
     """A server like SGLang before /ready and with /get_server_info only (old) or like 0.5.23 (new)."""
     seen = []
 
-    class H(http.server.BaseHTTPRequestHandler):
-        def reply(self, status, body, ctype="application/json"):
-            raw = body if isinstance(body, bytes) else json.dumps(body).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", ctype)
-            self.send_header("Content-Length", str(len(raw)))
-            self.end_headers()
-            self.wfile.write(raw)
-
+    class H(netutil.JSONHandler):
         def do_GET(self):
             seen.append(("GET", self.path))
             if key and self.headers.get("Authorization") != "Bearer " + key:
@@ -52,12 +45,7 @@ def serve(old, key=None):
             mx = req.get("sampling_params", {}).get("max_new_tokens", 1)
             return self.reply(200, {"text": "x" * mx, "meta_info": {"completion_tokens": 10, "spec_verify_ct": 4}})
 
-        def log_message(self, *a):
-            pass
-
-    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    return srv, seen
+    return netutil.serve(H), seen
 
 
 @pytest.fixture
