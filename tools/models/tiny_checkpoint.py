@@ -41,11 +41,15 @@ def write_safetensors(path, tensors, fill=b"\x01", metadata=None):
         f.write(struct.pack("<Q", len(raw)))
         f.write(raw)
         block = fill * (1 << 20)
-        left = offset
-        while left:
-            n = min(left, len(block))
-            f.write(block[:n])
-            left -= n
+        for name in sorted(tensors):
+            begin, end = header[name]["data_offsets"]
+            # an EAGLE-3 d2t holds offsets to target ids: zeros map each draft token to the same target id
+            chunk = b"\0" * len(block) if name.rsplit(".", 1)[-1] == "d2t" else block
+            left = end - begin
+            while left:
+                n = min(left, len(chunk))
+                f.write(chunk[:n])
+                left -= n
     return offset
 
 
@@ -64,7 +68,8 @@ def write_target(root, shards=4, shard_mib=1, layers=8, hidden=64, vocab=256, ar
             weight_map[tensor] = name
     with open(os.path.join(root, "model.safetensors.index.json"), "w") as f:
         json.dump({"metadata": {"total_size": total}, "weight_map": weight_map}, f, indent=1)
-    config = {"architectures": [arch], "hidden_size": hidden, "vocab_size": vocab, "num_hidden_layers": layers}
+    config = {"architectures": [arch], "model_type": "llama", "hidden_size": hidden, "vocab_size": vocab,
+              "num_hidden_layers": layers}
     with open(os.path.join(root, "config.json"), "w") as f:
         json.dump(config, f, indent=1)
     with open(os.path.join(root, "tokenizer.json"), "w") as f:
@@ -78,7 +83,8 @@ def write_draft(root, hidden=64, vocab=256, aux=(1, 3, 5), arch="LlamaForCausalL
     write_safetensors(os.path.join(root, "model.safetensors"),
                       {"fc.weight": ("BF16", (hidden, hidden * len(aux))),
                        "midlayer.self_attn.q_proj.weight": ("BF16", (hidden, hidden))})
-    config = {"architectures": [arch], "hidden_size": hidden, "target_hidden_size": hidden, "vocab_size": vocab,
+    config = {"architectures": [arch], "model_type": "llama", "hidden_size": hidden, "target_hidden_size": hidden,
+              "vocab_size": vocab,
               "draft_vocab_size": draft_vocab or vocab, "num_hidden_layers": 1,
               "eagle_config": {"eagle_aux_hidden_state_layer_ids": list(aux), "use_aux_hidden_state": True}}
     with open(os.path.join(root, "config.json"), "w") as f:

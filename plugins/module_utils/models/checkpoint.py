@@ -7,195 +7,239 @@ A safetensors file is an 8-byte little-endian header length N, N bytes of JSON n
 and ``data_offsets`` (relative to byte 8 + N), then the data. The safetensors library refuses a file whose data is
 not exactly as long as the largest offset, so a short shard is found from its header alone, without reading the
 data. A sharded checkpoint's ``model.safetensors.index.json`` maps every tensor to its shard (``weight_map``).
+
+Every file is read through host/untrusted (no link followed, nothing that blocks, caps per kind of file, the
+header held to safetensors' own rules); any error becomes a problem naming the file, never a traceback.
 """
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import json
 import os
-import struct
 
-from ansible_collections.llmserve.sglang.plugins.module_utils.models import contain
+from ansible_collections.llmserve.sglang.plugins.module_utils.host import untrusted
+from ansible_collections.llmserve.sglang.plugins.module_utils.host.untrusted import Refused
 
 INDEX_NAME = "model.safetensors.index.json"
 SINGLE_NAME = "model.safetensors"
 # safetensors' own limit on the header (safetensors/src/tensor.rs: MAX_HEADER_SIZE)
-MAX_HEADER = 100000000
-DTYPE_BYTES = {
-    "BOOL": 1, "U8": 1, "I8": 1, "F8_E5M2": 1, "F8_E4M3": 1, "F8_E8M0": 1,
-    "I16": 2, "U16": 2, "F16": 2, "BF16": 2,
-    "I32": 4, "U32": 4, "F32": 4,
-    "I64": 8, "U64": 8, "F64": 8,
-}
+MAX_HEADER = untrusted.HEADER_MAX_BYTES
 # From this many shards on, headers are parsed in forked processes (a 64-shard checkpoint: 1.1 s on one core).
 PARALLEL_SHARDS = 16
-# Sub-byte types (F4 and friends) pack several elements in a byte: their size is not checked against the shape.
+# The forked header parse must end within this (a shard on a hung network filesystem blocks its reader).
+PARALLEL_DEADLINE_S = 300
+# No real checkpoint comes near (DeepSeek-V3: 163 shards); an index naming more is refused before any is opened.
+MAX_SHARDS = 10000
+# At most this many problems are listed; the rest are counted.
+MAX_PROBLEMS = 20
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer.model", "tiktoken.model", "vocab.json", "spiece.model")
 # read beside them when present; a corrupt one fails AutoTokenizer as surely as a missing tokenizer.json
 TOKENIZER_JSON = ("tokenizer_config.json", "special_tokens_map.json")
 
-
-class ShardError(Exception):
-    """A shard that cannot be used; the message names the file and what is wrong."""
+ShardError = Refused
 
 
-def read_header(path):
-    """The parsed header of one safetensors file and the file size it needs; raises ShardError naming the problem."""
-    name = os.path.basename(path)
-    try:
-        size = os.path.getsize(path)
-        with open(path, "rb") as f:
-            head = f.read(8)
-            if len(head) < 8:
-                raise ShardError("%s: %d bytes, shorter than the 8-byte header length" % (name, size))
-            (length,) = struct.unpack("<Q", head)
-            if length > MAX_HEADER or 8 + length > size:
-                raise ShardError("%s: header length %d does not fit the file (%d bytes): truncated or not safetensors"
-                                 % (name, length, size))
-            raw = f.read(length)
-    except (IOError, OSError) as e:
-        raise ShardError("%s: unreadable (%s)" % (name, e.strerror or e))
-    try:
-        header = json.loads(raw)
-    except (UnicodeDecodeError, ValueError) as e:
-        raise ShardError("%s: the header is not JSON (%s): corrupt or not safetensors" % (name, e))
-    if not isinstance(header, dict):
-        raise ShardError("%s: the header is not a JSON object" % name)
-    data_end = 0
-    widths = DTYPE_BYTES
-    for tensor, info in header.items():
-        if tensor == "__metadata__":
-            continue
-        try:
-            begin, end = info["data_offsets"]
-            shape = info["shape"]
-            dtype = info["dtype"]
-        except (KeyError, TypeError, ValueError):
-            raise ShardError("%s: tensor %s has no dtype/shape/data_offsets" % (name, tensor))
-        if not 0 <= begin <= end:
-            raise ShardError("%s: tensor %s has data_offsets %s" % (name, tensor, [begin, end]))
-        width = widths.get(dtype)
-        if width is not None:
-            count = 1
-            for dim in shape:
-                count *= dim
-            if count * width != end - begin:
-                raise ShardError("%s: tensor %s (%s %s) needs %d bytes, its data_offsets give %d"
-                                 % (name, tensor, dtype, shape, count * width, end - begin))
-        data_end = max(data_end, end)
-    expected = 8 + length + data_end
-    if size != expected:
-        what = "short" if size < expected else "longer than its header says"
-        raise ShardError("%s: %s: expected %d bytes, found %d" % (name, what, expected, size))
-    return header, expected
+def unexpected(name, error, step):
+    """An error the check did not foresee, as a problem naming the file and what to do (never a traceback)."""
+    return ("%s: the check could not read it (%s while %s: %s): the file is likely corrupt - download it again; "
+            "if it is whole, report this" % (name, type(error).__name__, step, untrusted.printable(str(error), 160)))
 
 
-def check_checkpoint(path, require_tokenizer=True, known_whole=None):
+def capped(problems, limit=MAX_PROBLEMS):
+    if len(problems) <= limit:
+        return problems
+    return problems[:limit] + ["and %d more problems" % (len(problems) - limit)]
+
+
+def read_header(path, tree=None):
+    """(Header, file size) of one safetensors file: ``path`` is a shard name in ``tree``, else a full path."""
+    if tree is None:
+        with untrusted.Tree(os.path.dirname(path) or ".") as own:
+            return read_header(os.path.basename(path), own)
+    header = tree.header(path)
+    return header, header.size
+
+
+def read_config(tree, name="config.json"):
+    """config.json as a dict; Refused naming the file when it is missing, not JSON or not an object."""
+    config = tree.json(name, untrusted.CONFIG)
+    if not isinstance(config, dict):
+        raise Refused(name, "is %s, not an object" % untrusted.type_name(config), "restore the publisher's config.json")
+    return config
+
+
+def check_checkpoint(path, require_tokenizer=True, known_whole=None, workers=None):
     """Problems with the checkpoint at ``path`` (an empty list when it is whole), each naming the file.
 
     Returns (problems, notes): notes say what could not be checked (no safetensors, for one). ``known_whole``: a
     structure_stamp under which this checkpoint's weights were found whole before; when the files still match it
     the headers are not parsed again (config and tokenizer are checked every time).
     """
+    try:
+        tree = untrusted.Tree(path)
+    except Refused as e:
+        return [str(e)], []
+    with tree:
+        try:
+            return _check(tree, require_tokenizer, known_whole, workers)
+        except Refused as e:
+            return [str(e)], []
+        except Exception as e:  # pylint: disable=broad-except  - never a traceback: named, with the fix
+            return [unexpected(untrusted.printable(path), e, "checking the checkpoint")], []
+
+
+def _check(tree, require_tokenizer, known_whole, workers):
     problems, notes = [], []
-    if not os.path.isdir(path):
-        return ["%s: not a directory" % path], notes
-    names = set(os.listdir(path))
+    names = set(tree.names())
     if "config.json" not in names:
         problems.append("config.json: missing (every checkpoint needs it)")
     else:
         try:
-            read_json(os.path.join(path, "config.json"))
-        except ValueError as e:
-            problems.append("config.json: %s" % e)
+            read_config(tree)
+        except Refused as e:
+            problems.append(str(e))
     if require_tokenizer:
-        problems.extend(tokenizer_problems(path, names))
-    if known_whole is not None and known_whole == structure_stamp(path):
+        problems.extend(tokenizer_problems(tree, names))
+    if known_whole is not None and known_whole == structure_stamp(tree):
         notes.append("weights unchanged since they were found whole (size, mtime, ctime, inode of every shard)")
     elif INDEX_NAME in names:
-        problems.extend(_check_sharded(path))
+        problems.extend(_check_sharded(tree, workers))
     elif SINGLE_NAME in names:
-        try:
-            read_header(os.path.join(path, SINGLE_NAME))
-        except ShardError as e:
-            problems.append(str(e))
+        problems.extend(_one(tree, SINGLE_NAME))
     else:
         loose = sorted(n for n in names if n.endswith(".safetensors"))
         for shard in loose:
-            try:
-                read_header(os.path.join(path, shard))
-            except ShardError as e:
-                problems.append(str(e))
+            problems.extend(_one(tree, shard))
         if not loose:
             notes.append("no safetensors files: the weights' structure was not checked")
-    return problems, notes
+    return capped(problems), notes
 
 
-def tokenizer_problems(path, names=None):
-    """The tokenizer SGLang loads from the model directory (AutoTokenizer): present, readable, JSON where JSON."""
-    names = set(os.listdir(path)) if names is None else names
+def _one(tree, shard):
+    try:
+        read_header(shard, tree)
+    except Refused as e:
+        return [str(e)]
+    except Exception as e:  # pylint: disable=broad-except
+        return [unexpected(untrusted.printable(shard), e, "reading its safetensors header")]
+    return []
+
+
+def tokenizer_problems(tree, names=None):
+    """The tokenizer SGLang loads from the model directory (AutoTokenizer): present, readable, JSON where JSON.
+    ``tree``: an untrusted.Tree or a directory path."""
+    if not isinstance(tree, untrusted.Tree):
+        try:
+            with untrusted.Tree(tree) as own:
+                return tokenizer_problems(own, names)
+        except Refused as e:
+            return [str(e)]
+    names = set(tree.names()) if names is None else names
     present = sorted(names.intersection(TOKENIZER_FILES)) + sorted(n for n in names if n.endswith(".tiktoken"))
     if not present:
         return ["tokenizer: none of %s present: copy the tokenizer files into the checkpoint, or point SGLang at "
                 "them (server_args: {tokenizer-path: DIR})" % ", ".join(TOKENIZER_FILES)]
     problems = []
     for name in present + [n for n in TOKENIZER_JSON if n in names and n not in present]:
-        full = os.path.join(path, name)
         try:
             if name.endswith(".json"):
-                read_json(full)
-            else:
-                with open(full, "rb") as f:
-                    if not f.read(1):
-                        raise ValueError("empty")
-        except (ValueError, IOError, OSError) as e:
-            problems.append("tokenizer %s: %s" % (name, e))
+                tree.json(name, untrusted.TOKENIZER)
+            elif not tree.first_byte(name):
+                raise Refused(name, "empty", "copy the tokenizer files again")
+        except Refused as e:
+            problems.append("tokenizer %s" % e)
+        except Exception as e:  # pylint: disable=broad-except
+            problems.append("tokenizer " + unexpected(name, e, "reading it"))
     return problems
 
 
-def weight_files(path):
-    """The safetensors files SGLang reads from ``path`` (index order, else the single or loose files)."""
-    names = set(os.listdir(path))
+def index_map(tree):
+    """{shard: [tensors]} of the index, every shard name inside the tree; Refused naming the field otherwise."""
+    index = tree.json(INDEX_NAME, untrusted.INDEX)
+    weight_map = untrusted.field(index, "weight_map", dict, INDEX_NAME, required=True,
+                                 fix="restore the publisher's index")
+    if not weight_map:
+        raise Refused(INDEX_NAME, "is empty", "restore the publisher's index", field="weight_map")
+    by_shard = {}
+    odd = []
+    for tensor, shard in weight_map.items():
+        if not isinstance(shard, str):
+            odd.append(tensor)
+            continue
+        by_shard.setdefault(shard, []).append(tensor)
+    if odd:
+        raise Refused(INDEX_NAME, "the shards of %d tensors are not file names (%s)" % (len(odd), untrusted.sample(odd)),
+                      "restore the publisher's index", field="weight_map")
+    if len(by_shard) > MAX_SHARDS:
+        raise Refused(INDEX_NAME, "names %d shards, above the check's cap of %d" % (len(by_shard), MAX_SHARDS),
+                      "restore the publisher's index", field="weight_map")
+    # the index comes from whoever made the checkpoint: a shard name that leaves the tree is never opened
+    outside = []
+    for shard in by_shard:
+        try:
+            untrusted.check_rel(shard)
+        except Refused:
+            outside.append(shard)
+    if outside:
+        raise Refused(INDEX_NAME, "names %d shards outside the model directory (%s)"
+                      % (len(outside), untrusted.sample(sorted(outside))),
+                      "refused, never opened: restore the publisher's index", field="weight_map")
+    return by_shard
+
+
+def weight_files(tree):
+    """The safetensors files SGLang reads (index order, else the single or loose files); only names that stay
+    inside the tree (an index the check refused yields none)."""
+    names = set(tree.names())
     if INDEX_NAME in names:
         try:
-            wm = read_json(os.path.join(path, INDEX_NAME)).get("weight_map") or {}
-            return sorted(set(v for v in wm.values() if isinstance(v, str)))
-        except (ValueError, AttributeError):
+            return sorted(index_map(tree))
+        except Refused:
             return []
     if SINGLE_NAME in names:
         return [SINGLE_NAME]
     return sorted(n for n in names if n.endswith(".safetensors"))
 
 
+def tensor_headers(tree):
+    """{tensor: (shard, Header)} from every readable safetensors header of the checkpoint (unreadable ones skipped:
+    the structure check names them)."""
+    found = {}
+    for shard in weight_files(tree):
+        try:
+            header = read_header(shard, tree)[0]
+        except Refused:
+            continue
+        for name in header.tensors:
+            found[name] = (shard, header)
+    return found
+
+
 def tensor_shapes(path):
     """{tensor: shape} from every safetensors header of the checkpoint at ``path`` (unreadable shards skipped)."""
-    shapes = {}
-    for shard in weight_files(path):
-        try:
-            header = read_header(os.path.join(path, shard))[0]
-        except ShardError:
-            continue
-        for name, info in header.items():
-            if name != "__metadata__":
-                shapes[name] = list(info.get("shape") or [])
-    return shapes
-
-
-def _shard_problems(job):
-    """Problems of one shard the index names: (path, shard, [tensors the index puts there]) -> [problem]."""
-    path, shard, tensors = job
-    shard_path = os.path.join(path, shard)
-    if not os.path.isfile(shard_path):
-        return ["%s: missing (the index names it for %d tensors)" % (shard, len(tensors))]
     try:
-        header = read_header(shard_path)[0]
-    except ShardError as e:
+        with untrusted.Tree(path) as tree:
+            return dict((n, list(h.tensors[n][1])) for n, (_s, h) in tensor_headers(tree).items())
+    except Refused:
+        return {}
+
+
+def _shard_problems(tree, shard, tensors):
+    """Problems of one shard the index names."""
+    st = tree.lstat(shard)
+    if st is None:
+        return ["%s: missing (the index names it for %d tensors)" % (untrusted.printable(shard), len(tensors))]
+    try:
+        header = read_header(shard, tree)[0]
+    except Refused as e:
         return [str(e)]
-    absent = [t for t in tensors if t not in header]
+    except Exception as e:  # pylint: disable=broad-except
+        return [unexpected(untrusted.printable(shard), e, "reading its safetensors header")]
+    absent = [t for t in tensors if t not in header.tensors]
     if absent:
-        return ["%s: %d tensors the index puts there are not in it (first: %s)" % (shard, len(absent), absent[0])]
+        return ["%s: %d tensors the index puts there are not in it (first: %s)"
+                % (untrusted.printable(shard), len(absent), untrusted.printable(absent[0]))]
     return []
 
 
@@ -205,13 +249,15 @@ def _names_digest(names):
 
 
 def _header_digest(job):
-    """In a worker: (problems, digest of the header's tensor names) of one shard file."""
-    path, shard = job
+    """In a forked worker: (problems, digest of the header's tensor names) of one shard file."""
+    dir_fd, shard = job
     try:
-        header = read_header(os.path.join(path, shard))[0]
-    except ShardError as e:
+        header = read_header(shard, untrusted.Tree(fd=dir_fd))[0]
+    except Refused as e:
         return [str(e)], None
-    return [], _names_digest([n for n in header if n != "__metadata__"])
+    except Exception as e:  # pylint: disable=broad-except
+        return [unexpected(untrusted.printable(shard), e, "reading its safetensors header")], None
+    return [], _names_digest(list(header.tensors))
 
 
 def _workers(count, workers=None):
@@ -223,22 +269,31 @@ def _workers(count, workers=None):
     return max(1, min(count // 2, os.cpu_count() or 1, 32))
 
 
-def structure_stamp(path):
-    """What the structure verdict of ``path`` depends on: every safetensors file and the index, by size, mtime,
-    ctime (no user can set it: any write or rename moves it), inode and device. None when a file cannot be read."""
+def structure_stamp(tree):
+    """What the structure verdict depends on: every safetensors file and the index, by size, mtime, ctime (no user
+    can set it: any write or rename moves it), inode and device; links not followed. None when one cannot be read.
+    ``tree``: an untrusted.Tree or a directory path."""
+    if not isinstance(tree, untrusted.Tree):
+        try:
+            with untrusted.Tree(tree) as own:
+                return structure_stamp(own)
+        except Refused:
+            return None
     stamp = []
-    try:
-        for name in sorted(os.listdir(path)):
-            if name.endswith(".safetensors") or name == INDEX_NAME:
-                st = os.stat(os.path.join(path, name))
-                stamp.append([name, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev])
-    except OSError:
-        return None
+    for name in sorted(tree.names()):
+        if name.endswith(".safetensors") or name == INDEX_NAME:
+            st = tree.lstat(name)
+            if st is None:
+                return None
+            stamp.append([name, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev])
     return stamp
 
 
-def _check_sharded(path, workers=None):
-    files = sorted(n for n in os.listdir(path) if n.endswith(".safetensors"))
+def _check_sharded(tree, workers=None):
+    if not isinstance(tree, untrusted.Tree):
+        with untrusted.Tree(tree) as own:
+            return _check_sharded(own, workers)
+    files = sorted(n for n in tree.names() if n.endswith(".safetensors"))
     n = _workers(len(files), workers)
     pool = pending = None
     if n > 1:
@@ -246,51 +301,40 @@ def _check_sharded(path, workers=None):
         try:
             import multiprocessing
             pool = multiprocessing.get_context("fork").Pool(n)
-            pending = pool.map_async(_header_digest, [(path, f) for f in files], chunksize=1)
+            pending = pool.map_async(_header_digest, [(tree.fd, f) for f in files], chunksize=1)
         except (OSError, ImportError, ValueError):
             pool = pending = None
     try:
         try:
-            index = read_json(os.path.join(path, INDEX_NAME))
-            weight_map = index["weight_map"]
-            if not isinstance(weight_map, dict) or not weight_map:
-                raise ValueError("weight_map is empty")
-        except (ValueError, KeyError, TypeError) as e:
-            return ["%s: %s" % (INDEX_NAME, e)]
-        by_shard = {}
-        for tensor, shard in weight_map.items():
-            by_shard.setdefault(shard, []).append(tensor)
-        # the index comes from whoever made the checkpoint: a shard name that leaves the tree is never opened
-        try:
-            contain.check_names(list(by_shard), "%s names shard" % INDEX_NAME)
-        except contain.Refused as e:
+            by_shard = index_map(tree)
+        except Refused as e:
             return [str(e)]
         if pending is None:
-            return [p for shard in sorted(by_shard) for p in _shard_problems((path, shard, by_shard[shard]))]
-        parsed = dict(zip(files, pending.get()))
+            return [p for shard in sorted(by_shard) for p in _shard_problems(tree, shard, by_shard[shard])]
+        try:
+            parsed = dict(zip(files, pending.get(PARALLEL_DEADLINE_S)))
+        except Exception as e:  # pylint: disable=broad-except  - multiprocessing.TimeoutError or a worker's death
+            return ["%d shards: their headers were not all read within %d s (%s): a shard on a hung or slow "
+                    "filesystem? Check the model directory's storage" % (len(files), PARALLEL_DEADLINE_S,
+                                                                         type(e).__name__)]
     finally:
         if pool is not None:
             pool.terminate()
     problems = []
     for shard in sorted(by_shard):
         if shard not in parsed:
-            problems.extend(_shard_problems((path, shard, by_shard[shard])))  # missing (or oddly named)
+            problems.extend(_shard_problems(tree, shard, by_shard[shard]))  # missing (or in a subdirectory)
             continue
         found, digest = parsed[shard]
         if found:
             problems.extend(found)
         elif digest != _names_digest(by_shard[shard]):
             # the header's names differ from the index's: name the absent ones (an extra tensor is no problem)
-            problems.extend(_shard_problems((path, shard, by_shard[shard])))
+            problems.extend(_shard_problems(tree, shard, by_shard[shard]))
     return problems
 
 
-def read_json(path):
-    """A JSON file's content; ValueError naming the problem when it is unreadable or not JSON."""
-    try:
-        with open(path, "rb") as f:
-            return json.loads(f.read().decode("utf-8"))
-    except (IOError, OSError) as e:
-        raise ValueError("unreadable (%s)" % (e.strerror or e))
-    except (UnicodeDecodeError, ValueError) as e:
-        raise ValueError("not JSON (%s)" % e)
+def read_json(path, kind=untrusted.CONFIG):
+    """A JSON file's content; ValueError (Refused) naming the problem when it is unreadable or not JSON."""
+    with untrusted.Tree(os.path.dirname(path) or ".") as tree:
+        return tree.json(os.path.basename(path), kind)

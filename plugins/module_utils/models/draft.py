@@ -10,13 +10,28 @@ target's ``set_eagle3_layers_to_capture``, which captures the input of layer ``i
 ``num_hidden_layers - 2`` or that state is never captured. The draft embeds the target's token ids (``vocab_size``);
 ``draft_vocab_size`` may be smaller (the hot-token head). A multimodal target keeps these in ``text_config``
 (SGLang's get_hf_text_config).
+
+The vocabulary (issue 33: a CUDA device-side assert in the warm-up, 85 s after launch, on the H200): the draft's
+lm_head scores ``draft_vocab_size`` tokens and llama_eagle3.load_weights makes ``hot_token_id = d2t +
+arange(len(d2t))``, the target token of each draft token; the target embeds it, so every ``i + d2t[i]`` must be a
+target token id (0 <= id < the target's ``vocab_size``), and without ``d2t`` the draft's ids are used as they are.
+Every field is read with its type checked (host/untrusted): a wrong type is a refusal naming file and field.
 """
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.llmserve.sglang.plugins.module_utils.host import untrusted
+
 EAGLE_ALGORITHMS = ("EAGLE", "EAGLE3")
+
+
+DRAFT_CONFIG = "the draft's config.json"
+TARGET_CONFIG = "the target's config.json"
+# config fields that must be counts when present (a string or a list there is refused, named)
+INT_FIELDS = ("hidden_size", "target_hidden_size", "vocab_size", "draft_vocab_size", "num_hidden_layers",
+              "num_attention_heads", "num_key_value_heads", "head_dim", "intermediate_size", "num_aux_hidden_states")
 
 
 def text_config(config):
@@ -27,7 +42,26 @@ def text_config(config):
     return config
 
 
+def check_types(config, name):
+    """Refused naming the field when a count this module reads is not an integer (or ``architectures`` not a
+    list of names, ``eagle_config`` not an object)."""
+    if not isinstance(config, dict):
+        raise untrusted.Refused(name, "is %s, not an object" % untrusted.type_name(config), "restore the publisher's file")
+    for prefix, part in (("", config), ("text_config.", text_config(config) if text_config(config) is not config
+                                        else {})):
+        for key in INT_FIELDS:
+            untrusted.int_field(part, key, name, path=prefix + key, minimum=0)
+    archs = untrusted.field(config, "architectures", (list, str), name)
+    if isinstance(archs, list) and not all(isinstance(a, str) for a in archs):
+        raise untrusted.Refused(name, "%s is not a list of class names" % untrusted.printable(archs, 80),
+                                "restore the publisher's file", field="architectures")
+    untrusted.field(config, "eagle_config", dict, name)
+    untrusted.field(config, "tie_word_embeddings", bool, name)
+
+
 def _is_eagle3(architectures):
+    if isinstance(architectures, str):
+        architectures = [architectures]
     return any("eagle3" in str(a).lower() for a in architectures)
 
 
@@ -36,6 +70,8 @@ def draft_problems(draft, target, algorithm):
     algorithm = (algorithm or "").upper()
     if algorithm not in EAGLE_ALGORITHMS:
         return []
+    check_types(draft, DRAFT_CONFIG)
+    check_types(target, TARGET_CONFIG)
     problems = []
     archs = draft.get("architectures") or []
     if _is_eagle3(archs) and algorithm == "EAGLE":
@@ -58,6 +94,28 @@ def draft_problems(draft, target, algorithm):
                         "tokenizer" % (draft_vocab, target_vocab))
     if algorithm == "EAGLE3":
         problems.extend(_aux_problems(draft, target_text.get("num_hidden_layers")))
+        draft_head = draft.get("draft_vocab_size")
+        if isinstance(target_vocab, int) and isinstance(draft_head, int) and draft_head > target_vocab:
+            problems.append("the draft's %s is %d, above the target's vocab_size %d: the draft proposes tokens the "
+                            "target does not have (SGLang fails with a CUDA device-side assert in its warm-up); use "
+                            "a draft made for this target" % ("draft_vocab_size", draft_head, target_vocab))
+    return problems
+
+
+def d2t_problems(d2t, target):
+    """The draft's ``d2t`` values (offsets: target id = draft id + d2t[draft id]) against the target's vocab_size."""
+    target_vocab = text_config(target).get("vocab_size")
+    if not isinstance(target_vocab, int) or not len(d2t):
+        return []
+    ids = [i + offset for i, offset in enumerate(d2t)]
+    low, high = min(ids), max(ids)
+    problems = []
+    if high >= target_vocab or low < 0:
+        bad = [i for i, t in enumerate(ids) if not 0 <= t < target_vocab]
+        problems.append("the draft's d2t maps %d of its %d tokens outside the target's vocabulary (target ids %d..%d, "
+                        "the target's vocab_size is %d; first draft ids: %s): SGLang fails with a CUDA device-side "
+                        "assert in its warm-up; use a draft made for this target"
+                        % (len(bad), len(ids), low, high, target_vocab, untrusted.sample(bad)))
     return problems
 
 
@@ -109,7 +167,7 @@ def eagle3_expected_shapes(draft, target):
     hidden = text.get("hidden_size")
     if not isinstance(hidden, int):
         return {}
-    hidden_in = draft.get("target_hidden_size", hidden)
+    hidden_in = draft.get("target_hidden_size") or hidden
     aux = _eagle3_aux_count(draft)
     vocab = text.get("vocab_size")
     draft_vocab = draft.get("draft_vocab_size") or vocab
@@ -153,6 +211,8 @@ def shape_problems(shapes, draft, target, algorithm):
     target's: each problem names the tensor, its shape, the shape expected and the fields that say so."""
     if (algorithm or "").upper() != "EAGLE3" or not _is_eagle3(draft.get("architectures") or []):
         return []
+    check_types(draft, DRAFT_CONFIG)
+    check_types(target, TARGET_CONFIG)
     have = dict((_normalise(k), v) for k, v in shapes.items())
     problems, more = [], []
     expected = eagle3_expected_shapes(draft, target)
@@ -163,12 +223,12 @@ def shape_problems(shapes, draft, target, algorithm):
         if got is not None and list(got) != list(want):
             if len(problems) < 3:
                 problems.append("the draft's %s is %s in its weights, but %s make it %s: the config does not "
-                                "describe these weights" % (name, got, why, want))
+                                "describe these weights" % (name, untrusted.printable(list(got), 80), why, want))
             else:
                 more.append(name)
     if more:
         problems.append("and %d more of the draft's tensors do not have the shapes its config gives: %s"
-                        % (len(more), ", ".join(more)))
+                        % (len(more), ", ".join(more)))  # at most the dozen names eagle3_expected_shapes gives
     fc = have.get("fc.weight")
     target_hidden = text_config(target).get("hidden_size")
     if fc is not None and len(fc) == 2 and isinstance(target_hidden, int) and fc[1] % target_hidden:

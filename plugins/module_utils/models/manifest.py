@@ -20,6 +20,7 @@ import stat
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+from ansible_collections.llmserve.sglang.plugins.module_utils.host import untrusted
 from ansible_collections.llmserve.sglang.plugins.module_utils.models import contain
 
 MANIFEST_NAME = ".llmserve-manifest.json"
@@ -84,8 +85,10 @@ def sha256_file(path, buffer_size=READ_BUFFER):
 
 
 def sha256_in(root, rel, buffer_size=READ_BUFFER):
-    """sha256 of ``root``/``rel`` read through the containment rule (no symlink followed)."""
-    return sha256_fd(contain.open_in(root, rel, os.O_RDONLY), buffer_size)
+    """sha256 of ``root``/``rel`` read through host/untrusted (no link followed, a FIFO or device refused, named)."""
+    with untrusted.Tree(root) as tree:
+        fd = tree.open(rel, untrusted.WEIGHTS)[0]
+    return sha256_fd(fd, buffer_size)
 
 
 def hash_files(root, rel_paths, workers=None):
@@ -206,18 +209,20 @@ def write(root, manifest):
 def load(root):
     """The manifest beside the weights at ``root``, or None when there is none; ValueError when it is unreadable."""
     path = os.path.join(root, MANIFEST_NAME)
-    if not os.path.exists(path):
-        return None
     try:
-        with open(path) as f:
-            manifest = json.load(f)
-        if manifest.get("version") != MANIFEST_VERSION or not isinstance(manifest.get("files"), list):
-            raise ValueError("version %r unknown" % manifest.get("version"))
+        with untrusted.Tree(root) as tree:
+            if tree.lstat(MANIFEST_NAME) is None:
+                return None
+            manifest = tree.json(MANIFEST_NAME, untrusted.MANIFEST)
+        version = untrusted.field(manifest, "version", int, MANIFEST_NAME, required=True, fix="stage the model again")
+        if version != MANIFEST_VERSION:
+            raise ValueError("version %r unknown" % version)
+        untrusted.field(manifest, "files", list, MANIFEST_NAME, required=True, fix="stage the model again")
         # A manifest on disk is checked as one from a source: its entries are opened below root.
         expected_files(manifest)
         return manifest
     except (IOError, OSError, ValueError) as e:
-        raise ValueError("%s: unreadable manifest (%s)" % (path, e))
+        raise ValueError("%s: unreadable manifest (%s)" % (contain.printable(path), e))
 
 
 def verify(root, manifest, full=False, workers=None):
@@ -245,7 +250,7 @@ def verify(root, manifest, full=False, workers=None):
     if to_hash:
         try:
             digests = hash_files(root, [e["path"] for e in to_hash], workers)
-        except (IOError, OSError, contain.Refused) as e:
+        except (IOError, OSError, contain.Refused, untrusted.Refused) as e:
             return problems + ["unreadable: %s" % e], len(to_hash)
         for entry in to_hash:
             if digests[entry["path"]] != entry["sha256"]:

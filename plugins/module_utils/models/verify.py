@@ -11,11 +11,12 @@ import hashlib
 import json
 import os
 
-from ansible_collections.llmserve.sglang.plugins.module_utils.host import access, mounts
+from ansible_collections.llmserve.sglang.plugins.module_utils.host import access, mounts, untrusted
 from ansible_collections.llmserve.sglang.plugins.module_utils.models import manifest as mf
 from ansible_collections.llmserve.sglang.plugins.module_utils.models.checkpoint import (
-    check_checkpoint, read_json, structure_stamp, tensor_shapes, tokenizer_problems)
-from ansible_collections.llmserve.sglang.plugins.module_utils.models.draft import draft_problems, shape_problems
+    check_checkpoint, read_config, structure_stamp, tensor_headers, tokenizer_problems, unexpected)
+from ansible_collections.llmserve.sglang.plugins.module_utils.models.draft import (
+    d2t_problems, draft_problems, shape_problems)
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import registry
 
 MODES = ("auto", "cheap", "full", "structure")
@@ -158,6 +159,7 @@ def verify_pair(target_path, draft_path=None, algorithm=None, mode="auto", worke
         else:
             results["target"]["problems"].append("tokenizer-path %s: no such directory" % tokenizer_path)
     paths = [("target", target_path)] + ([("draft", draft_path)] if draft_path else [])
+    configs = {}
     for what, path in paths:
         res = results[what]
         res["filesystem"], notes = _filesystem(path)
@@ -165,14 +167,17 @@ def verify_pair(target_path, draft_path=None, algorithm=None, mode="auto", worke
         if not os.path.isdir(path):
             continue
         try:
-            config = read_json(os.path.join(path, "config.json"))
-        except ValueError:
-            config = None  # named by the structure check
+            configs[what] = _config(path)
+        except (untrusted.Refused, OSError):
+            configs[what] = None  # named by the structure check
+        config = configs[what]
         if sglang and sglang.get("models") and isinstance(config, dict):
-            supported = registry.supported_architectures(sglang["models"], sglang.get("disabled") or ())
-            res["problems"].extend(registry.servable_problems(
-                config, supported, path, trust_remote_code, model_impl, sglang.get("transformers"),
-                what="config.json"))
+            try:
+                res["problems"].extend(_servable(sglang, config, path, trust_remote_code, model_impl))
+            except untrusted.Refused as e:
+                res["problems"].append(str(e))
+            except Exception as e:  # pylint: disable=broad-except  - never a traceback
+                res["problems"].append(unexpected("config.json", e, "reading what the installed SGLang serves"))
         if user is not None:
             denied, res["access_method"] = readable_problems(path, user, "")
             res["problems"].extend(p.strip() for p in denied)
@@ -181,14 +186,44 @@ def verify_pair(target_path, draft_path=None, algorithm=None, mode="auto", worke
     if draft_path:
         problems += ["draft %s" % p for p in results["draft"]["problems"]]
         fit = []
-        if algorithm:
-            try:
-                draft_cfg = read_json(os.path.join(draft_path, "config.json"))
-                target_cfg = read_json(os.path.join(target_path, "config.json"))
-                fit = draft_problems(draft_cfg, target_cfg, algorithm)
-                fit += shape_problems(tensor_shapes(draft_path), draft_cfg, target_cfg, algorithm)
-            except (ValueError, OSError):
-                fit = []  # an unreadable config.json is already named above
+        if algorithm and configs.get("draft") is not None and configs.get("target") is not None:
+            fit = fit_problems(draft_path, configs["draft"], configs["target"], algorithm)
         results["fit"] = fit
         problems += fit
     return {"ok": not problems, "problems": problems, "models": results}
+
+
+def _config(path):
+    with untrusted.Tree(path) as tree:
+        return read_config(tree)
+
+
+def _servable(sglang, config, path, trust_remote_code, model_impl):
+    supported = registry.supported_architectures(sglang["models"], sglang.get("disabled") or ())
+    problems = registry.model_type_problems(config, sglang["models"], sglang.get("transformers"), path,
+                                            trust_remote_code, what="config.json")
+    problems += registry.servable_problems(config, supported, path, trust_remote_code, model_impl,
+                                           sglang.get("transformers"), what="config.json")
+    return problems
+
+
+def fit_problems(draft_path, draft_cfg, target_cfg, algorithm):
+    """Does the draft fit the target: configs, tensor shapes, the d2t mapping; every error a named problem."""
+    try:
+        fit = draft_problems(draft_cfg, target_cfg, algorithm)
+        with untrusted.Tree(draft_path) as tree:
+            headers = tensor_headers(tree)  # only shards the index check let through
+            shapes = dict((n, list(h.tensors[n][1])) for n, (_s, h) in headers.items())
+            fit += shape_problems(shapes, draft_cfg, target_cfg, algorithm)
+            d2t = next((n for n in headers if n.split(".")[-1] == "d2t"), None)
+            if d2t is not None and (algorithm or "").upper() == "EAGLE3":
+                shard, header = headers[d2t]
+                try:
+                    fit += d2t_problems(tree.tensor_values(shard, header, d2t), target_cfg)
+                except untrusted.Refused as e:
+                    fit.append("draft %s" % e)
+        return fit
+    except untrusted.Refused as e:
+        return ["%s" % e]
+    except Exception as e:  # pylint: disable=broad-except  - never a traceback
+        return [unexpected("the draft's config.json", e, "matching the draft to the target")]

@@ -11,6 +11,12 @@ config's ``architectures`` natively when one of them is registered; otherwise it
 implementation when the installed transformers has that class, or to the model's own code when ``auto_map`` names
 an ``AutoModel`` (which needs ``--trust-remote-code``); otherwise it raises ``Model architectures [...] are not
 supported`` or ``'X' is not a registered model``.
+
+Before any of that, SGLang's get_config (srt/utils/hf_transformers_utils.py) loads config.json with Transformers'
+AutoConfig, which needs a ``model_type`` it knows: one of ``CONFIG_MAPPING_NAMES``
+(transformers/models/auto/configuration_auto.py) or of the configs SGLang registers (sglang/srt/configs/*.py,
+``model_type = "..."``); without ``model_type`` it guesses from the path (a known type in the directory's name),
+else it raises - SGLang then reports ``model_not_found`` (issue 33, on the H200).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -21,7 +27,10 @@ import difflib
 import json
 import os
 import re
+import stat
 import subprocess
+
+from ansible_collections.llmserve.sglang.plugins.module_utils.host import untrusted
 
 # Module-level assignment, a single name or a bracketed list (possibly over several lines).
 _ENTRY = re.compile(r"^EntryClass\s*=\s*(\[[^\]]*\]|\(?[A-Za-z_][\w.]*\)?)", re.M)
@@ -112,6 +121,71 @@ def _transformers_has(models_root, model_type, arch):
     return False
 
 
+_CONFIG_NAMES_START = "CONFIG_MAPPING_NAMES"
+_CONFIG_PAIR = re.compile(r'\(\s*"([^"\s]+)"\s*,\s*"(\w+)"\s*,?\s*\)')
+_SGLANG_MODEL_TYPE = re.compile(r'^\s+model_type\s*(?::\s*\w+\s*)?=\s*["\']([^"\']+)["\']', re.M)
+
+
+def transformers_model_types(transformers_models):
+    """The model types the installed Transformers' AutoConfig knows (CONFIG_MAPPING_NAMES, read from its source,
+    never imported); None when the file cannot be read or no longer has that form."""
+    if not transformers_models:
+        return None
+    try:
+        with open(os.path.join(transformers_models, "auto", "configuration_auto.py"), "rb") as f:
+            text = f.read(8 << 20).decode("utf-8", "replace")
+    except (IOError, OSError):
+        return None
+    at = text.find(_CONFIG_NAMES_START + " = ")
+    if at < 0:
+        return None
+    end = text.find("\n)\n", at)
+    found = set(m.group(1) for m in _CONFIG_PAIR.finditer(text, at, end if end > 0 else len(text)))
+    return found or None
+
+
+def sglang_model_types(sglang_models):
+    """The model types SGLang registers its own configs for (sglang/srt/configs/*.py beside srt/models)."""
+    found = set()
+    configs = os.path.join(os.path.dirname(sglang_models.rstrip("/")), "configs") if sglang_models else None
+    if not configs or not os.path.isdir(configs):
+        return found
+    for name in os.listdir(configs):
+        if name.endswith(".py"):
+            try:
+                with open(os.path.join(configs, name), "rb") as f:
+                    found.update(_SGLANG_MODEL_TYPE.findall(f.read(4 << 20).decode("utf-8", "replace")))
+            except (IOError, OSError):
+                continue
+    return found
+
+
+def model_type_problems(config, sglang_models, transformers_models, model_dir=None, trust_remote_code=False,
+                        what="config.json"):
+    """Why AutoConfig (SGLang's get_config) cannot load ``config``: model_type missing or unknown to the installed
+    Transformers and SGLang. Empty when it can, or when the installed Transformers cannot be read."""
+    auto_map = config.get("auto_map") if isinstance(config.get("auto_map"), dict) else {}
+    if trust_remote_code and "AutoConfig" in auto_map:
+        return []  # the model's own code defines its config
+    known = transformers_model_types(transformers_models)
+    if known is None:
+        return []
+    known = known | sglang_model_types(sglang_models)
+    model_type = untrusted.field(config, "model_type", str, what, fix="set it to the model's type (llama, qwen3, ...)")
+    if model_type is None:
+        if model_dir and any(t in str(model_dir) for t in known):
+            return []  # AutoConfig guesses it from the path, as Transformers does
+        return ["%s has no model_type: Transformers' AutoConfig cannot tell which model this is (SGLang stops with "
+                "model_not_found): add model_type (the publisher's config.json has it: llama, qwen3, ...)" % what]
+    if model_type in known:
+        return []
+    near = difflib.get_close_matches(model_type, sorted(known), n=3, cutoff=0.6)
+    return ["%s model_type %s is unknown to the installed Transformers (%d types) and SGLang: AutoConfig cannot "
+            "load it (SGLang stops with model_unsupported)%s: fix model_type, or install a Transformers that has "
+            "it" % (what, untrusted.printable(model_type, 80), len(known),
+                    ("; the nearest it knows: %s" % ", ".join(near)) if near else "")]
+
+
 def _auto_map_files(auto_map):
     """Local module files ``auto_map`` refers to (``module.Class``; ``repo--module.Class`` lives elsewhere)."""
     files = set()
@@ -123,6 +197,16 @@ def _auto_map_files(auto_map):
     return sorted(files)
 
 
+def _is_file_in(model_dir, rel):
+    """Is ``rel`` a regular file inside ``model_dir`` (no link followed, no path out of the tree)?"""
+    try:
+        with untrusted.Tree(model_dir) as tree:
+            st = tree.lstat(rel)
+    except untrusted.Refused:
+        return False
+    return st is not None and stat.S_ISREG(st.st_mode)
+
+
 def servable_problems(config, supported, model_dir=None, trust_remote_code=False, model_impl="auto",
                       transformers_models=None, what="model"):
     """Why the installed SGLang cannot serve a checkpoint whose config.json is ``config`` (empty: it can).
@@ -130,9 +214,12 @@ def servable_problems(config, supported, model_dir=None, trust_remote_code=False
     ``supported``: the architectures SGLang registers; ``transformers_models``: the installed transformers'
     ``models`` directory, for the Transformers fallback (None: that fallback is not judged, the model is let pass).
     """
-    archs = config.get("architectures") or []
+    archs = untrusted.field(config, "architectures", (list, str), what) or []
     if isinstance(archs, str):
         archs = [archs]
+    if not all(isinstance(a, str) for a in archs):
+        raise untrusted.Refused(what, "%s is not a list of class names" % untrusted.printable(archs, 80),
+                                "restore the publisher's config.json", field="architectures")
     if not archs:
         return []  # SGLang warns and falls back; nothing certain to refuse
     impl = (model_impl or "auto").lower()
@@ -144,7 +231,7 @@ def servable_problems(config, supported, model_dir=None, trust_remote_code=False
             return ["%s architectures %s are not in SGLang's registry and run only from the model's own code "
                     "(auto_map.AutoModel %s): set trust-remote-code (server_args: {trust-remote-code: true}) if "
                     "you trust that code" % (what, archs, auto_map["AutoModel"])]
-        missing = [f for f in _auto_map_files(auto_map) if model_dir and not os.path.isfile(os.path.join(model_dir, f))]
+        missing = [f for f in _auto_map_files(auto_map) if model_dir and not _is_file_in(model_dir, f)]
         if missing:
             return ["%s auto_map names %s, not in %s: the model's own code is missing"
                     % (what, ", ".join(missing), model_dir)]
@@ -159,4 +246,5 @@ def servable_problems(config, supported, model_dir=None, trust_remote_code=False
     return ["%s architectures %s (model_type %s): the installed SGLang has no such model (%d architectures in its "
             "registry, sglang/srt/models) and transformers has none to fall back on%s: use a checkpoint of a "
             "supported architecture, a newer SGLang, or fix config.json's architectures"
-            % (what, archs, model_type, len(supported), hint)]
+            % (what, untrusted.printable(archs[:5], 300) + (" and %d more" % (len(archs) - 5) if len(archs) > 5 else ""),
+               untrusted.printable(model_type, 80), len(supported), hint)]

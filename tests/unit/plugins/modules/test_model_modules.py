@@ -63,7 +63,8 @@ def test_model_verify_names_the_short_shard_and_the_draft_mismatch(tmp_path):
     result = _run("model_verify", {"path": target, "draft_path": draft, "algorithm": "EAGLE3"})
     assert result["failed"] and not result["changed"]
     assert result["problems"] == [
-        "target model-00003-of-00004.safetensors: short: expected %d bytes, found %d" % (size, size - 1),
+        "target model-00003-of-00004.safetensors: short: expected %d bytes, found %d: the file is truncated or not "
+        "what its header says: download it again" % (size, size - 1),
         "the draft's target_hidden_size is 128, the target's hidden_size is 64: the draft was trained for another "
         "target"]
     assert "the model is not fit to serve" in result["msg"]

@@ -49,7 +49,9 @@ def test_hidden_size_and_vocab_mismatch_named(tmp_path, pair):
     assert problems == [
         "the draft's target_hidden_size is 128, the target's hidden_size is 64: the draft was trained for another "
         "target",
-        "the draft's vocab_size is 512, the target's is 256: the draft was trained with another tokenizer"]
+        "the draft's vocab_size is 512, the target's is 256: the draft was trained with another tokenizer",
+        "the draft's draft_vocab_size is 512, above the target's vocab_size 256: the draft proposes tokens the target "
+        "does not have (SGLang fails with a CUDA device-side assert in its warm-up); use a draft made for this target"]
     verdict = verify_pair(target, other, "EAGLE3")
     assert not verdict["ok"] and verdict["problems"] == problems
 

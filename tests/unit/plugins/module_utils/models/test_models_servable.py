@@ -234,7 +234,7 @@ def test_weights_found_whole_are_not_parsed_again_until_a_file_changes(tmp_path,
     assert len(os.listdir(cache)) == 1
     parsed = []
     real = checkpoint.read_header
-    monkeypatch.setattr(checkpoint, "read_header", lambda p: parsed.append(p) or real(p))
+    monkeypatch.setattr(checkpoint, "read_header", lambda *a: parsed.append(a[0]) or real(*a))
     again = verify_pair(target, cache_dir=cache)
     assert again["ok"] and parsed == [] and "weights unchanged" in again["models"]["target"]["notes"][0]
     # a shard cut in place (same name, same inode): its size and ctime move, so it is parsed and refused
