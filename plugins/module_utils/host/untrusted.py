@@ -627,7 +627,7 @@ def _tensor_info(tensor, info, name):
                       fix, field=label)
     if not isinstance(shape, list) or not all(_usize(d) for d in shape):
         bad = printable(shape, 60) if not isinstance(shape, list) else sample(
-            [d for d in shape if not _usize(d)])
+            [repr(d) for d in shape if not _usize(d)])
         raise Refused(name, "shape is not a list of sizes (%s)" % bad, fix, field=label)
     if not isinstance(offsets, list) or len(offsets) != 2 or not all(_usize(o) for o in offsets):
         raise Refused(name, "data_offsets %s is not [begin, end]" % printable(offsets, 60), fix, field=label)
