@@ -314,7 +314,7 @@ def _check_sharded(tree, workers=None):
         try:
             parsed = dict(zip(files, pending.get(PARALLEL_DEADLINE_S)))
         except Exception as e:  # pylint: disable=broad-except  - multiprocessing.TimeoutError or a worker's death
-            return ["%d shards: their headers were not all read within %d s (%s): a shard on a hung or slow "
+            return ["%d shards: their headers were not all read within %s s (%s): a shard on a hung or slow "
                     "filesystem? Check the model directory's storage" % (len(files), PARALLEL_DEADLINE_S,
                                                                          type(e).__name__)]
     finally:

@@ -309,3 +309,16 @@ def test_the_scan_finds_what_it_forbids(tmp_path):
     bad = tmp_path / "bad.py"
     bad.write_text("import json\n\ndef f(p):\n    with open(p) as fh:\n        return json.load(fh)\n")
     assert [(f, n) for f, n, _l in _calls(str(bad))] == [("f", "open"), ("f", "json.load")]
+
+def _stuck(_job):
+    import time
+    time.sleep(60)
+
+
+def test_the_parallel_header_parse_has_a_deadline(tmp_path, monkeypatch):
+    root = tiny.write_target(str(tmp_path / "t"), shards=checkpoint.PARALLEL_SHARDS)
+    monkeypatch.setattr(checkpoint, "_header_digest", _stuck)  # forked children inherit it: none ever answers
+    monkeypatch.setattr(checkpoint, "PARALLEL_DEADLINE_S", 0.5)
+    (problem,) = checkpoint._check_sharded(root, workers=2)  # pylint: disable=protected-access
+    assert problem.startswith("%d shards: their headers were not all read within 0.5 s (TimeoutError)"
+                              % checkpoint.PARALLEL_SHARDS)
