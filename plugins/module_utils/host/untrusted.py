@@ -32,6 +32,17 @@ import stat
 import struct
 import sys
 from array import array
+from itertools import chain
+from operator import ge, itemgetter, mul, sub
+
+try:
+    from math import prod
+except ImportError:  # Python < 3.8
+    def prod(values):
+        out = 1
+        for v in values:
+            out *= v
+        return out
 
 MIB = 1 << 20
 
@@ -82,6 +93,7 @@ _INT_ARRAY = {"I8": "b", "U8": "B", "I16": "h", "U16": "H", "I32": "i", "U32": "
 _CONTROL = re.compile(u"[\x00-\x1f\x7f-\x9f]")
 _STRING = re.compile(br'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
 _SKELETON_DROP = bytes(b for b in range(256) if b not in b"[]{},")
+_KEEP_BRACKETS_QUOTES = bytes(b for b in range(256) if b not in b'[]{}"')
 _SURROGATE_ESCAPE = re.compile(br"\\u[dD][89a-fA-F]")
 _INNERMOST = re.compile(br"\[\]|\{\}")
 _FLOAT_MAX = sys.float_info.max
@@ -312,21 +324,23 @@ def prescan(data, name, kind):
     """Refuse JSON text nested deeper than ``kind.max_depth`` or holding more than ``kind.max_values`` values,
     before the parser builds anything (its recursion and memory are never reached). Returns whether a '-' stands
     outside the strings (a negative number: parse_json's fast path leaves those to the careful one)."""
-    if b"\\" in data:
-        bare = _STRING.sub(b'""', data)
-    else:  # no escape: every other quote opens a string (C speed; a header of 3300 tensors in ~1 ms)
-        bare = b'""'.join(data.split(b'"')[0::2])
-    skeleton = bare.translate(None, _SKELETON_DROP)
-    minus = b"-" in bare
-    del bare
-    opened = skeleton.count(b"[") + skeleton.count(b"{")
-    values = skeleton.count(b",") + opened
-    if values > kind.max_values:
-        raise Refused(name, "holds about %d JSON values, above the check's cap of %d for a %s file"
-                      % (values, kind.max_values, kind.label), kind.fix)
-    if opened > kind.max_depth:
-        # each pass removes the innermost empty pairs: as many passes as the nesting is deep (C speed, no stack)
+    upper = data.count(b",") + data.count(b"[") + data.count(b"{")  # strings included: never below the truth
+    brackets = data.translate(None, _KEEP_BRACKETS_QUOTES).replace(b'""', b"")
+    if upper > kind.max_values or b'"' in brackets or b"\\" in data:
+        # a string holds a bracket or a quote, or the count is near the cap: count outside the strings exactly
+        bare = _STRING.sub(b'""', data) if b"\\" in data else b'""'.join(data.split(b'"')[0::2])
+        skeleton = bare.translate(None, _SKELETON_DROP)
+        minus = b"-" in bare
+        del bare
+        values = skeleton.count(b",") + skeleton.count(b"[") + skeleton.count(b"{")
+        if values > kind.max_values:
+            raise Refused(name, "holds about %d JSON values, above the check's cap of %d for a %s file"
+                          % (values, kind.max_values, kind.label), kind.fix)
         brackets = skeleton.translate(None, b",")
+    else:
+        minus = b"-" in data and b"-" in b'""'.join(data.split(b'"')[0::2])
+    if len(brackets) > 2 * kind.max_depth:
+        # each pass removes the innermost empty pairs: as many passes as the nesting is deep (C speed, no stack)
         for _level in range(kind.max_depth):
             brackets = _INNERMOST.sub(b"", brackets)
             if not brackets:
@@ -376,8 +390,8 @@ def parse_json(data, name, kind, strict_numbers=False):
 
     ``strict_numbers``: JSON as serde_json reads a safetensors header: a negative (-0 too) or a value past u64 a
     float, a number beyond a double refused, a lone surrogate refused, keys given twice remembered (``_Pairs``).
-    The plain C parser is used when none of that can matter (no '-' outside strings, no \\u escape, each tensor
-    with its three keys once) - the common case, at the C parser's speed."""
+    Without a '-' outside strings or a \\u escape the plain C parser is used (plain dicts): header_from settles the
+    common case from that at the C parser's speed, and parses again the careful way when it cannot."""
     if len(data) > kind.max_bytes:
         raise Refused(name, "%d bytes, above the check's cap of %d for a %s file" % (len(data), kind.max_bytes,
                                                                                    kind.label), kind.fix)
@@ -392,10 +406,6 @@ def parse_json(data, name, kind, strict_numbers=False):
                 _no_lone_surrogate(text, name, kind)
             if minus or b"\\u" in data:
                 return _strict_loads(text)
-            parsed = json.loads(text, parse_constant=_constant)
-            if _maybe_twice(data, parsed):
-                return _strict_loads(text)
-            return parsed
         return json.loads(text, parse_constant=_constant)
     except RecursionError:
         raise Refused(name, "JSON nested too deep", kind.fix)
@@ -408,19 +418,11 @@ def _strict_loads(text):
                       object_pairs_hook=_object)
 
 
-def _maybe_twice(data, parsed):
-    """Must the header be parsed again the careful way? When a key safetensors refuses twice (``__metadata__``, a
-    tensor's dtype/shape/data_offsets) may be given twice (each dict-form tensor has each key once when the text
-    holds each exactly as often as there are such tensors), or a tensor has fields safetensors ignores (where a
-    number serde_json refuses, past a double, could hide)."""
-    if not isinstance(parsed, dict) or data.count(b'"__metadata__"') > 1:
+def _maybe_twice(data, tensors):
+    """Could a key safetensors refuses twice (``__metadata__``, a tensor's dtype/shape/data_offsets) be given twice?
+    With every tensor a plain 3-key object, not when the text holds each key exactly once per tensor."""
+    if data.count(b'"__metadata__"') > 1:
         return True
-    tensors = 0
-    for key, value in parsed.items():
-        if type(value) is dict and key != "__metadata__":
-            if len(value) != 3:
-                return True
-            tensors += 1
     return any(data.count(key) != tensors for key in (b'"dtype"', b'"shape"', b'"data_offsets"'))
 
 
@@ -519,6 +521,20 @@ def header_from(raw, file_size, name):
     """Held to safetensors' read_metadata: the parsed header, or Refused naming the tensor and field at fault."""
     fix = HEADER.fix
     parsed = parse_json(raw, name, HEADER, strict_numbers=True)
+    data_start = 8 + len(raw)
+    if type(parsed) is dict:  # the plain C parse: settled here when every tensor is plain and the header valid
+        try:
+            tensors = _bulk(parsed, file_size - data_start)
+        except Exception:  # pylint: disable=broad-except  - whatever the fast path trips on, the careful path names
+            tensors = None
+        if tensors is not None and not _maybe_twice(raw, len(tensors)):
+            metadata = parsed.get("__metadata__")
+            if metadata is None or (type(metadata) is dict and set(map(type, metadata.values())) <= _JUST_STR):
+                return Header(tensors, metadata, data_start)
+        try:
+            parsed = _strict_loads(raw.decode("utf-8"))  # the careful way: serde_json's numbers, keys given twice
+        except (ValueError, RecursionError) as e:
+            raise Refused(name, "not JSON as safetensors reads it (%s)" % printable(str(e), 160), fix)
     if not isinstance(parsed, dict):
         raise Refused(name, "the header is %s, not an object" % type_name(parsed), fix)
     if "__metadata__" in getattr(parsed, "twice", ()):
@@ -533,14 +549,9 @@ def header_from(raw, file_size, name):
     tensors = {}
     for tensor, info in parsed.items():
         if tensor != "__metadata__":
-            tensors[tensor] = _fast_info(info) or _tensor_info(tensor, info, name)
+            tensors[tensor] = _tensor_info(tensor, info, name)
     start = 0
     for tensor, (dtype, shape, begin, end) in sorted(tensors.items(), key=lambda kv: (kv[1][2], kv[1][3])):
-        if begin == start and end >= begin and len(shape) <= 2 and DTYPE_BITS[dtype] >= 8:
-            count = shape[0] * shape[1] if len(shape) == 2 else shape[0] if shape else 1
-            if count <= U64_MAX and end - begin == count * (DTYPE_BITS[dtype] // 8):
-                start = end  # the common case, decided without a message built
-                continue
         label = "tensor %s" % printable(tensor, 80)
         if begin != start or end < begin:
             what = ("overlaps the tensor before it" if begin < start else "leaves a gap after the tensor before it"
@@ -562,7 +573,6 @@ def header_from(raw, file_size, name):
         if end - begin != bits // 8:
             raise Refused(name, "%s %s needs %d bytes, its data_offsets [%d, %d] give %d"
                           % (dtype, _shape_text(shape), bits // 8, begin, end, end - begin), fix, field=label)
-    data_start = 8 + len(raw)
     if data_start + start != file_size:
         what = "short" if file_size < data_start + start else "longer than its header says"
         raise Refused(name, "%s: expected %d bytes, found %d" % (what, data_start + start, file_size),
@@ -576,23 +586,57 @@ def _shape_text(shape):
     return "[%s, ... %d dimensions]" % (", ".join(str(d) for d in shape[:4]), len(shape))
 
 
-def _fast_info(info):
-    """(dtype, shape, begin, end) of a plain well-typed entry, None for anything else (then _tensor_info judges)."""
-    if type(info) is not dict:  # a _Pairs (keys given twice) or the sequence form: the careful path
+def _bulk(parsed, data_size):
+    """{name: (dtype, shape, begin, end)} when every entry is plain and the whole header is valid, decided with
+    C-level passes over all tensors at once; None for anything else, which the careful per-tensor path then judges
+    and names."""
+    names = list(parsed)
+    if "__metadata__" in parsed:
+        names.remove("__metadata__")
+    if not names:
+        return None
+    infos = list(map(parsed.__getitem__, names))
+    if set(map(type, infos)) != _JUST_DICT or set(map(len, infos)) != _JUST_THREE:
         return None
     try:
-        dtype, shape, offsets = info["dtype"], info["shape"], info["data_offsets"]
+        dtypes = list(map(_DTYPE, infos))
+        shapes = list(map(_SHAPE, infos))
+        offsets = list(map(_OFFSETS, infos))
     except KeyError:
         return None
-    if type(dtype) is not str or dtype not in DTYPE_BITS or type(shape) is not list or type(offsets) is not list:
+    if set(map(type, dtypes)) != _JUST_STR or not _DTYPE_NAMES.issuperset(dtypes):
         return None
-    if shape and (set(map(type, shape)) != _JUST_INT or min(shape) < 0 or max(shape) > U64_MAX):
+    if set(map(type, shapes)) != _JUST_LIST or set(map(type, offsets)) != _JUST_LIST:
         return None
-    if len(offsets) != 2 or set(map(type, offsets)) != _JUST_INT or min(offsets) < 0 or max(offsets) > U64_MAX:
+    if set(map(len, offsets)) != _JUST_TWO:
         return None
-    return dtype, tuple(shape), offsets[0], offsets[1]
+    dims = list(chain.from_iterable(shapes))
+    if dims and (set(map(type, dims)) != _JUST_INT or min(dims) <= 0 or max(dims) > U64_MAX):
+        return None  # a zero (serde's overflow order then matters), a negative, a non-integer: the careful path
+    ends = list(chain.from_iterable(offsets))
+    if set(map(type, ends)) != _JUST_INT or min(ends) < 0 or max(ends) > U64_MAX:
+        return None
+    begins, stops = ends[0::2], ends[1::2]
+    ordered = list(chain.from_iterable(sorted(zip(begins, stops))))
+    if ordered[0] != 0 or ordered[-1] != data_size or ordered[2::2] != ordered[1:-1:2]:
+        return None  # not tiled from 0 to the end without gap or overlap
+    if not all(map(ge, stops, begins)):
+        return None
+    counts = list(map(prod, shapes))
+    if max(counts) > U64_MAX or not _SUB_BYTE.isdisjoint(dtypes):
+        return None  # sub-byte types: the careful path counts their bits
+    if list(map(mul, counts, map(_BYTES.__getitem__, dtypes))) != list(map(sub, stops, begins)):
+        return None
+    if max(counts) * 8 > U64_MAX:  # bits, as safetensors counts them
+        return None
+    return dict(zip(names, zip(dtypes, shapes, begins, stops)))
 
 
+_JUST_DICT, _JUST_LIST, _JUST_STR, _JUST_TWO, _JUST_THREE = {dict}, {list}, {str}, {2}, {3}
+_DTYPE_NAMES = frozenset(DTYPE_BITS)
+_SUB_BYTE = frozenset(d for d, b in DTYPE_BITS.items() if b % 8)
+_BYTES = dict((d, b // 8) for d, b in DTYPE_BITS.items())
+_DTYPE, _SHAPE, _OFFSETS = itemgetter("dtype"), itemgetter("shape"), itemgetter("data_offsets")
 _JUST_INT = {int}
 
 
@@ -631,4 +675,4 @@ def _tensor_info(tensor, info, name):
         raise Refused(name, "shape is not a list of sizes (%s)" % bad, fix, field=label)
     if not isinstance(offsets, list) or len(offsets) != 2 or not all(_usize(o) for o in offsets):
         raise Refused(name, "data_offsets %s is not [begin, end]" % printable(offsets, 60), fix, field=label)
-    return dtype, tuple(shape), offsets[0], offsets[1]
+    return dtype, shape, offsets[0], offsets[1]

@@ -162,15 +162,13 @@ def index_map(tree):
     if not weight_map:
         raise Refused(INDEX_NAME, "is empty", "restore the publisher's index", field="weight_map")
     by_shard = {}
-    odd = []
-    for tensor, shard in weight_map.items():
-        if not isinstance(shard, str):
-            odd.append(tensor)
-            continue
-        by_shard.setdefault(shard, []).append(tensor)
+    odd = [] if set(map(type, weight_map.values())) == {str} else [
+        t for t, s in weight_map.items() if not isinstance(s, str)]
     if odd:
         raise Refused(INDEX_NAME, "the shards of %d tensors are not file names (%s)" % (len(odd), untrusted.sample(odd)),
                       "restore the publisher's index", field="weight_map")
+    for tensor, shard in weight_map.items():
+        by_shard.setdefault(shard, []).append(tensor)
     if len(by_shard) > MAX_SHARDS:
         raise Refused(INDEX_NAME, "names %d shards, above the check's cap of %d" % (len(by_shard), MAX_SHARDS),
                       "restore the publisher's index", field="weight_map")

@@ -33,7 +33,7 @@ def test_library_written_file_parses_and_short_one_is_named(tmp_path):
                  metadata={"format": "pt"})
     header, size = read_header(path)
     assert size == os.path.getsize(path)
-    assert header.tensors["a"][1] == (64, 32) and header.metadata == {"format": "pt"}
+    assert header.tensors["a"][1] == [64, 32] and header.metadata == {"format": "pt"}
     with open(path, "r+b") as f:
         f.truncate(size - 10)
     with pytest.raises(ShardError, match=r"lib.safetensors: short: expected %d bytes, found %d" % (size, size - 10)):
