@@ -75,8 +75,9 @@ WEIGHTS = Kind("weights", 1 << 62)  # opened for the header or hashing: never re
 # safetensors' MAX_HEADER_SIZE and serde_json's recursion limit (128: a 128th nested container is refused)
 HEADER_MAX_BYTES = 100000000
 HEADER_MAX_DEPTH = 127
-# Not a safetensors limit: every JSON value costs ~100 bytes of Python; 4M values is ~500k tensors in one file.
-HEADER_MAX_VALUES = 4000000
+# Not a safetensors limit: ~7.5 JSON values per tensor, ~90 bytes of Python each: 2M values is ~260k tensors in one
+# file (DeepSeek-V3 has 91k in all), ~200 MB at most; safetensors would take a 100 MB header of ~1M tensors (1 GiB).
+HEADER_MAX_VALUES = 2000000
 HEADER = Kind("safetensors header", HEADER_MAX_BYTES, HEADER_MAX_DEPTH, HEADER_MAX_VALUES,
               fix="the file is corrupt or not safetensors: download it again")
 # d2t and similar small tensors whose values the check reads
