@@ -80,8 +80,8 @@ HEADER_MAX_DEPTH = 127
 HEADER_MAX_VALUES = 2000000
 HEADER = Kind("safetensors header", HEADER_MAX_BYTES, HEADER_MAX_DEPTH, HEADER_MAX_VALUES,
               fix="the file is corrupt or not safetensors: download it again")
-# d2t and similar small tensors whose values the check reads
-MAX_TENSOR_READ = 64 * MIB
+# d2t and similar small tensors whose values the check reads (a 32k-token draft's d2t: 256 KiB)
+MAX_TENSOR_READ = 16 * MIB
 
 U64_MAX = (1 << 64) - 1
 # safetensors 0.8.0's Dtype and bitsize(); sub-byte types must fill whole bytes
@@ -523,14 +523,15 @@ def header_from(raw, file_size, name):
     fix = HEADER.fix
     parsed = parse_json(raw, name, HEADER, strict_numbers=True)
     data_start = 8 + len(raw)
-    if type(parsed) is dict:  # the plain C parse: settled here when every tensor is plain and the header valid
+    # the plain C parse (plain dicts): settled here when every tensor is plain and the header valid
+    if isinstance(parsed, dict) and not isinstance(parsed, _Pairs):
         try:
             tensors = _bulk(parsed, file_size - data_start)
         except Exception:  # pylint: disable=broad-except  - whatever the fast path trips on, the careful path names
             tensors = None
         if tensors is not None and not _maybe_twice(raw, len(tensors)):
             metadata = parsed.get("__metadata__")
-            if metadata is None or (type(metadata) is dict and set(map(type, metadata.values())) <= _JUST_STR):
+            if metadata is None or (isinstance(metadata, dict) and set(map(type, metadata.values())) <= _JUST_STR):
                 return Header(tensors, metadata, data_start)
         try:
             parsed = _strict_loads(raw.decode("utf-8"))  # the careful way: serde_json's numbers, keys given twice

@@ -22,6 +22,9 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from itertools import islice
+from operator import add
+
 from ansible_collections.llmserve.sglang.plugins.module_utils.host import untrusted
 
 EAGLE_ALGORITHMS = ("EAGLE", "EAGLE3")
@@ -77,10 +80,10 @@ def draft_problems(draft, target, algorithm):
     if _is_eagle3(archs) and algorithm == "EAGLE":
         problems.append("the draft is an EAGLE-3 model (architectures %s) but the algorithm is EAGLE: SGLang runs it "
                         "without the target's aux hidden states and accepts nothing (accept length 1.00); set "
-                        "the algorithm to EAGLE3" % archs)
+                        "the algorithm to EAGLE3" % untrusted.printable(archs, 200))
     elif algorithm == "EAGLE3" and archs and not _is_eagle3(archs):
         problems.append("the algorithm is EAGLE3 but the draft's architectures %s are not an EAGLE-3 model; use an "
-                        "EAGLE-3 draft or set the algorithm to EAGLE" % archs)
+                        "EAGLE-3 draft or set the algorithm to EAGLE" % untrusted.printable(archs, 200))
     draft_text, target_text = text_config(draft), text_config(target)
     target_hidden = target_text.get("hidden_size")
     draft_in = draft.get("target_hidden_size", draft.get("hidden_size"))
@@ -107,15 +110,18 @@ def d2t_problems(d2t, target):
     target_vocab = text_config(target).get("vocab_size")
     if not isinstance(target_vocab, int) or not len(d2t):
         return []
-    ids = [i + offset for i, offset in enumerate(d2t)]
-    low, high = min(ids), max(ids)
+    low = min(map(add, d2t, range(len(d2t))))  # C-level passes: a million entries, no list of them
+    high = max(map(add, d2t, range(len(d2t))))
     problems = []
     if high >= target_vocab or low < 0:
-        bad = [i for i, t in enumerate(ids) if not 0 <= t < target_vocab]
+        outside = (i for i, t in enumerate(map(add, d2t, range(len(d2t)))) if not 0 <= t < target_vocab)
+        first = list(islice(outside, 3))
+        count = len(first) + sum(1 for _i in outside)
         problems.append("the draft's d2t maps %d of its %d tokens outside the target's vocabulary (target ids %d..%d, "
                         "the target's vocab_size is %d; first draft ids: %s): SGLang fails with a CUDA device-side "
                         "assert in its warm-up; use a draft made for this target"
-                        % (len(bad), len(ids), low, high, target_vocab, untrusted.sample(bad)))
+                        % (count, len(d2t), low, high, target_vocab,
+                           untrusted.sample(first) + (" and %d more" % (count - 3) if count > 3 else "")))
     return problems
 
 
@@ -125,8 +131,8 @@ def _aux_problems(draft, target_layers):
     if layer_ids is None:
         return []
     if not isinstance(layer_ids, list) or not all(isinstance(i, int) and not isinstance(i, bool) for i in layer_ids):
-        return ["the draft's eagle_config.eagle_aux_hidden_state_layer_ids %r is not a list of layer numbers"
-                % (layer_ids,)]
+        return ["the draft's eagle_config.eagle_aux_hidden_state_layer_ids %s is not a list of layer numbers"
+                % (untrusted.printable(layer_ids, 120),)]
     problems = []
     declared = draft.get("num_aux_hidden_states")
     if declared is not None and declared != len(layer_ids):
@@ -138,7 +144,8 @@ def _aux_problems(draft, target_layers):
         if outside:
             problems.append("the draft's eagle_aux_hidden_state_layer_ids %s name layers %s that the target (%d "
                             "layers, ids 0..%d usable) does not have: the draft was trained for another target"
-                            % (layer_ids, outside, target_layers, target_layers - 2))
+                            % (untrusted.printable(layer_ids, 120), "[%s]" % untrusted.sample(outside, 5),
+                               target_layers, target_layers - 2))
     return problems
 
 

@@ -230,7 +230,8 @@ def servable_problems(config, supported, model_dir=None, trust_remote_code=False
         if not trust_remote_code:
             return ["%s architectures %s are not in SGLang's registry and run only from the model's own code "
                     "(auto_map.AutoModel %s): set trust-remote-code (server_args: {trust-remote-code: true}) if "
-                    "you trust that code" % (what, archs, auto_map["AutoModel"])]
+                    "you trust that code" % (what, untrusted.printable(archs, 200),
+                                             untrusted.printable(auto_map["AutoModel"], 120))]
         missing = [f for f in _auto_map_files(auto_map) if model_dir and not _is_file_in(model_dir, f)]
         if missing:
             return ["%s auto_map names %s, not in %s: the model's own code is missing"

@@ -322,3 +322,11 @@ def test_the_parallel_header_parse_has_a_deadline(tmp_path, monkeypatch):
     (problem,) = checkpoint._check_sharded(root, workers=2)  # pylint: disable=protected-access
     assert problem.startswith("%d shards: their headers were not all read within 0.5 s (TimeoutError)"
                               % checkpoint.PARALLEL_SHARDS)
+
+
+def test_a_huge_list_in_a_config_prints_a_short_line(tmp_path, target):
+    draft = tiny.write_draft(str(tmp_path / "d"), hidden=H, vocab=VOCAB)
+    _set_config(draft, eagle_config={"eagle_aux_hidden_state_layer_ids": list(range(300000))},
+                architectures=["X%d" % i for i in range(100000)])
+    verdict = verify_pair(target, draft, "EAGLE3")
+    assert verdict["problems"] and max(len(p) for p in verdict["problems"]) < 1000, verdict["problems"]
