@@ -64,10 +64,10 @@ class Kind:
         self.fix = fix or "replace it with the publisher's file"
 
 
-# Real files are far smaller: config.json a few KB, tokenizer.json at most ~35 MB (262k-token vocabularies), an
+# Real files are far smaller: config.json a few KB, tokenizer.json at most ~34 MB (Gemma 3, 262k tokens), an
 # index ~10 MB (DeepSeek-V3: 91k tensors), a shard header ~1 MB (a few thousand tensors).
 CONFIG = Kind("config", 8 * MIB, 64, 1000000)
-TOKENIZER = Kind("tokenizer", 128 * MIB, 64, 16000000)
+TOKENIZER = Kind("tokenizer", 64 * MIB, 64, 8000000)
 TOKENIZER_BINARY = Kind("tokenizer", 1 << 40)  # only opened and its first byte read
 INDEX = Kind("index", 64 * MIB, 32, 4000000)
 MANIFEST = Kind("manifest", 64 * MIB, 16, 4000000, fix="stage the model again")
