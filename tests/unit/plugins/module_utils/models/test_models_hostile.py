@@ -330,3 +330,19 @@ def test_a_huge_list_in_a_config_prints_a_short_line(tmp_path, target):
                 architectures=["X%d" % i for i in range(100000)])
     verdict = verify_pair(target, draft, "EAGLE3")
     assert verdict["problems"] and max(len(p) for p in verdict["problems"]) < 1000, verdict["problems"]
+
+
+@pytest.mark.parametrize("header,said", [
+    ({"a": {"dtype": "U8", "shape": [2], "data_offsets": [0, 2]},
+      "b": {"dtype": "U8", "shape": [2], "data_offsets": [1, 3]}},
+     "tensor b: data_offsets [1, 3] overlaps the tensor before it (the data so far ends at 2)"),
+    ({"a": {"dtype": "Q4", "shape": [2], "data_offsets": [0, 2]}}, "tensor a: dtype Q4 is not one safetensors knows"),
+])
+def test_headers_safetensors_refuses_no_longer_pass(target, header, said):
+    shard = os.path.join(target, "model-00001-of-00002.safetensors")
+    raw = json.dumps(header).encode()
+    end = max(t["data_offsets"][1] for t in header.values())
+    with open(shard, "wb") as f:
+        f.write(struct.pack("<Q", len(raw)) + raw + b"\0" * end)
+    (problem,) = check_checkpoint(target)[0]
+    assert problem.startswith("model-00001-of-00002.safetensors " + said), problem
