@@ -16,7 +16,7 @@ from ansible_collections.llmserve.sglang.plugins.module_utils.host.net import lo
 from ansible_collections.llmserve.sglang.plugins.module_utils.server import view
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import gates
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.api import accept_length
-from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.replica import worker_urls
+from ansible_collections.llmserve.sglang.plugins.plugin_utils._replica import worker_urls
 
 
 def _local_url(listen_host, port=None, scheme="http"):

@@ -14,7 +14,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.host.net import LOOPBACK, WILDCARD, host_port
-from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.replica import replica_nodes
+from ansible_collections.llmserve.sglang.plugins.plugin_utils._replica import replica_nodes
 
 SERVER_JOB = "sglang"
 ROUTER_JOB = "sglang-router"

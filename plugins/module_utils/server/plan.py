@@ -34,7 +34,7 @@ from ansible_collections.llmserve.sglang.plugins.module_utils.server.layout impo
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import speculative
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import caches
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.argv import render, shell_join
-from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.replica import NOT_A_GROUP, NOT_A_MEMBER, replica_nodes
+from ansible_collections.llmserve.sglang.plugins.plugin_utils._replica import NOT_A_GROUP, NOT_A_MEMBER, replica_nodes
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.version import compare as version_compare, is_version
 from ansible_collections.llmserve.sglang.plugins.module_utils.server.orphans import MARKER as ORPHAN_MARKER
 from ansible_collections.llmserve.sglang.plugins.module_utils.server import view as server_view

@@ -28,7 +28,7 @@ from ansible_collections.llmserve.sglang.plugins.module_utils.server.layout impo
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import api
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import gates
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import speculative
-from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.replica import replica_nodes
+from ansible_collections.llmserve.sglang.plugins.plugin_utils._replica import replica_nodes
 
 # Every setting of roles/server (server_<name>) with its kind; tests check this against meta/argument_specs.yml.
 SETTINGS = {
