@@ -13,7 +13,7 @@ __metaclass__ = type
 from ansible.errors import AnsibleActionFail
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.bench import modes
-from ansible_collections.llmserve.sglang.plugins.module_utils.server import view as server_view
+from ansible_collections.llmserve.sglang.plugins.plugin_utils import _server_view as server_view
 from ansible_collections.llmserve.sglang.plugins.plugin_utils._action import CollectionAction
 
 

@@ -13,7 +13,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.llmserve.sglang.plugins.module_utils.server import view as server_view
+from ansible_collections.llmserve.sglang.plugins.plugin_utils import _server_view as server_view
 from ansible_collections.llmserve.sglang.plugins.plugin_utils._action import CollectionAction
 
 # module option -> setting it defaults to

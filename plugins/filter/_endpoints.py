@@ -13,7 +13,7 @@ __metaclass__ = type
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.host.net import local_url, split_listen_address
-from ansible_collections.llmserve.sglang.plugins.module_utils.server import view
+from ansible_collections.llmserve.sglang.plugins.plugin_utils import _server_view as view
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import gates
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.api import accept_length
 from ansible_collections.llmserve.sglang.plugins.plugin_utils._replica import worker_urls

@@ -11,7 +11,7 @@ __metaclass__ = type
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.server import health
-from ansible_collections.llmserve.sglang.plugins.module_utils.server import view as view_mod
+from ansible_collections.llmserve.sglang.plugins.plugin_utils import _server_view as view_mod
 from ansible_collections.llmserve.sglang.plugins.module_utils.server.plan import failure_message, report, settle
 
 

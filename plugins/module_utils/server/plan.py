@@ -37,8 +37,8 @@ from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.argv import
 from ansible_collections.llmserve.sglang.plugins.plugin_utils._replica import NOT_A_GROUP, NOT_A_MEMBER, replica_nodes
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.version import compare as version_compare, is_version
 from ansible_collections.llmserve.sglang.plugins.module_utils.server.orphans import MARKER as ORPHAN_MARKER
-from ansible_collections.llmserve.sglang.plugins.module_utils.server import view as server_view
-from ansible_collections.llmserve.sglang.plugins.module_utils.server.view import OPTIONAL, SETTINGS  # noqa: F401
+from ansible_collections.llmserve.sglang.plugins.plugin_utils import _server_view as server_view
+from ansible_collections.llmserve.sglang.plugins.plugin_utils._server_view import OPTIONAL, SETTINGS  # noqa: F401
 
 MANAGED = "Managed by llmserve.sglang.server: changes here are overwritten."
 API_KEY_ENV = "SGLANG_SERVER_API_KEY"
