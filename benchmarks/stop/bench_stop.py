@@ -43,7 +43,7 @@ def main():
     sys.path.insert(0, os.path.join(REPO, "collections"))
     from ansible_collections.llmserve.sglang.plugins.module_utils.server import instance as si
     from ansible_collections.llmserve.sglang.plugins.module_utils.server import orphans
-    from ansible_collections.llmserve.sglang.plugins.module_utils.server import plan as sp
+    from ansible_collections.llmserve.sglang.plugins.plugin_utils import _server_plan as sp
     from ansible_collections.llmserve.sglang.plugins.module_utils.server import supervise
 
     work = tempfile.mkdtemp(prefix="bench-stop-")

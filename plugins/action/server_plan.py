@@ -18,7 +18,7 @@ from ansible.errors import AnsibleActionFail
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.server import peer_watch as server_peer_watch
 from ansible_collections.llmserve.sglang.plugins.module_utils.server import supervise as server_supervise
-from ansible_collections.llmserve.sglang.plugins.module_utils.server.plan import plan
+from ansible_collections.llmserve.sglang.plugins.plugin_utils._server_plan import plan
 from ansible_collections.llmserve.sglang.plugins.plugin_utils._action import CollectionAction
 
 # The helper scripts the instance controller installs: one source, module_utils, also run as scripts.

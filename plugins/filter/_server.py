@@ -12,7 +12,7 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.server import health
 from ansible_collections.llmserve.sglang.plugins.plugin_utils import _server_view as view_mod
-from ansible_collections.llmserve.sglang.plugins.module_utils.server.plan import failure_message, report, settle
+from ansible_collections.llmserve.sglang.plugins.plugin_utils._server_plan import failure_message, report, settle
 
 
 def _peers(plan, hostvars, play_hosts, var):

@@ -17,9 +17,9 @@ def test_the_collection_has_no_cycle_and_no_upward_arrow():
     plugins = os.path.join(testpaths.REPO, "plugins")
     nodes, edges = import_graph.graph(plugins)
     controller = import_graph.controller_only(plugins)
-    assert {"server/plan", "bench/report"} <= controller
+    assert {"bench/report"} <= controller
     assert import_graph.problems(nodes, edges, controller=controller) == []
-    assert ("server/plan", "host/net") in edges and ("modules/gpu_health", "nvidia/gate") in edges
+    assert ("server/preflight", "host/net") in edges and ("modules/gpu_health", "nvidia/gate") in edges
 
 
 def write(root, rel, text=""):

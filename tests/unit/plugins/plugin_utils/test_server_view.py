@@ -9,7 +9,7 @@ import yaml
 
 import testpaths
 from ansible_collections.llmserve.sglang.plugins.module_utils.bench import modes
-from ansible_collections.llmserve.sglang.plugins.module_utils.server import plan as sp
+from ansible_collections.llmserve.sglang.plugins.plugin_utils import _server_plan as sp
 from ansible_collections.llmserve.sglang.plugins.plugin_utils import _server_view as sv
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import argv as sargv
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import speculative

@@ -9,7 +9,7 @@ import sys
 import time
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.server import instance as si
-from ansible_collections.llmserve.sglang.plugins.module_utils.server import plan as sp
+from ansible_collections.llmserve.sglang.plugins.plugin_utils import _server_plan as sp
 from ansible_collections.llmserve.sglang.plugins.module_utils.server import supervise as server_supervise
 
 SUPERVISOR = server_supervise.__file__

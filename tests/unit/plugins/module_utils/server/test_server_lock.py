@@ -11,7 +11,7 @@ import time
 import pytest
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.host import lock
-from ansible_collections.llmserve.sglang.plugins.module_utils.server import plan as sp
+from ansible_collections.llmserve.sglang.plugins.plugin_utils import _server_plan as sp
 
 
 def holder(token, since=None):

@@ -14,7 +14,7 @@ import testpaths
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.server import instance as si
 from ansible_collections.llmserve.sglang.plugins.module_utils.server import orphans
-from ansible_collections.llmserve.sglang.plugins.module_utils.server import plan as sp
+from ansible_collections.llmserve.sglang.plugins.plugin_utils import _server_plan as sp
 from ansible_collections.llmserve.sglang.plugins.module_utils.server import supervise as server_supervise
 
 REPO = testpaths.REPO
