@@ -16,7 +16,7 @@ from ansible.errors import AnsibleActionFail
 from ansible.module_utils.common.text.converters import to_text
 from ansible.module_utils.parsing.convert_bool import boolean
 
-from ansible_collections.llmserve.sglang.plugins.module_utils.bench import report
+from ansible_collections.llmserve.sglang.plugins.plugin_utils import _bench_report as report
 from ansible_collections.llmserve.sglang.plugins.plugin_utils._action import CollectionAction
 
 

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "collections"))
-from ansible_collections.llmserve.sglang.plugins.module_utils.bench import report  # noqa: E402
+from ansible_collections.llmserve.sglang.plugins.plugin_utils import _bench_report as report  # noqa: E402
 
 
 def main(argv=None):
