@@ -9,7 +9,7 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.llmserve.sglang.plugins.module_utils.monitoring.targets import build_targets
+from ansible_collections.llmserve.sglang.plugins.plugin_utils._monitoring_targets import build_targets
 
 
 def monitoring_targets(servers, routers=None, groups=None, monitoring_machine="", require_metrics=True):

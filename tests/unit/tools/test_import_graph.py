@@ -17,7 +17,7 @@ def test_the_collection_has_no_cycle_and_no_upward_arrow():
     plugins = os.path.join(testpaths.REPO, "plugins")
     nodes, edges = import_graph.graph(plugins)
     controller = import_graph.controller_only(plugins)
-    assert {"monitoring/targets"} <= controller
+    assert {"plugin_utils/_server_plan", "plugin_utils/_monitoring_targets"} <= controller
     assert import_graph.problems(nodes, edges, controller=controller) == []
     assert ("server/preflight", "host/net") in edges and ("modules/gpu_health", "nvidia/gate") in edges
 

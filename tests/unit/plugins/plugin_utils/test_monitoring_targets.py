@@ -6,7 +6,7 @@ import pytest
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.llmserve.sglang.plugins.filter.monitoring_targets import monitoring_targets
-from ansible_collections.llmserve.sglang.plugins.module_utils.monitoring.targets import build_targets
+from ansible_collections.llmserve.sglang.plugins.plugin_utils._monitoring_targets import build_targets
 
 METRICS = {"enable-metrics": True}
 
