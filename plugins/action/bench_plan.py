@@ -18,8 +18,14 @@ from ansible_collections.llmserve.sglang.plugins.plugin_utils._action import Col
 
 
 class ActionModule(CollectionAction):
+    ARGSPEC = {
+        "mode": {"type": "str", "required": True, "choices": list(modes.MODES)},
+        "speculative": {"type": "dict"},
+        "applied": {"type": "dict"},
+    }
+
     def decide(self, args, task_vars, result):
-        mode = args.get("mode")
+        mode = args["mode"]
         settings = server_view.resolved(self.server_settings(task_vars))
         configured = args.get("speculative")
         if configured is None:
