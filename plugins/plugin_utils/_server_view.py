@@ -184,6 +184,8 @@ def build(raw, name=None, groups=None, version=None, recorded=None, manager=None
         # the setting itself (num_steps, adaptive_config, ...): what a benchmark mode starts from
         "speculative": copy.deepcopy(s["speculative"]) if isinstance(s["speculative"], dict) else s["speculative"],
         "nodes": nodes, "rank": nodes.index(name) if (name in nodes and not problem) else 0,
+        # why server_tp_group gives no replica (sglang/replica's problem), or None
+        "replica_problem": problem,
         "tp_group": str(s["tp_group"] or ""),
         "min_accept_length": _float(s["spec_min_accept_length"], DEFAULTS["spec_min_accept_length"]),
         "manager": str(manager or s["service_manager"]), "args": dict(s["args"] or {}),

@@ -368,26 +368,16 @@ def _render_spec(spec, ver, tp, env, adaptive_config_path, out):
     if not isinstance(spec, dict):
         errors.append("settings.speculative must be a mapping ({algorithm: EAGLE3, draft_model_path: ...}) or null")
         return
-    # a mapping that names no algorithm means EAGLE3, here as everywhere (sglang/speculative.py)
-    algo = speculative.algorithm(spec)
-    if algo not in speculative.ALGORITHMS:
-        errors.append("settings.speculative.algorithm=%s is not supported here: use EAGLE3 (or EAGLE)" % algo)
-    _emit(argv, flags, "speculative_algorithm", algo, errors)
-    draft = spec.get("draft_model_path")
-    if not draft:
-        errors.append("settings.speculative.draft_model_path is missing: set the EAGLE-3 draft checkpoint")
-    else:
-        _emit(argv, flags, "speculative_draft_model_path", str(draft), errors)
+    # a mapping that names no algorithm means EAGLE3, here as everywhere; the spec was checked by
+    # speculative.problems (the plan's validation, the sglang_argv filter): trusted here
+    _emit(argv, flags, "speculative_algorithm", speculative.algorithm(spec), errors)
+    if spec.get("draft_model_path"):
+        _emit(argv, flags, "speculative_draft_model_path", str(spec["draft_model_path"]), errors)
     vals = {}
     for key in ("num_steps", "eagle_topk", "num_draft_tokens"):
-        v = spec.get(key)
-        if v is None:
-            continue  # all unset: SGLang picks them per model
-        if not _is_int(v) or v < (0 if key == "num_steps" else 1):
-            errors.append("settings.speculative.%s=%r is not a valid count: give a positive integer" % (key, v))
-            continue
-        vals[key] = v
-        _emit(argv, flags, "speculative_" + key, v, errors)
+        if spec.get(key) is not None:  # all unset: SGLang picks them per model
+            vals[key] = spec[key]
+            _emit(argv, flags, "speculative_" + key, spec[key], errors)
     topk = vals.get("eagle_topk")
     if topk == 1 and "num_steps" in vals and vals.get("num_draft_tokens", vals["num_steps"] + 1) != vals["num_steps"] + 1:
         warnings.append(
