@@ -56,8 +56,8 @@ def action(name):
     return importlib.import_module("ansible_collections.llmserve.sglang.plugins.action." + name).ActionModule
 
 
-def test_the_doc_only_modules_are_the_three_planners():
-    assert [n for n in ACTIONS if doc_only(n)] == ["bench_plan", "bench_report", "server_plan"]
+def test_the_doc_only_modules_are_the_planners():
+    assert [n for n in ACTIONS if doc_only(n)] == ["bench_plan", "bench_report", "router_plan", "server_plan"]
 
 
 @pytest.mark.parametrize("name", ACTIONS)
