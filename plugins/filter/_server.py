@@ -62,26 +62,13 @@ def server_health_endpoint(hosts, hostvars, record="llmserve_sglang"):
 
 
 def server_view(hv, recorded=None, defaults=None):
-    """The resolved view of the instance of a host (module_utils/server/view.py), from ``hostvars[host]``.
-
-    The one roles/server published in this run (the fact ``server_view``) when there is one and ``recorded`` is not
-    given; else built from the host's ``server_*`` variables with the one set of defaults, and ``recorded`` (the
-    instance's argv.json, server_info's ``recorded``). ``defaults``: settings a reader defaults otherwise (the
-    router's and monitoring's documented ``*_worker_port``/``*_server_port``), used when the host sets none.
-    """
+    """The resolved view of the instance of a host (plugin_utils/_server_view.of_host), from ``hostvars[host]``."""
     if hv is None or not hasattr(hv, "__contains__"):
         raise AnsibleFilterError("_server_view: give hostvars[HOST] (the host's variables)")
-    if recorded is None and "server_view" in hv and isinstance(hv["server_view"], dict):
-        return hv["server_view"]
-    settings = view_mod.settings_from_vars(hv)
-    for name, value in (defaults or {}).items():
-        if name not in view_mod.SETTINGS:
-            raise AnsibleFilterError("_server_view: defaults names %r, which is no roles/server setting" % name)
-        settings.setdefault(name, value)
-    name = hv["inventory_hostname"] if "inventory_hostname" in hv else None
-    groups = hv["groups"] if "groups" in hv else {}
-    return view_mod.build(settings, name=name, groups=dict((g, list(h)) for g, h in (groups or {}).items()),
-                          recorded=recorded if isinstance(recorded, dict) else None)
+    try:
+        return view_mod.of_host(hv, recorded=recorded, defaults=defaults)
+    except ValueError as exc:
+        raise AnsibleFilterError("_server_view: %s" % exc)
 
 
 class FilterModule(object):

@@ -23,15 +23,8 @@ SETTINGS = ("worker_urls", "worker_group", "worker_scheme", "worker_port", "expe
 
 
 def host_view(hv, default_port):
-    """The instance view of a host from its variables: the one roles/server published, else built from its
-    ``server_*`` variables (``default_port`` where it sets no server_port)."""
-    if "server_view" in hv and isinstance(hv["server_view"], dict):
-        return hv["server_view"]
-    settings = view.settings_from_vars(hv)
-    settings.setdefault("port", default_port)
-    groups = hv["groups"] if "groups" in hv else {}
-    name = hv["inventory_hostname"] if "inventory_hostname" in hv else None
-    return view.build(settings, name, groups=dict((g, list(h)) for g, h in (groups or {}).items()))
+    """The instance view of a host (``default_port`` where it sets no server_port)."""
+    return view.of_host(hv, defaults={"port": default_port})
 
 
 def replica_urls(hosts, hostvars, groups, scheme="http", default_port=view.DEFAULTS["port"]):

@@ -208,6 +208,27 @@ def build(raw, name=None, groups=None, version=None, recorded=None, manager=None
     return out
 
 
+def of_host(hv, recorded=None, defaults=None):
+    """The view of the instance of a host, from its variables (``hostvars[host]`` or an action's task vars).
+
+    The one roles/server published in this run (the fact ``server_view``) when there is one and ``recorded`` is not
+    given; else built from the host's ``server_*`` variables with :data:`DEFAULTS`, and ``recorded`` (the instance's
+    argv.json). ``defaults``: settings a reader defaults otherwise (the router's and monitoring's documented
+    ``*_worker_port``/``*_server_port``), used when the host sets none; a name that is no setting is a ValueError.
+    """
+    if recorded is None and "server_view" in hv and isinstance(hv["server_view"], dict):
+        return hv["server_view"]
+    settings = settings_from_vars(hv)
+    for name, value in (defaults or {}).items():
+        if name not in SETTINGS:
+            raise ValueError("defaults names %r, which is no roles/server setting" % name)
+        settings.setdefault(name, value)
+    name = hv["inventory_hostname"] if "inventory_hostname" in hv else None
+    groups = hv["groups"] if "groups" in hv else {}
+    return build(settings, name=name, groups=dict((g, list(h)) for g, h in (groups or {}).items()),
+                 recorded=recorded if isinstance(recorded, dict) else None)
+
+
 def _url(host, port):
     try:
         return local_url(host, port)
