@@ -32,6 +32,7 @@ from ansible_collections.llmserve.sglang.plugins.module_utils.server.layout impo
     HELPER_DIR, HELPERS, INSTANCE_RE, RUN_ROOT, instance_dirs, resolve_manager)
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import speculative
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import caches
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import gates
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.argv import render, shell_join
 from ansible_collections.llmserve.sglang.plugins.plugin_utils._replica import NOT_A_GROUP, NOT_A_MEMBER
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.version import compare as version_compare, is_version
@@ -69,7 +70,7 @@ SPEC_ALGORITHMS = speculative.ALGORITHMS
 # wheels' server arguments, not in 0.5.9's or 0.5.10.post1's (tests/unit read them). Applied from the first release
 # seen with it; between 0.5.10.post1 and 0.5.15.post1 it is only recommended.
 PREFETCH_FLAG = "weight-loader-prefetch-checkpoints"
-PREFETCH_SINCE = "0.5.15.post1"
+PREFETCH_SINCE = gates.GATES["weight_prefetch"]
 
 ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 USER_RE = re.compile(r"^[a-z_][a-z0-9_-]{0,31}$")

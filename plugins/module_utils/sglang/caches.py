@@ -25,7 +25,9 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-REDIRECT_SINCE = "0.5.20"
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import gates
+
+REDIRECT_SINCE = gates.GATES["cache_redirect"]
 # The third-party caches and their folder under SGLANG_CACHE_DIR, as 0.5.20's third_party_cache_defaults() has them.
 # FLASHINFER_WORKSPACE_BASE is a base: FlashInfer appends .cache/flashinfer itself.
 THIRD_PARTY = (
