@@ -26,6 +26,7 @@ import copy
 from ansible_collections.llmserve.sglang.plugins.module_utils.host.net import local_url
 from ansible_collections.llmserve.sglang.plugins.module_utils.server.layout import INSTANCE_RE, paths
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import api
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import client
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import gates
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import speculative
 from ansible_collections.llmserve.sglang.plugins.plugin_utils._replica import replica_nodes
@@ -59,7 +60,7 @@ NULL_IS_VALUE = ("speculative",)
 # renders that file and compares). The SGLang settings then follow roles/sglang's facts, else its record
 # (:data:`SGLANG_FOLLOWS`), and peer_watch_port follows dist_init_port.
 DEFAULTS = {
-    "instance": "default", "state": "started", "model_path": "", "tp": 1, "host": "127.0.0.1", "port": 30000,
+    "instance": "default", "state": "started", "model_path": "", "tp": 1, "host": "127.0.0.1", "port": client.DEFAULT_PORT,
     "served_model_name": "",
     "speculative": {"algorithm": "EAGLE3", "draft_model_path": "", "num_steps": None, "eagle_topk": None,
                     "num_draft_tokens": None, "adaptive": False},

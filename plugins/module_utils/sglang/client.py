@@ -37,7 +37,9 @@ from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import gate
 
 SERVER_INFO_PATHS = ("/server_info", "/get_server_info")
 MODEL_INFO_PATHS = ("/model_info", "/get_model_info")
-DEFAULT_URL = "http://127.0.0.1:30000"
+# roles/server's server_port default (defaults/main.yml; the view's DEFAULTS take it from here, a test holds them equal)
+DEFAULT_PORT = 30000
+DEFAULT_URL = "http://127.0.0.1:%d" % DEFAULT_PORT
 # The options of every module of the action group `endpoint` (meta/runtime.yml: server_ready, spec_check, server_drift,
 # bench_serving), documented once by the doc fragment llmserve.sglang.server_endpoint; a module composes its
 # argument spec as dict(ENDPOINT_SPEC, ...) (kubernetes.core's AUTH_ARG_SPEC habit).

@@ -70,7 +70,7 @@ PLAY = """
         router_worker_urls: []
         router_worker_group: gpu_hosts
         router_worker_scheme: http
-        router_worker_port: 30000
+        router_worker_port: null
         router_expected_workers: null
         router_policy: cache_aware
         router_health_check_timeout_secs: 3
