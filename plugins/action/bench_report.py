@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, llmserve.sglang contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Action plugin: the benchmark report on the controller (module_utils/bench/report.py), so that an installed
+"""Action plugin: the benchmark report on the controller (plugin_utils/_bench_report.py), so that an installed
 collection's playbooks/benchmark.yml has it. Documentation: plugins/modules/bench_report.py."""
 
 from __future__ import absolute_import, division, print_function

@@ -2,7 +2,7 @@
 # Copyright: (c) 2026, llmserve.sglang contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Private filters (roles/server's plumbing; they may change without notice): the steps that need the other nodes of
-a replica, and the role's closing messages (module_utils/server/plan.py)."""
+a replica, and the role's closing messages (plugin_utils/_server_plan.py)."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -47,12 +47,12 @@ def server_replica_failures(plan, hostvars, play_hosts, me):
 
 
 def server_failure(plan, ready, failed_step=None, rollback_ready=None, failed_nodes=None, on_failure="rollback"):
-    """The message a failed start ends with (module_utils/server/plan.failure_message)."""
+    """The message a failed start ends with (plugin_utils/_server_plan.failure_message)."""
     return failure_message(plan, ready, failed_step, rollback_ready, failed_nodes, on_failure)
 
 
 def server_report(plan, ready=None):
-    """The lines the role ends with (module_utils/server/plan.report)."""
+    """The lines the role ends with (plugin_utils/_server_plan.report)."""
     return report(plan, ready if isinstance(ready, dict) else None)
 
 

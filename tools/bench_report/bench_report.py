@@ -5,7 +5,7 @@
 
     bench_report.py RUN_DIR [--no-plots] [--tolerance X] [--check-model] [--check-confirm]
 
-The logic ships in the collection (plugins/module_utils/bench/report.py); this is its command line from a checkout.
+The logic ships in the collection (plugins/plugin_utils/_bench_report.py); this is its command line from a checkout.
 Exit status: 0, 2 no raw.json, 3 --check-model failed, 4 --check-confirm failed.
 """
 import argparse

@@ -115,7 +115,7 @@ def visible_gpus(gpu_count=None, env=None, runner=None):
 
 
 def check_tp(tp, nnodes, gpus):
-    # tp divides over the nodes: server/plan refused it otherwise (the one home of that rule)
+    # tp divides over the nodes: the plan (_server_plan) refused it otherwise (the one home of that rule)
     tp, nnodes = int(tp or 1), int(nnodes or 1)
     if gpus is None:
         return _check("tp", False, "cannot count GPUs (no gpu_count, CUDA_VISIBLE_DEVICES or nvidia-smi): pass gpu_count")

@@ -20,7 +20,7 @@ import re
 
 ACCEPT_KEY = "avg_spec_accept_length"
 # The floor below which a draft does not fit its target (tokens per verify step; 1.0 = no draft token accepted): the
-# default of roles/server's server_spec_min_accept_length (server/view.DEFAULTS), spec_check and the benchmark report.
+# default of roles/server's server_spec_min_accept_length (_server_view.DEFAULTS), spec_check and the benchmark report.
 MIN_ACCEPT_LENGTH = 1.3
 
 

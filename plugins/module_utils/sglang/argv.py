@@ -5,7 +5,7 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Turn structured server settings into an SGLang ``launch_server`` argv.
 
-Pure and deterministic (no I/O): server/plan.py renders roles/server's command line with :func:`render` after
+Pure and deterministic (no I/O): plugin_utils/_server_plan.py renders roles/server's command line with :func:`render` after
 validating the settings (an empty model path and a tp that does not divide over the nodes are refused there,
 once); the ``sglang_argv`` filter exposes the same renderer. Flag names per version (see ``VERIFIED_VERSIONS``)
 were read from the PyPI wheels (``sglang/srt/server_args.py``, from 0.5.23 also
@@ -232,7 +232,7 @@ def render(settings, version, gpu=None, patches=(), env=None, adaptive_config_pa
     argv, flags = out["argv"], out["flags"]
 
     # --- core -------------------------------------------------------------------------------------
-    # An empty model_path is refused by server/plan.validate; here SGLang's own parser would ask for --model-path.
+    # An empty model_path is refused by _server_plan.validate; here SGLang's own parser would ask for --model-path.
     if settings.get("model_path"):
         _emit(argv, flags, "model_path", str(settings["model_path"]), errors)
     tp = settings.get("tp") or 1

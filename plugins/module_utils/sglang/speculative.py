@@ -10,7 +10,7 @@
 - the key is absent (an inventory mapping replaces the role's whole default, ``{algorithm: EAGLE3, ...}``, so a
   mapping that names only its draft still means the role's default algorithm): EAGLE3;
 - the key is present and empty (``''``, ``null``, blanks): speculation is off;
-- anything else, stripped and upper-cased: that algorithm (server/plan.py refuses those not in :data:`ALGORITHMS`).
+- anything else, stripped and upper-cased: that algorithm (plugin_utils/_server_plan.py refuses those not in :data:`ALGORITHMS`).
 
 A value that is not a mapping (``null``, ``''``) is off. The plan (plugin_utils/_server_plan.py), sglang/argv.py,
 bench/modes.py and the view (plugin_utils/_server_view.py, and through it every playbook) ask :func:`resolve`;
