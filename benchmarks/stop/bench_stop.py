@@ -43,7 +43,7 @@ def main():
     sys.path.insert(0, os.path.join(REPO, "collections"))
     from ansible_collections.llmserve.sglang.plugins.module_utils.server import instance as si
     from ansible_collections.llmserve.sglang.plugins.module_utils.server import orphans
-    from ansible_collections.llmserve.sglang.plugins.module_utils.server import plan as sp
+    from ansible_collections.llmserve.sglang.plugins.module_utils.server import layout
     from ansible_collections.llmserve.sglang.plugins.module_utils.server import supervise
 
     work = tempfile.mkdtemp(prefix="bench-stop-")
@@ -58,7 +58,7 @@ def main():
         return p.returncode, p.stdout, p.stderr
 
     def make(name, scenario, extra=None):
-        p = sp.paths({"instance": name, "config_dir": os.path.join(work, "etc"), "log_dir": os.path.join(work, "log")})
+        p = layout.paths({"instance": name, "config_dir": os.path.join(work, "etc"), "log_dir": os.path.join(work, "log")})
         p.update(run_dir=os.path.join(work, "run", name), pid_file=os.path.join(work, "run", name, "server.pid"),
                  supervisor=supervise.__file__)
         dirs = [{"path": d, "owner": None, "group": None, "mode": "0750"}

@@ -13,13 +13,19 @@ __metaclass__ = type
 from ansible.errors import AnsibleActionFail
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.bench import modes
-from ansible_collections.llmserve.sglang.plugins.module_utils.server import view as server_view
+from ansible_collections.llmserve.sglang.plugins.plugin_utils import _server_view as server_view
 from ansible_collections.llmserve.sglang.plugins.plugin_utils._action import CollectionAction
 
 
 class ActionModule(CollectionAction):
+    ARGSPEC = {
+        "mode": {"type": "str", "required": True, "choices": list(modes.MODES)},
+        "speculative": {"type": "dict"},
+        "applied": {"type": "dict"},
+    }
+
     def decide(self, args, task_vars, result):
-        mode = args.get("mode")
+        mode = args["mode"]
         settings = server_view.resolved(self.server_settings(task_vars))
         configured = args.get("speculative")
         if configured is None:

@@ -4,16 +4,17 @@
 """Action plugin: runs the server_info module on the host, then adds the instance's resolved view on the controller.
 
 Options the task leaves out (instance, config_dir, log_dir, home, manager, user, group) are roles/server's settings
-(module_utils/server/view.py: the role's defaults, else the one set of defaults), so a playbook outside the role
-reads the same instance the role deploys. The result gains ``view`` (module_utils/server/view.build, with what the
-instance recorded at its last start), also set as the host's fact ``server_view``.
+(plugin_utils/_server_view.py: the role's defaults, else the one set of defaults), so a playbook outside the role
+reads the same instance the role deploys; ``model_paths`` left out are the model and the draft the settings' view
+serves. The result gains ``view`` (plugin_utils/_server_view.build, with what the instance recorded at its last
+start), also set as the host's fact ``server_view``.
 """
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.llmserve.sglang.plugins.module_utils.server import view as server_view
+from ansible_collections.llmserve.sglang.plugins.plugin_utils import _server_view as server_view
 from ansible_collections.llmserve.sglang.plugins.plugin_utils._action import CollectionAction
 
 # module option -> setting it defaults to
@@ -29,6 +30,9 @@ class ActionModule(CollectionAction):
         for option, name in FROM_SETTINGS.items():
             if args.get(option) is None:
                 args[option] = settings[name]
+        if args.get("model_paths") is None:
+            planned = server_view.build(settings)
+            args["model_paths"] = [p for p in (planned["model_path"], planned["spec"]["draft_model_path"]) if p]
         result.update(self._execute_module(module_name="llmserve.sglang.server_info", module_args=args,
                                            task_vars=task_vars))
         if result.get("failed") or result.get("skipped"):

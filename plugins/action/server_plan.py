@@ -3,8 +3,8 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Action plugin: roles/server's plan, on the controller (no round trip to the host).
 
-Reads the role's settings (every ``server_<name>`` of module_utils/server/plan.SETTINGS) and what
-llmserve.sglang.server_info returned (``info``), and returns module_utils/server/plan.plan() - see the module's
+Reads the role's settings (every ``server_<name>`` of plugin_utils/_server_view.SETTINGS) and what
+llmserve.sglang.server_info returned (``info``), and returns plugin_utils/_server_plan.plan() - see the module's
 documentation in plugins/modules/server_plan.py. Fails, listing every refusal with its fix, when a setting is bad.
 """
 
@@ -14,11 +14,9 @@ __metaclass__ = type
 
 import secrets
 
-from ansible.errors import AnsibleActionFail
-
 from ansible_collections.llmserve.sglang.plugins.module_utils.server import peer_watch as server_peer_watch
 from ansible_collections.llmserve.sglang.plugins.module_utils.server import supervise as server_supervise
-from ansible_collections.llmserve.sglang.plugins.module_utils.server.plan import plan
+from ansible_collections.llmserve.sglang.plugins.plugin_utils._server_plan import plan
 from ansible_collections.llmserve.sglang.plugins.plugin_utils._action import CollectionAction
 
 # The helper scripts the instance controller installs: one source, module_utils, also run as scripts.
@@ -44,10 +42,10 @@ def _addresses(hv):
 
 
 class ActionModule(CollectionAction):
+    ARGSPEC = {"info": {"type": "dict", "required": True}}
+
     def decide(self, args, task_vars, result):
-        info = args.get("info")
-        if not isinstance(info, dict):
-            raise AnsibleActionFail("server_plan: info must be the registered result of llmserve.sglang.server_info")
+        info = args["info"]
         settings = self.server_settings(task_vars)
         name = task_vars.get("inventory_hostname")
         hostvars = task_vars.get("hostvars") or {}

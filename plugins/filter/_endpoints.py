@@ -13,10 +13,10 @@ __metaclass__ = type
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.host.net import local_url, split_listen_address
-from ansible_collections.llmserve.sglang.plugins.module_utils.server import view
+from ansible_collections.llmserve.sglang.plugins.plugin_utils import _server_view as view
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import gates
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.api import accept_length
-from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.replica import worker_urls
+from ansible_collections.llmserve.sglang.plugins.plugin_utils._router_plan import replica_urls
 
 
 def _local_url(listen_host, port=None, scheme="http"):
@@ -30,19 +30,10 @@ def _local_url(listen_host, port=None, scheme="http"):
                                  % (listen_host, port))
 
 
-def _replica_urls(hosts, hostvars, groups, scheme="http", default_port=30000):
+def _replica_urls(hosts, hostvars, groups, scheme="http", default_port=view.DEFAULTS["port"]):
     """One worker URL per replica among ``hosts`` (rank 0 of each server_tp_group): port and group from each host's
-    instance view (module_utils/server/view.py; ``default_port`` where a host sets no server_port)."""
-    workers = []
-    for name in hosts or []:
-        hv = hostvars[name] if name in hostvars else {}
-        settings = view.settings_from_vars(hv)
-        settings.setdefault("port", default_port)
-        v = hv["server_view"] if "server_view" in hv and isinstance(hv["server_view"], dict) else view.build(settings, name)
-        workers.append({"name": name, "tp_group": v.get("tp_group") or "",
-                        "address": hv.get("router_worker_address") or hv.get("ansible_host") or name,
-                        "port": v.get("port") or default_port})
-    return worker_urls(workers, dict(groups or {}), scheme, default_port)
+    instance view (plugin_utils/_router_plan.replica_urls; ``default_port`` where a host sets no server_port)."""
+    return replica_urls(hosts, hostvars, groups, scheme, default_port)
 
 
 def _sglang_has(version, gate):

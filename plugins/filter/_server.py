@@ -2,17 +2,19 @@
 # Copyright: (c) 2026, llmserve.sglang contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Private filters (roles/server's plumbing; they may change without notice): the steps that need the other nodes of
-a replica, and the role's closing messages (module_utils/server/plan.py)."""
+a replica, and the role's closing messages (plugin_utils/_server_plan.py)."""
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from collections import ChainMap
+
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.server import health
-from ansible_collections.llmserve.sglang.plugins.module_utils.server import view as view_mod
-from ansible_collections.llmserve.sglang.plugins.module_utils.server.plan import failure_message, report, settle
+from ansible_collections.llmserve.sglang.plugins.plugin_utils import _server_view as view_mod
+from ansible_collections.llmserve.sglang.plugins.plugin_utils._server_plan import failure_message, report, settle
 
 
 def _peers(plan, hostvars, play_hosts, var):
@@ -47,41 +49,32 @@ def server_replica_failures(plan, hostvars, play_hosts, me):
 
 
 def server_failure(plan, ready, failed_step=None, rollback_ready=None, failed_nodes=None, on_failure="rollback"):
-    """The message a failed start ends with (module_utils/server/plan.failure_message)."""
+    """The message a failed start ends with (plugin_utils/_server_plan.failure_message)."""
     return failure_message(plan, ready, failed_step, rollback_ready, failed_nodes, on_failure)
 
 
 def server_report(plan, ready=None):
-    """The lines the role ends with (module_utils/server/plan.report)."""
+    """The lines the role ends with (plugin_utils/_server_plan.report)."""
     return report(plan, ready if isinstance(ready, dict) else None)
 
 
 def server_health_endpoint(hosts, hostvars, record="llmserve_sglang"):
-    """/ready where every worker host's SGLang has it, else /health (module_utils/server/health.py)."""
-    return health.endpoint(health.worker_versions(hosts, hostvars, record))
+    """/ready where every worker host's SGLang has it, else /health (module_utils/server/health.py): each host's
+    version is its instance view's (published by roles/server, else from its settings and roles/sglang's record)."""
+    # ``record``: the install record's name where a host names none (server_sglang_record)
+    versions = [view_mod.of_host(ChainMap(hostvars[h] if h in hostvars else {}, {"server_sglang_record": record}))["version"]
+                for h in hosts or []]
+    return health.endpoint(versions)
 
 
 def server_view(hv, recorded=None, defaults=None):
-    """The resolved view of the instance of a host (module_utils/server/view.py), from ``hostvars[host]``.
-
-    The one roles/server published in this run (the fact ``server_view``) when there is one and ``recorded`` is not
-    given; else built from the host's ``server_*`` variables with the one set of defaults, and ``recorded`` (the
-    instance's argv.json, server_info's ``recorded``). ``defaults``: settings a reader defaults otherwise (the
-    router's and monitoring's documented ``*_worker_port``/``*_server_port``), used when the host sets none.
-    """
+    """The resolved view of the instance of a host (plugin_utils/_server_view.of_host), from ``hostvars[host]``."""
     if hv is None or not hasattr(hv, "__contains__"):
         raise AnsibleFilterError("_server_view: give hostvars[HOST] (the host's variables)")
-    if recorded is None and "server_view" in hv and isinstance(hv["server_view"], dict):
-        return hv["server_view"]
-    settings = view_mod.settings_from_vars(hv)
-    for name, value in (defaults or {}).items():
-        if name not in view_mod.SETTINGS:
-            raise AnsibleFilterError("_server_view: defaults names %r, which is no roles/server setting" % name)
-        settings.setdefault(name, value)
-    name = hv["inventory_hostname"] if "inventory_hostname" in hv else None
-    groups = hv["groups"] if "groups" in hv else {}
-    return view_mod.build(settings, name=name, groups=dict((g, list(h)) for g, h in (groups or {}).items()),
-                          recorded=recorded if isinstance(recorded, dict) else None)
+    try:
+        return view_mod.of_host(hv, recorded=recorded, defaults=defaults)
+    except ValueError as exc:
+        raise AnsibleFilterError("_server_view: %s" % exc)
 
 
 class FilterModule(object):

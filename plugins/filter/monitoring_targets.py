@@ -9,7 +9,7 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.llmserve.sglang.plugins.module_utils.monitoring.targets import build_targets
+from ansible_collections.llmserve.sglang.plugins.plugin_utils._monitoring_targets import build_targets, host_records
 
 
 def monitoring_targets(servers, routers=None, groups=None, monitoring_machine="", require_metrics=True):
@@ -23,6 +23,14 @@ def monitoring_targets(servers, routers=None, groups=None, monitoring_machine=""
     return result
 
 
+def _monitoring_records(hosts, hostvars, kind, default_port):
+    """Private: the host records monitoring_targets takes (plugin_utils/_monitoring_targets.host_records)."""
+    try:
+        return host_records(hosts or [], hostvars, kind, default_port)
+    except ValueError as exc:
+        raise AnsibleFilterError("_monitoring_records: %s" % exc)
+
+
 class FilterModule(object):
     def filters(self):
-        return {"monitoring_targets": monitoring_targets}
+        return {"monitoring_targets": monitoring_targets, "_monitoring_records": _monitoring_records}

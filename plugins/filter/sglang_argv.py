@@ -8,8 +8,11 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import json
+
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import speculative
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.argv import flags_argv, render, shell_join
 
 
@@ -19,8 +22,12 @@ def sglang_argv(settings, version=None, gpu=None, patches=None, strict=True, env
         raise AnsibleFilterError("sglang_argv: version is required (the installed SGLang version, e.g. 0.5.23)")
     if not isinstance(settings, dict):
         raise AnsibleFilterError("sglang_argv: input must be the settings mapping (model_path, tp, ...)")
-    result = render(settings, str(version), gpu=gpu, patches=patches or (), env=env,
+    # the spec's one check (the plan's): the renderer trusts what it is given
+    spec, found = speculative.problems(settings.get("speculative"))
+    result = render(dict(settings, speculative=spec), str(version), gpu=gpu, patches=patches or (), env=env,
                     adaptive_config_path=adaptive_config_path, api_key_config_path=api_key_config_path)
+    result["errors"] = ["speculative=%s %s: %s" % (json.dumps(shown, sort_keys=True, default=str), problem, fix)
+                        for shown, problem, fix in found] + result["errors"]
     if result["errors"] and strict:
         raise AnsibleFilterError(
             "sglang_argv: %d problem(s) with the server settings for SGLang %s:\n- %s"

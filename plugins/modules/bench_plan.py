@@ -19,7 +19,7 @@ description:
     (C(plugins/module_utils/bench/modes.py), the one home of what a mode means; llmserve.sglang.bench_serving checks
     the server runs it).
   - C(server_env) and, without O(speculative), C(server_speculative) are the instance's settings with roles/server's
-    defaults (C(plugins/module_utils/server/view.py)).
+    defaults (C(plugins/plugin_utils/_server_view.py)).
 author:
   - llmserve maintainers (@llmserve)
 options:

@@ -49,7 +49,7 @@ EXAMPLES = r"""
 - name: Compare what runs with what is configured
   llmserve.sglang.server_drift:
     instance: default
-    url: http://127.0.0.1:30000
+    url: http://127.0.0.1:30000  # or module_defaults of the group llmserve.sglang.endpoint
   register: __drift
 
 - name: Report it
@@ -86,7 +86,7 @@ import json
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.server import drift as server_drift
-from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.client import Client
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.client import Client, endpoint_spec
 from ansible_collections.llmserve.sglang.plugins.module_utils.server import instance as si
 from ansible_collections.llmserve.sglang.plugins.module_utils.server.layout import paths, resolve_manager
 
@@ -99,12 +99,10 @@ def _server_info(url, api_key, timeout):
 
 def main():
     module = AnsibleModule(
-        argument_spec=dict(
+        argument_spec=endpoint_spec(
             instance=dict(type="str", default="default"),
             config_dir=dict(type="path", default="/etc/sglang"),
             manager=dict(type="str", default="auto", choices=["auto", "systemd", "pidfile"]),
-            url=dict(type="str", default="http://127.0.0.1:30000"),
-            api_key=dict(type="str", no_log=True),
             timeout=dict(type="int", default=10),
         ),
         supports_check_mode=True,

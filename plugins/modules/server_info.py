@@ -64,7 +64,9 @@ options:
     type: str
     default: sglang
   model_paths:
-    description: Local model directories whose filesystem is reported (C(model_fs)).
+    description:
+      - Local model directories whose filesystem is reported (C(model_fs)).
+      - The action plugin passes the model and the draft of roles/server's settings when the task does not.
     type: list
     elements: str
     default: []
@@ -128,9 +130,9 @@ recorded:
   type: dict
 view:
   description:
-    - The instance's resolved view (module_utils/server/view.py), added on the controller - C(instance), C(paths),
+    - The instance's resolved view (plugin_utils/_server_view.py), added on the controller - C(instance), C(paths),
       C(host), C(port), C(url), C(health_path), C(python), C(version), C(model_path), C(served_model_name),
-      C(spec) (C(on), C(algorithm), C(draft_model_path), C(adaptive)), C(nodes), C(rank), C(tp_group),
+      C(spec) (C(on), C(algorithm), C(draft_model_path), C(adaptive)), C(nodes), C(rank), C(replica_problem), C(tp_group),
       C(min_accept_length), C(manager), C(args).
     - Where the instance listens, what it runs and its SGLang come from its record when it has one.
   returned: success

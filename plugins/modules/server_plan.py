@@ -15,7 +15,7 @@ version_added: "0.1.0"
 description:
   - The plan step of roles/server. An action plugin; it runs on the controller and makes no round trip to the host.
   - Reads every C(server_*) setting of roles/server from the task's variables and what llmserve.sglang.server_info
-    read on the host (O(info)), and returns the plan of C(plugins/module_utils/server/plan.py) - deterministic,
+    read on the host (O(info)), and returns the plan of C(plugins/plugin_utils/_server_plan.py) - deterministic,
     covered by unit tests.
   - Fails, before anything running is touched, listing every refused setting with its fix (types and ranges,
     names, paths, ports, tensor-parallel size, environment variable names, the options the installed SGLang cannot

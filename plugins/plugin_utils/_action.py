@@ -6,7 +6,9 @@ collection shared - no file transfer, check mode supported, no async, and (for t
 host - and the door to roles/server's settings as the task sees them.
 
 A subclass writes only ``decide(args, task_vars, result)``: the task's arguments (a copy), the task's variables
-(never None) and the result ActionBase started; it returns the result.
+(never None) and the result ActionBase started; it returns the result. An action that runs no module of its own sets
+``ARGSPEC``, the argument spec of its doc-only module (tests/unit/plugins/action/test_action_argspec.py holds the
+module's DOCUMENTATION equal to it): the arguments are then validated, typed and defaulted as a module's would be.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -25,10 +27,14 @@ class CollectionAction(ActionBase):
     _supports_check_mode = True
     _supports_async = False
     _requires_connection = False
+    ARGSPEC = None
 
     def run(self, tmp=None, task_vars=None):
         result = super(CollectionAction, self).run(tmp, task_vars)
-        return self.decide(dict(self._task.args), task_vars or {}, result)
+        args = dict(self._task.args)
+        if self.ARGSPEC is not None:
+            args = self.validate_argument_spec(argument_spec=self.ARGSPEC)[1]
+        return self.decide(args, task_vars or {}, result)
 
     def decide(self, args, task_vars, result):  # pragma: no cover - every subclass has its own
         raise NotImplementedError

@@ -10,7 +10,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.llmserve.sglang.plugins.module_utils.server.view import SETTINGS, SGLANG_FOLLOWS, settings_from_vars
+from ansible_collections.llmserve.sglang.plugins.plugin_utils._server_view import SETTINGS, SGLANG_FOLLOWS, settings_from_vars
 
 _FOLLOWED = tuple(fact for fact, _key in SGLANG_FOLLOWS.values()) + ("ansible_local", "models_list")
 

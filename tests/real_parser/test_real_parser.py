@@ -17,11 +17,12 @@ COLLECTIONS = os.path.join(REPO, "collections")
 if COLLECTIONS not in sys.path:
     sys.path.insert(0, COLLECTIONS)
 
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import gates  # noqa: E402
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.argv import render  # noqa: E402
 from ansible_collections.llmserve.sglang.plugins.module_utils.server.preflight import check_parse  # noqa: E402
 
 CACHE = os.path.join(os.environ.get("LLMSERVE_CACHE", "/var/cache/llmserve"), "parser-venvs")
-VERSIONS = ("0.5.9", "0.5.10.post1", "0.5.15.post1", "0.5.23")
+VERSIONS = gates.VERIFIED_VERSIONS  # the one list (sglang/gates.py)
 
 SM120_PCIE = {"present": True, "count": 8, "gpus": [{"compute_cap": "12.0", "compute_major": 12}] * 8,
               "topology": {"all_nvlink": False, "pcie_only": True}}

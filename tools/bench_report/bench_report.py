@@ -5,7 +5,7 @@
 
     bench_report.py RUN_DIR [--no-plots] [--tolerance X] [--check-model] [--check-confirm]
 
-The logic ships in the collection (plugins/module_utils/bench/report.py); this is its command line from a checkout.
+The logic ships in the collection (plugins/plugin_utils/_bench_report.py); this is its command line from a checkout.
 Exit status: 0, 2 no raw.json, 3 --check-model failed, 4 --check-confirm failed.
 """
 import argparse
@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "collections"))
-from ansible_collections.llmserve.sglang.plugins.module_utils.bench import report  # noqa: E402
+from ansible_collections.llmserve.sglang.plugins.plugin_utils import _bench_report as report  # noqa: E402
 
 
 def main(argv=None):

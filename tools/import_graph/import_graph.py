@@ -1,17 +1,19 @@
 #!/usr/bin/env python3
 # Copyright: (c) 2026, llmserve.sglang contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The import graph of plugins/: rooms of module_utils on floors, and the check that imports only point down.
+"""The import graph of plugins/: the rooms of module_utils and the controller wing on floors, and the check that
+imports only point down.
 
     python3 tools/import_graph/import_graph.py            # room graph, sizes, problems (exit 1 when any)
     python3 tools/import_graph/import_graph.py --modules  # every module-level edge too
 
-A module_utils file may import its own room and rooms on a LOWER floor (FLOORS); plugins (modules, action,
-filter) may import any room. A cycle between files or between rooms, an upward or same-floor arrow, or a file in
-no known room is a problem. So is a module (target code: it ships to every host) that imports, directly or through
-other files, a module_utils file marked ``# llmserve: controller-only`` (the planners: they run in action plugins
-and filters on the controller). docs/architecture.md shows this output; tests/unit/tools/test_import_graph.py keeps it
-clean.
+module_utils ships to the hosts; plugin_utils is the controller wing (the planners: action plugins and filters
+import them, on the controller). A module_utils file may import its own room and rooms on a LOWER floor (FLOORS);
+the wing may import every module_utils room; action plugins and filters may import anything. A cycle between files
+or between rooms, an upward or same-floor arrow, or a file in no known room is a problem. So is target code - a
+module or a module_utils file - that imports the wing, directly or through other files (a file marked
+``# llmserve: controller-only`` counts as the wing's). docs/architecture.md shows this output;
+tests/unit/tools/test_import_graph.py keeps it clean.
 """
 from __future__ import print_function
 
@@ -22,27 +24,29 @@ import sys
 
 PREFIX = "ansible_collections.llmserve.sglang.plugins."
 # Lower floors are imported by higher ones, never the reverse.
+# Floors 0-2 ship to the hosts (module_utils); WING, on top, runs on the controller only.
+WING = "plugin_utils"
 FLOORS = {
     "host": 0,
     "sglang": 1, "nvidia": 1,
-    "install": 2, "bench": 2, "models": 2,
-    "server": 3, "ready": 3,
-    "router": 2,
-    "monitoring": 4,
+    "install": 2, "bench": 2, "models": 2, "server": 2, "ready": 2, "router": 2,
+    WING: 3,
 }
-PLUGIN_KINDS = ("modules", "action", "filter", "doc_fragments", "plugin_utils")
+PLUGIN_KINDS = ("modules", "action", "filter", "doc_fragments")
+# Target code: what ships to a host (modules, and every module_utils room).
+TARGET = ("modules",)
 CONTROLLER_MARK = "# llmserve: controller-only"
 
 
 def controller_only(plugins):
-    """Nodes of module_utils files that carry the controller-only mark on a line of their own."""
+    """Nodes of the controller wing, and of any other file that carries the controller-only mark on a line of its own."""
     out = set()
     for root, _dirs, names in os.walk(plugins):
         for name in names:
             if name.endswith(".py"):
                 path = os.path.join(root, name)
                 with open(path) as handle:
-                    if any(line.startswith(CONTROLLER_MARK) for line in handle):
+                    if room_of(node_of(path, plugins)) == WING or any(line.startswith(CONTROLLER_MARK) for line in handle):
                         out.add(node_of(path, plugins))
     return out
 
@@ -61,17 +65,20 @@ def room_of(node):
 
 
 def _targets(tree, known):
-    """module_utils nodes imported by a parsed file (``from X.room import mod`` resolves to room/mod when it exists)."""
+    """module_utils and wing nodes imported by a parsed file (``from X.room import mod`` resolves to room/mod when it
+    exists; a wing file is ``plugin_utils/<name>``)."""
     out = set()
     for item in ast.walk(tree):
         names = []
-        if isinstance(item, ast.ImportFrom) and item.module and item.module.startswith(PREFIX + "module_utils"):
-            base = item.module[len(PREFIX + "module_utils"):].lstrip(".").replace(".", "/")
-            names = [base + "/" + a.name if base + "/" + a.name in known else base for a in item.names]
-        elif isinstance(item, ast.Import):
-            names = [a.name[len(PREFIX + "module_utils."):].replace(".", "/") for a in item.names
-                     if a.name.startswith(PREFIX + "module_utils.")]
-        out.update(n for n in names if n)
+        for kind, strip in (("module_utils", ""), (WING, WING)):
+            head = PREFIX + kind
+            if isinstance(item, ast.ImportFrom) and item.module and (item.module + ".").startswith(head + "."):
+                base = "/".join(p for p in (strip, item.module[len(head):].lstrip(".").replace(".", "/")) if p)
+                names = [base + "/" + a.name if base + "/" + a.name in known else base for a in item.names]
+            elif isinstance(item, ast.Import):
+                names += ["/".join(p for p in (strip, a.name[len(head + "."):].replace(".", "/")) if p)
+                          for a in item.names if a.name.startswith(head + ".")]
+        out.update(n for n in names if n and n != WING)
     return out
 
 
@@ -144,7 +151,10 @@ def problems(nodes, edges, floors=None, controller=None):
         a, b = room_of(src), room_of(dst)
         if a in PLUGIN_KINDS or a == b or a not in floors or b not in floors:
             continue
-        if floors[b] >= floors[a]:
+        if b == WING:
+            out.append("%s ships to the hosts but imports the controller wing's %s: move what it needs down into "
+                       "module_utils" % (src, dst))
+        elif floors[b] >= floors[a]:
             out.append("%s imports %s: %s (floor %d) may only import rooms below it" % (src, dst, a, floors[a], ))
     adjacency = {}
     for src, dst in edges:
@@ -159,7 +169,7 @@ def problems(nodes, edges, floors=None, controller=None):
     cyc = _cycle(rooms)
     if cyc:
         out.append("import cycle between rooms: %s" % " -> ".join(cyc))
-    for module in sorted(n for n in nodes if room_of(n) == "modules"):
+    for module in sorted(n for n in nodes if room_of(n) in TARGET):
         via = _reach(adjacency, module)
         for bad in sorted(set(via) & set(controller or ())):
             path, node = [bad], bad
@@ -167,7 +177,7 @@ def problems(nodes, edges, floors=None, controller=None):
                 node = via[node]
                 path.append(node)
             out.append("%s runs on the target but imports controller-only %s (%s): move what it needs to a file "
-                       "both sides may import" % (module, bad, " <- ".join(path + [module])))
+                       "both sides may import (module_utils)" % (module, bad, " <- ".join(path + [module])))
     return out
 
 

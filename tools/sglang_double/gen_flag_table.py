@@ -195,6 +195,8 @@ def cli_flags_source(tables):
     """The text of plugins/module_utils/sglang/cli_flags.py for {version: table}."""
     lines = [
         "# -*- coding: utf-8 -*-",
+        "# Note that this module util is **PRIVATE** to the collection. It can have breaking changes at any time.",
+        "# Do not use this from other collections or standalone plugins/modules!",
         "# Copyright: (c) 2026, llmserve.sglang contributors",
         "# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)",
         '"""The switches (zero-argument options) of each verified SGLang version and their parser defaults.',

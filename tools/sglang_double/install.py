@@ -6,7 +6,7 @@
     python3 install.py --venv /opt/sglang/venv --version 0.5.23
 """
 import argparse
-import ast
+import importlib.util
 import glob
 import hashlib
 import base64
@@ -18,16 +18,21 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def supported():
-    """The versions the double impersonates: sglang/version.py's SUPPORTED, read without importing the package."""
-    with open(os.path.join(HERE, "sglang", "version.py")) as f:
-        for node in ast.parse(f.read()).body:
-            if isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == ["SUPPORTED"]:
-                return tuple(ast.literal_eval(node.value))
-    raise RuntimeError("sglang/version.py has no SUPPORTED")
+def _version_module():
+    """sglang/version.py, loaded on its own (the package's __init__ imports what a bare host lacks)."""
+    spec = importlib.util.spec_from_file_location("_sglang_double_version", os.path.join(HERE, "sglang", "version.py"))
+    mod = importlib.util.module_from_spec(spec)
+    env = os.environ.pop("SGLANG_DOUBLE_VERSION", None)
+    try:
+        spec.loader.exec_module(mod)
+    finally:
+        if env is not None:
+            os.environ["SGLANG_DOUBLE_VERSION"] = env
+    return mod
 
 
-SUPPORTED = supported()
+_VERSION = _version_module()
+SUPPORTED = _VERSION.SUPPORTED  # one per flag table (sglang/version.py)
 
 
 def site_packages(venv):
@@ -85,7 +90,7 @@ def installed_version(venv):
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--venv", required=True)
-    p.add_argument("--version", default="0.5.23", choices=SUPPORTED)
+    p.add_argument("--version", default=SUPPORTED[-1], choices=SUPPORTED)
     args = p.parse_args(argv)
     if not os.path.exists(os.path.join(args.venv, "bin", "python")):
         p.error("no virtualenv at %s (bin/python missing)" % args.venv)

@@ -35,9 +35,15 @@ import zipfile
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(REPO, "collections"))
 
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import gates  # noqa: E402
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.signatures import Classifier  # noqa: E402
 
-VERSIONS = ("0.5.9", "0.5.10.post1", "0.5.15.post1", "0.5.23")
+VERSIONS = gates.VERIFIED_VERSIONS  # the one list (sglang/gates.py)
+
+
+def short_name(version):
+    """The patch number a table column shows for a version (0.5.10.post1 -> 10)."""
+    return version.split(".")[2]
 
 # The modules a launch goes through before "fired up" (paths inside the wheel).
 START_UP = re.compile(
@@ -432,10 +438,10 @@ def main():
     for cat, n in sorted(by_cat.items(), key=lambda x: -x[1]):
         w.append("| %s | %d |" % (cat, n))
     w.append("\n## Every start-up error\n")
-    w.append("`where` is the file and function in the wheel; `versions` the wheels that hold it (9 = 0.5.9, "
-             "10 = 0.5.10.post1, 15 = 0.5.15.post1, 23 = 0.5.23).\n")
+    w.append("`where` is the file and function in the wheel; `versions` the wheels that hold it (%s).\n"
+             % ", ".join("%s = %s" % (short_name(v), v) for v in VERSIONS))
     w.append("| category | level | error | where | versions |\n|---|---|---|---|---|")
-    short = {"0.5.9": "9", "0.5.10.post1": "10", "0.5.15.post1": "15", "0.5.23": "23"}
+    short = dict((v, short_name(v)) for v in VERSIONS)
     for key, r in sorted(merged.items(), key=lambda kv: (kv[1]["level"] != "unknown", kv[1]["level"] != "generic",
                                                            kv[1]["cat"], kv[0][3], kv[0][2])):
         e = r["e"]

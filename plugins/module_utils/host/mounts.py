@@ -1,4 +1,6 @@
 # -*- coding: utf-8 -*-
+# Note that this module util is **PRIVATE** to the collection. It can have breaking changes at any time.
+# Do not use this from other collections or standalone plugins/modules!
 # Copyright: (c) 2026, llmserve.sglang contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Which filesystem holds a path, from /proc/self/mountinfo (stdlib only).

@@ -1,8 +1,10 @@
 # -*- coding: utf-8 -*-
+# Note that this module util is **PRIVATE** to the collection. It can have breaking changes at any time.
+# Do not use this from other collections or standalone plugins/modules!
 # Copyright: (c) 2026, llmserve.sglang contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Where an instance lives and who supervises it: the one home of the service-manager rule, of the instance's
-paths and of its directories (stdlib only; imported by server/plan.py and server/view.py on the controller and by
+paths and of its directories (stdlib only; imported by plugin_utils/_server_plan.py and plugin_utils/_server_view.py on the controller and by
 the server_info module on the target).
 """
 
@@ -53,7 +55,7 @@ def resolve_manager(setting, detected, host_name="the host"):
     host whose service manager is ``detected`` (ansible's ``service_mgr``).
 
     ``auto`` is systemd where systemd runs, else the pid-file supervisor. ``systemd`` on a host without it is kept
-    with a problem naming the fix. Any other value reads as ``auto`` (server/plan.validate refuses it by name).
+    with a problem naming the fix. Any other value reads as ``auto`` (_server_plan.validate refuses it by name).
     """
     detected = detected or "systemd"
     if setting == "auto" or setting not in MANAGERS:

@@ -1,4 +1,6 @@
 # -*- coding: utf-8 -*-
+# Note that this module util is **PRIVATE** to the collection. It can have breaking changes at any time.
+# Do not use this from other collections or standalone plugins/modules!
 # Copyright: (c) 2026, llmserve.sglang contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Target-side checks run before a running SGLang server is stopped (stdlib only, Python >= 3.8)."""
@@ -113,7 +115,7 @@ def visible_gpus(gpu_count=None, env=None, runner=None):
 
 
 def check_tp(tp, nnodes, gpus):
-    # tp divides over the nodes: server/plan refused it otherwise (the one home of that rule)
+    # tp divides over the nodes: the plan (_server_plan) refused it otherwise (the one home of that rule)
     tp, nnodes = int(tp or 1), int(nnodes or 1)
     if gpus is None:
         return _check("tp", False, "cannot count GPUs (no gpu_count, CUDA_VISIBLE_DEVICES or nvidia-smi): pass gpu_count")

@@ -1,4 +1,6 @@
 # -*- coding: utf-8 -*-
+# Note that this module util is **PRIVATE** to the collection. It can have breaking changes at any time.
+# Do not use this from other collections or standalone plugins/modules!
 # Copyright: (c) 2026, llmserve.sglang contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """What SGLang's HTTP API answers mean (pure; no I/O). The one reader of the speculative accept length.
@@ -18,7 +20,7 @@ import re
 
 ACCEPT_KEY = "avg_spec_accept_length"
 # The floor below which a draft does not fit its target (tokens per verify step; 1.0 = no draft token accepted): the
-# default of roles/server's server_spec_min_accept_length (server/view.DEFAULTS), spec_check and the benchmark report.
+# default of roles/server's server_spec_min_accept_length (_server_view.DEFAULTS), spec_check and the benchmark report.
 MIN_ACCEPT_LENGTH = 1.3
 
 

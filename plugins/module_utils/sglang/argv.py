@@ -1,9 +1,11 @@
 # -*- coding: utf-8 -*-
+# Note that this module util is **PRIVATE** to the collection. It can have breaking changes at any time.
+# Do not use this from other collections or standalone plugins/modules!
 # Copyright: (c) 2026, llmserve.sglang contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Turn structured server settings into an SGLang ``launch_server`` argv.
 
-Pure and deterministic (no I/O): server/plan.py renders roles/server's command line with :func:`render` after
+Pure and deterministic (no I/O): plugin_utils/_server_plan.py renders roles/server's command line with :func:`render` after
 validating the settings (an empty model path and a tp that does not divide over the nodes are refused there,
 once); the ``sglang_argv`` filter exposes the same renderer. Flag names per version (see ``VERIFIED_VERSIONS``)
 were read from the PyPI wheels (``sglang/srt/server_args.py``, from 0.5.23 also
@@ -230,7 +232,7 @@ def render(settings, version, gpu=None, patches=(), env=None, adaptive_config_pa
     argv, flags = out["argv"], out["flags"]
 
     # --- core -------------------------------------------------------------------------------------
-    # An empty model_path is refused by server/plan.validate; here SGLang's own parser would ask for --model-path.
+    # An empty model_path is refused by _server_plan.validate; here SGLang's own parser would ask for --model-path.
     if settings.get("model_path"):
         _emit(argv, flags, "model_path", str(settings["model_path"]), errors)
     tp = settings.get("tp") or 1
@@ -366,26 +368,16 @@ def _render_spec(spec, ver, tp, env, adaptive_config_path, out):
     if not isinstance(spec, dict):
         errors.append("settings.speculative must be a mapping ({algorithm: EAGLE3, draft_model_path: ...}) or null")
         return
-    # a mapping that names no algorithm means EAGLE3, here as everywhere (sglang/speculative.py)
-    algo = speculative.algorithm(spec)
-    if algo not in speculative.ALGORITHMS:
-        errors.append("settings.speculative.algorithm=%s is not supported here: use EAGLE3 (or EAGLE)" % algo)
-    _emit(argv, flags, "speculative_algorithm", algo, errors)
-    draft = spec.get("draft_model_path")
-    if not draft:
-        errors.append("settings.speculative.draft_model_path is missing: set the EAGLE-3 draft checkpoint")
-    else:
-        _emit(argv, flags, "speculative_draft_model_path", str(draft), errors)
+    # a mapping that names no algorithm means EAGLE3, here as everywhere; the spec was checked by
+    # speculative.problems (the plan's validation, the sglang_argv filter): trusted here
+    _emit(argv, flags, "speculative_algorithm", speculative.algorithm(spec), errors)
+    if spec.get("draft_model_path"):
+        _emit(argv, flags, "speculative_draft_model_path", str(spec["draft_model_path"]), errors)
     vals = {}
     for key in ("num_steps", "eagle_topk", "num_draft_tokens"):
-        v = spec.get(key)
-        if v is None:
-            continue  # all unset: SGLang picks them per model
-        if not _is_int(v) or v < (0 if key == "num_steps" else 1):
-            errors.append("settings.speculative.%s=%r is not a valid count: give a positive integer" % (key, v))
-            continue
-        vals[key] = v
-        _emit(argv, flags, "speculative_" + key, v, errors)
+        if spec.get(key) is not None:  # all unset: SGLang picks them per model
+            vals[key] = spec[key]
+            _emit(argv, flags, "speculative_" + key, spec[key], errors)
     topk = vals.get("eagle_topk")
     if topk == 1 and "num_steps" in vals and vals.get("num_draft_tokens", vals["num_steps"] + 1) != vals["num_steps"] + 1:
         warnings.append(

@@ -1,4 +1,6 @@
 # -*- coding: utf-8 -*-
+# Note that this module util is **PRIVATE** to the collection. It can have breaking changes at any time.
+# Do not use this from other collections or standalone plugins/modules!
 # Copyright: (c) 2026, llmserve.sglang contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Where an SGLang instance keeps its compiled kernels, so a restart does not compile them again.
@@ -23,7 +25,9 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-REDIRECT_SINCE = "0.5.20"
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import gates
+
+REDIRECT_SINCE = gates.GATES["cache_redirect"]
 # The third-party caches and their folder under SGLANG_CACHE_DIR, as 0.5.20's third_party_cache_defaults() has them.
 # FLASHINFER_WORKSPACE_BASE is a base: FlashInfer appends .cache/flashinfer itself.
 THIRD_PARTY = (

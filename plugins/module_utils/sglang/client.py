@@ -1,4 +1,6 @@
 # -*- coding: utf-8 -*-
+# Note that this module util is **PRIVATE** to the collection. It can have breaking changes at any time.
+# Do not use this from other collections or standalone plugins/modules!
 # Copyright: (c) 2026, llmserve.sglang contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The one HTTP client of SGLang's API (standard library only: it runs on the target, inside modules).
@@ -35,8 +37,10 @@ from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import gate
 
 SERVER_INFO_PATHS = ("/server_info", "/get_server_info")
 MODEL_INFO_PATHS = ("/model_info", "/get_model_info")
-DEFAULT_URL = "http://127.0.0.1:30000"
-# The options of every module of the action group `endpoint` (meta/runtime.yml: server_ready, spec_check,
+# roles/server's server_port default (defaults/main.yml; the view's DEFAULTS take it from here, a test holds them equal)
+DEFAULT_PORT = 30000
+DEFAULT_URL = "http://127.0.0.1:%d" % DEFAULT_PORT
+# The options of every module of the action group `endpoint` (meta/runtime.yml: server_ready, spec_check, server_drift,
 # bench_serving), documented once by the doc fragment llmserve.sglang.server_endpoint; a module composes its
 # argument spec as dict(ENDPOINT_SPEC, ...) (kubernetes.core's AUTH_ARG_SPEC habit).
 ENDPOINT_SPEC = {

@@ -1,4 +1,6 @@
 # -*- coding: utf-8 -*-
+# Note that this module util is **PRIVATE** to the collection. It can have breaking changes at any time.
+# Do not use this from other collections or standalone plugins/modules!
 # Copyright: (c) 2026, llmserve.sglang contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Which SGLang release has what: the one table of version gates (pure).
@@ -36,6 +38,16 @@ GATES = {
     "server_args_dict": "0.5.20",
     # arg_groups/fields/*.py: the renamed cuda-graph flags, allreduce fusion as a backend choice
     "new_cli": "0.5.23",
+    # managers/: the load collector takes a sixth port after the DP-attention rendezvous (sglang/ports.py)
+    "load_collector_port": "0.5.13",
+    # SGLang picks its NCCL port below the ephemeral range (22000-29999) itself (sglang/ports.py)
+    "nccl_port_below_ephemeral": "0.5.22",
+    # utils: third_party_cache_defaults() redirects Triton, Inductor, CUDA and FlashInfer caches under
+    # SGLANG_CACHE_DIR (sglang/caches.py)
+    "cache_redirect": "0.5.20",
+    # server_args.py: --weight-loader-prefetch-checkpoints (each rank prefetches a share of the shards; in the
+    # 0.5.15.post1 and 0.5.23 wheels, not in 0.5.9's or 0.5.10.post1's; the plan applies it on network filesystems)
+    "weight_prefetch": "0.5.15.post1",
 }
 
 # Versions whose flags, log lines and endpoints were read from the wheel and are exercised by the tests
@@ -47,6 +59,10 @@ VERIFIED = {
     "0.5.23": {"python_min": "3.11"},
 }
 VERIFIED_VERSIONS = tuple(VERIFIED)
+# The release roles/sglang installs when sglang_version is not set, and the SGLang double impersonates by default:
+# roles/sglang's defaults and argument spec are generated from it (tools/versions/sync_versions.py; a unit test fails
+# when they are stale), the double's is its newest flag table.
+DEFAULT_VERSION = "0.5.23"
 PYTHON_MIN_DEFAULT = "3.10"
 
 # SGLang answers /health within its own 1 s budget, so a probe that gives it 1 s flaps on a busy server
@@ -79,7 +95,7 @@ STARTUP_LINES = {
 
 # Gates compared as pip orders versions (a pre-release of the first version predates it); the others on the release
 # (X.Y.Z: 0.5.23rc1 has the 0.5.23 command line, 0.5.10.post1 the 0.5.10 one).
-PEP440_GATES = ("ready",)
+PEP440_GATES = ("ready", "load_collector_port", "nccl_port_below_ephemeral", "cache_redirect", "weight_prefetch")
 
 
 def has(gate, version):

@@ -1,4 +1,6 @@
 # -*- coding: utf-8 -*-
+# Note that this module util is **PRIVATE** to the collection. It can have breaking changes at any time.
+# Do not use this from other collections or standalone plugins/modules!
 # Copyright: (c) 2026, llmserve.sglang contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The TCP ports an SGLang server binds besides --port, and the check that none of them can collide.
@@ -26,14 +28,15 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import gates
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.version import compare, is_version
 
 ZMQ_TCP_PORT_DELTA = 233
 DP_ATTENTION_HANDSHAKE_PORT_DELTA = 13
 # How many ports after the rendezvous: tokenizer, detokenizer, rpc, metrics, scheduler input; 0.5.13 adds the load
 # collector. (The opt-in Rust front end, SGLANG_RUST_SERVER=1, adds one per DP rank after those: not covered.)
-DERIVED_AFTER_DIST_INIT = (("0.5.13", 6), ("0", 5))
-BELOW_EPHEMERAL_SINCE = "0.5.22"
+DERIVED_AFTER_DIST_INIT = ((gates.GATES["load_collector_port"], 6), ("0", 5))
+BELOW_EPHEMERAL_SINCE = gates.GATES["nccl_port_below_ephemeral"]
 BELOW_EPHEMERAL_WINDOW = (22000, 29999)
 BELOW_EPHEMERAL_ATTEMPTS = 64
 

@@ -44,13 +44,11 @@ def _norm(attr, entry):
 
 
 def test_every_supported_version_has_a_table_and_the_double_knows_it():
-    import ast
-    with open(os.path.join(testpaths.REPO, "tools", "sglang_double", "sglang", "version.py")) as fh:
-        tree = ast.parse(fh.read())
-    supported = [ast.literal_eval(n.value) for n in tree.body if isinstance(n, ast.Assign)
-                 and getattr(n.targets[0], "id", None) == "SUPPORTED"]
+    # the double's versions are its flag tables (sglang/version.py lists the folder): no list of its own
     assert sorted(gates.VERIFIED_VERSIONS) == sorted(f[:-5] for f in os.listdir(FLAGS) if f.endswith(".json"))
-    assert supported and sorted(supported[0]) == sorted(gates.VERIFIED_VERSIONS)
+    with open(os.path.join(testpaths.REPO, "tools", "sglang_double", "sglang", "version.py")) as fh:
+        text = fh.read()
+    assert not [v for v in gates.VERIFIED_VERSIONS if v in text]
 
 
 @pytest.mark.parametrize("version", gates.VERIFIED_VERSIONS)

@@ -29,10 +29,11 @@ def double_lines(version):
 def test_the_double_supports_the_verified_versions():
     # the double's one list (sglang/version.py; its install.py reads it) is the collection's: the double runs on hosts
     # without the collection, so it cannot import it
-    code = "import json; from sglang import version; print(json.dumps(version.SUPPORTED))"
+    code = "import json; from sglang import version; print(json.dumps([version.SUPPORTED, version.DEFAULT]))"
     out = subprocess.run([sys.executable, "-c", code], env=dict(os.environ, PYTHONPATH=DOUBLE), stdout=subprocess.PIPE,
                          universal_newlines=True, check=True).stdout
-    assert tuple(json.loads(out)) == gates.VERIFIED_VERSIONS
+    supported, default = json.loads(out)
+    assert tuple(supported) == gates.VERIFIED_VERSIONS and default == gates.DEFAULT_VERSION
     spec = importlib.util.spec_from_file_location("sglang_double_install", os.path.join(DOUBLE, "install.py"))
     install = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(install)

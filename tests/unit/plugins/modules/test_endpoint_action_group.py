@@ -134,7 +134,7 @@ def test_block_defaults_reach_included_tasks_and_an_empty_key_is_omitted(tmp_pat
 
 def _endpoint_tasks(tasks):
     for task in tasks or []:
-        for inner in ("block", "rescue", "always"):
+        for inner in ("tasks", "block", "rescue", "always"):
             yield from _endpoint_tasks(task.get(inner))
         for name, args in task.items():
             if name.startswith("llmserve.sglang.") and name.split(".")[-1] in ENDPOINT_MEMBERS:
@@ -149,6 +149,8 @@ with open(os.path.join(testpaths.REPO, "meta", "runtime.yml")) as _f:
     ("roles/server/tasks/wait.yml", "roles/server/tasks/deploy.yml"),
     ("roles/server/tasks/spec_check.yml", "roles/server/tasks/deploy.yml"),
     ("playbooks/tasks/bench_mode.yml", "playbooks/benchmark.yml"),
+    ("roles/server/tasks/status.yml", "roles/server/tasks/status.yml"),
+    ("playbooks/benchmark.yml", "playbooks/benchmark.yml"),
 ])
 def test_the_roles_waits_take_the_endpoint_from_module_defaults(path, defaults_in):
     with open(os.path.join(testpaths.REPO, path)) as f:

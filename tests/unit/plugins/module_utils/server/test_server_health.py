@@ -14,18 +14,26 @@ def test_ready_only_where_every_worker_has_it(versions, expected):
     assert health.endpoint(versions) == expected
 
 
-def test_worker_versions_prefer_this_runs_plan_then_the_install_record():
-    hostvars = {"a": {"__server_plan": {"version": "0.5.23"}, "ansible_facts": {"ansible_local": {"llmserve_sglang": {"installed_version": "0.5.9"}}}},
-                "b": {"ansible_facts": {"ansible_local": {"llmserve_sglang": {"installed_version": "0.5.15.post1"}}}},
-                "c": {}, "d": {"__server_info": {"recorded": {"version": "0.5.20"}}}}
-    assert health.worker_versions(["a", "b", "c", "gone", "d"], hostvars) == ["0.5.23", "0.5.15.post1", "", "", "0.5.20"]
+def test_worker_versions_are_the_views_then_the_install_record():
+    from ansible_collections.llmserve.sglang.plugins.filter._server import FilterModule
+
+    pick = FilterModule().filters()["_server_health_endpoint"]
+    local = {"ansible_facts": {"ansible_local": {"llmserve_sglang": {"installed_version": "0.5.9"}}}}
+    # the published view (this run's plan, or the record of the last start) wins over the install record
+    assert pick(["a"], {"a": dict(local, server_view={"version": "0.5.23"})}) == "/ready"
+    assert pick(["a"], {"a": local}) == "/health"
+    assert pick(["b"], {"b": {"ansible_facts": {"ansible_local": {"llmserve_sglang": {"installed_version": "0.5.20"}}}}}) == "/ready"
+    assert pick(["b"], {"b": {"ansible_facts": {"ansible_local": {"other": {"installed_version": "0.5.20"}}}}}) == "/health"
+    assert pick(["b"], {"b": {"ansible_facts": {"ansible_local": {"other": {"installed_version": "0.5.20"}}}}},
+                record="other") == "/ready"
+    assert pick(["c", "gone"], {"c": {"server_sglang_version": "0.5.23"}}) == "/health"  # one unknown: /health
 
 
 def test_the_router_filter_reads_the_workers_of_the_group():
     from ansible_collections.llmserve.sglang.plugins.filter._server import FilterModule
 
     pick = FilterModule().filters()["_server_health_endpoint"]
-    hostvars = {"a": {"__server_plan": {"version": "0.5.23"}}, "b": {"__server_plan": {"version": "0.5.20"}}}
+    hostvars = {"a": {"server_view": {"version": "0.5.23"}}, "b": {"server_view": {"version": "0.5.20"}}}
     assert pick(["a", "b"], hostvars) == "/ready"
-    assert pick(["a", "b", "c"], dict(hostvars, c={"__server_plan": {"version": "0.5.15.post1"}})) == "/health"
+    assert pick(["a", "b", "c"], dict(hostvars, c={"server_view": {"version": "0.5.15.post1"}})) == "/health"
     assert pick([], hostvars) == "/health"  # explicit worker URLs: versions unknown

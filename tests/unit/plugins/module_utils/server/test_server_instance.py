@@ -9,7 +9,7 @@ import sys
 import time
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.server import instance as si
-from ansible_collections.llmserve.sglang.plugins.module_utils.server import plan as sp
+from ansible_collections.llmserve.sglang.plugins.module_utils.server import layout
 from ansible_collections.llmserve.sglang.plugins.module_utils.server import supervise as server_supervise
 
 SUPERVISOR = server_supervise.__file__
@@ -22,7 +22,7 @@ def run(argv):
 
 def make(tmp_path, manager="pidfile"):
     s = {"instance": "t", "config_dir": str(tmp_path / "etc"), "log_dir": str(tmp_path / "log")}
-    p = sp.paths(s)
+    p = layout.paths(s)
     p.update(unit=str(tmp_path / "sglang-t.service"), run_dir=str(tmp_path / "run"), pid_file=str(tmp_path / "run" / "server.pid"),
              supervisor=SUPERVISOR, peer_marker=str(tmp_path / "run" / "peer.json"), peer_done=str(tmp_path / "run" / "done"))
     dirs = [{"path": d, "owner": None, "group": None, "mode": "0750"}

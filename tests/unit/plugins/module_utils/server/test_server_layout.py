@@ -2,7 +2,7 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """server/layout.py: the service-manager rule and the instance's directories, shared by the plan and server_info."""
 from ansible_collections.llmserve.sglang.plugins.module_utils.server import layout
-from ansible_collections.llmserve.sglang.plugins.module_utils.server.plan import paths
+from ansible_collections.llmserve.sglang.plugins.module_utils.server.layout import paths
 
 
 def test_auto_follows_the_host():

@@ -11,7 +11,7 @@ import time
 import pytest
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.host import lock
-from ansible_collections.llmserve.sglang.plugins.module_utils.server import plan as sp
+from ansible_collections.llmserve.sglang.plugins.module_utils.server import layout
 
 
 def holder(token, since=None):
@@ -90,7 +90,7 @@ while True:
 
 
 def test_a_deploy_killed_while_it_writes_never_leaves_half_a_file(tmp_path):
-    p = sp.paths({"instance": "t", "config_dir": str(tmp_path / "etc"), "log_dir": str(tmp_path / "log")})
+    p = layout.paths({"instance": "t", "config_dir": str(tmp_path / "etc"), "log_dir": str(tmp_path / "log")})
     os.makedirs(p["previous_dir"])
     files = [(p["env"], "e"), (p["argv"], "a"), (p["launch_spec"], "s")]
     whole = set()

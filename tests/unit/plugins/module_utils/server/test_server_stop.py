@@ -14,7 +14,7 @@ import testpaths
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.server import instance as si
 from ansible_collections.llmserve.sglang.plugins.module_utils.server import orphans
-from ansible_collections.llmserve.sglang.plugins.module_utils.server import plan as sp
+from ansible_collections.llmserve.sglang.plugins.module_utils.server import layout
 from ansible_collections.llmserve.sglang.plugins.module_utils.server import supervise as server_supervise
 
 REPO = testpaths.REPO
@@ -43,7 +43,7 @@ def listed():
 
 def instance(tmp_path, scenario, extra_env=None, stop_timeout=60):
     s = {"instance": "t", "config_dir": str(tmp_path / "etc"), "log_dir": str(tmp_path / "log")}
-    p = sp.paths(s)
+    p = layout.paths(s)
     p.update(run_dir=str(tmp_path / "run"), pid_file=str(tmp_path / "run" / "server.pid"),
              supervisor=server_supervise.__file__)
     dirs = [{"path": d, "owner": None, "group": None, "mode": "0750"}

@@ -6,6 +6,7 @@ import pytest
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.llmserve.sglang.plugins.filter.sglang_argv import FilterModule
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import gates
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.argv import render, shell_join
 
 FILTERS = FilterModule().filters()
@@ -174,7 +175,7 @@ def test_filter_strict_and_lenient():
 # A false boolean (issue 28): --no-x where the version's real parser has BooleanOptionalAction, nothing where false
 # is SGLang's own default, a refusal naming flag and version where it cannot be expressed. The switches and their
 # defaults are cli_flags.SWITCHES, generated from the real parsers (tools/sglang_double/gen_flag_table.py).
-@pytest.mark.parametrize("version", ["0.5.9", "0.5.10.post1", "0.5.15.post1", "0.5.23"])
+@pytest.mark.parametrize("version", gates.VERIFIED_VERSIONS)
 def test_false_store_true_left_out_where_false_is_the_default(version):
     r = render(dict(SEED, args={"trust_remote_code": False, "enable_metrics": False}), version, gpus(9, pcie_only=False))
     assert r["errors"] == [] and "--trust-remote-code" not in r["argv"] and "--enable-metrics" not in r["argv"]

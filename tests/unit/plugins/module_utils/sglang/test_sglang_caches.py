@@ -18,9 +18,9 @@ import sglang_wheels as W  # noqa: E402
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import caches  # noqa: E402
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.version import compare  # noqa: E402
-from ansible_collections.llmserve.sglang.plugins.module_utils.server import plan as sp  # noqa: E402
+from ansible_collections.llmserve.sglang.plugins.plugin_utils import _server_plan as sp  # noqa: E402
 
-sys.path.insert(0, os.path.join(testpaths.REPO, "tests", "unit", "plugins", "module_utils", "server"))
+sys.path.insert(0, os.path.join(testpaths.REPO, "tests", "unit", "plugins", "plugin_utils"))
 import test_server_plan as T  # noqa: E402
 
 VERSIONS = sorted(set(W.SUPPORTED) | {"0.5.20"}, key=lambda v: [int(x) for x in re.findall(r"\d+", v)])

@@ -110,6 +110,8 @@ def test_gated_features_start_at_their_gate(version):
         # versions only: 0.5.20 and 0.5.21 already lack it, so the true first version is earlier than the gate,
         # which names the first one the renderer's tables were verified on.
         evidence["new_cli"] = '"--cuda-graph-max-bs"' not in W.read_member(version, "sglang/srt/server_args.py")
+        # first seen in 0.5.15.post1 among the verified ones (the plan only recommends it before)
+        evidence["weight_prefetch"] = "weight-loader-prefetch-checkpoints" in src or "weight_loader_prefetch_checkpoints" in src
     for gate, present in evidence.items():
         assert present == gates.has(gate, version), "%s in SGLang %s: source says %s, gates.py says %s" % (
             gate, version, present, gates.has(gate, version))

@@ -24,10 +24,16 @@ def _read(*parts):
 
 
 def test_the_router_refuses_below_the_gates_floor_and_says_so():
-    tasks = _read("roles", "router", "tasks", "main.yml")
-    assert "router_health_check_timeout_secs | float >= __router_min_probe_timeout | float" in tasks
-    assert "'min_probe_timeout' | llmserve.sglang._sglang_limit" in _read("roles", "router", "vars", "main.yml")
+    # roles/router decides in its router_plan action (plugin_utils/_router_plan.py), which asks gates
+    assert "llmserve.sglang.router_plan:" in _read("roles", "router", "tasks", "main.yml")
     assert gates.LIMITS["min_probe_timeout"] == gates.MIN_PROBE_TIMEOUT_S
+    from ansible_collections.llmserve.sglang.plugins.plugin_utils import _router_plan
+    base = {"worker_urls": ["http://w:30000"], "policy": "cache_aware", "package": "smg", "health_check_port": 0,
+            "port": 8000, "prometheus_port": 29000}
+    floor = gates.MIN_PROBE_TIMEOUT_S
+    for timeout, refused in ((floor, False), (floor - 0.1, True), (floor + 1, False)):
+        found = _router_plan.plan(dict(base, health_check_timeout_secs=timeout), "r", [])["refusals"]
+        assert bool(found) is refused and all("under %g s" % floor in f for f in found), (timeout, found)
     spec = yaml.safe_load(_read("roles", "router", "meta", "argument_specs.yml"))
     option = spec["argument_specs"]["main"]["options"]["router_health_check_timeout_secs"]
     # the documentation names the same floor, and the default honours it

@@ -9,8 +9,8 @@ import yaml
 
 import testpaths
 from ansible_collections.llmserve.sglang.plugins.module_utils.bench import modes
-from ansible_collections.llmserve.sglang.plugins.module_utils.server import plan as sp
-from ansible_collections.llmserve.sglang.plugins.module_utils.server import view as sv
+from ansible_collections.llmserve.sglang.plugins.plugin_utils import _server_plan as sp
+from ansible_collections.llmserve.sglang.plugins.plugin_utils import _server_view as sv
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import argv as sargv
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import speculative
 
@@ -147,7 +147,7 @@ def test_speculation_means_the_same_in_the_rule_the_plan_the_renderer_and_the_be
     assert ("--speculative-algorithm" in out["argv"]) is on
     if on:
         assert out["argv"][out["argv"].index("--speculative-algorithm") + 1] == algo
-        assert out["preflight"]["draft_model_path"] == "/d"
+        assert out["view"]["spec"]["draft_model_path"] == "/d" and "draft_model_path" not in out["preflight"]
     rendered = sargv.render({"model_path": "/m", "speculative": spec}, "0.5.23")
     assert ("--speculative-algorithm" in rendered["argv"]) is on, rendered["errors"]
     # the benchmark refuses a server that does not run what the setting means, and accepts one that does

@@ -10,7 +10,7 @@ import os
 import pytest
 import yaml
 
-from ansible_collections.llmserve.sglang.plugins.module_utils.server import plan as sp
+from ansible_collections.llmserve.sglang.plugins.plugin_utils import _server_plan as sp
 
 REPO = testpaths.REPO
 

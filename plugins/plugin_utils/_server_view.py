@@ -26,9 +26,10 @@ import copy
 from ansible_collections.llmserve.sglang.plugins.module_utils.host.net import local_url
 from ansible_collections.llmserve.sglang.plugins.module_utils.server.layout import INSTANCE_RE, paths
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import api
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import client
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import gates
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import speculative
-from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.replica import replica_nodes
+from ansible_collections.llmserve.sglang.plugins.plugin_utils._replica import replica_nodes
 
 # Every setting of roles/server (server_<name>) with its kind; tests check this against meta/argument_specs.yml.
 SETTINGS = {
@@ -59,7 +60,7 @@ NULL_IS_VALUE = ("speculative",)
 # renders that file and compares). The SGLang settings then follow roles/sglang's facts, else its record
 # (:data:`SGLANG_FOLLOWS`), and peer_watch_port follows dist_init_port.
 DEFAULTS = {
-    "instance": "default", "state": "started", "model_path": "", "tp": 1, "host": "127.0.0.1", "port": 30000,
+    "instance": "default", "state": "started", "model_path": "", "tp": 1, "host": "127.0.0.1", "port": client.DEFAULT_PORT,
     "served_model_name": "",
     "speculative": {"algorithm": "EAGLE3", "draft_model_path": "", "num_steps": None, "eagle_topk": None,
                     "num_draft_tokens": None, "adaptive": False},
@@ -184,6 +185,8 @@ def build(raw, name=None, groups=None, version=None, recorded=None, manager=None
         # the setting itself (num_steps, adaptive_config, ...): what a benchmark mode starts from
         "speculative": copy.deepcopy(s["speculative"]) if isinstance(s["speculative"], dict) else s["speculative"],
         "nodes": nodes, "rank": nodes.index(name) if (name in nodes and not problem) else 0,
+        # why server_tp_group gives no replica (sglang/replica's problem), or None
+        "replica_problem": problem,
         "tp_group": str(s["tp_group"] or ""),
         "min_accept_length": _float(s["spec_min_accept_length"], DEFAULTS["spec_min_accept_length"]),
         "manager": str(manager or s["service_manager"]), "args": dict(s["args"] or {}),
@@ -204,6 +207,27 @@ def build(raw, name=None, groups=None, version=None, recorded=None, manager=None
             out["version"] = str(recorded["version"])
             out["health_path"] = gates.health_path([out["version"]])
     return out
+
+
+def of_host(hv, recorded=None, defaults=None):
+    """The view of the instance of a host, from its variables (``hostvars[host]`` or an action's task vars).
+
+    The one roles/server published in this run (the fact ``server_view``) when there is one and ``recorded`` is not
+    given; else built from the host's ``server_*`` variables with :data:`DEFAULTS`, and ``recorded`` (the instance's
+    argv.json). ``defaults``: settings a reader defaults otherwise (the router's and monitoring's documented
+    ``*_worker_port``/``*_server_port``), used when the host sets none; a name that is no setting is a ValueError.
+    """
+    if recorded is None and "server_view" in hv and isinstance(hv["server_view"], dict):
+        return hv["server_view"]
+    settings = settings_from_vars(hv)
+    for name, value in (defaults or {}).items():
+        if name not in SETTINGS:
+            raise ValueError("defaults names %r, which is no roles/server setting" % name)
+        settings.setdefault(name, value)
+    name = hv["inventory_hostname"] if "inventory_hostname" in hv else None
+    groups = hv["groups"] if "groups" in hv else {}
+    return build(settings, name=name, groups=dict((g, list(h)) for g, h in (groups or {}).items()),
+                 recorded=recorded if isinstance(recorded, dict) else None)
 
 
 def _url(host, port):

@@ -11,8 +11,8 @@ import sys
 
 import pytest
 
-from ansible_collections.llmserve.sglang.plugins.module_utils.bench import report as bench_report
-from ansible_collections.llmserve.sglang.plugins.module_utils.bench import spec_setting
+from ansible_collections.llmserve.sglang.plugins.plugin_utils import _bench_report as bench_report
+from ansible_collections.llmserve.sglang.plugins.plugin_utils import _bench_spec_setting as spec_setting
 
 REPO = testpaths.REPO
 sys.path.insert(0, os.path.join(REPO, "tools", "bench_report"))

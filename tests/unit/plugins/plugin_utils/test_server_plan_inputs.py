@@ -9,7 +9,7 @@ import os
 import pytest
 import testpaths
 
-from ansible_collections.llmserve.sglang.plugins.module_utils.server import plan as sp
+from ansible_collections.llmserve.sglang.plugins.plugin_utils import _server_plan as sp
 from test_server_plan import defaults, host
 
 REPO = testpaths.REPO

@@ -13,11 +13,43 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible.module_utils.parsing.convert_bool import boolean
+
 from ansible_collections.llmserve.sglang.plugins.module_utils.host.net import LOOPBACK, WILDCARD, host_port
-from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.replica import replica_nodes
+from ansible_collections.llmserve.sglang.plugins.plugin_utils._server_view import of_host
+from ansible_collections.llmserve.sglang.plugins.plugin_utils._replica import replica_nodes
 
 SERVER_JOB = "sglang"
 ROUTER_JOB = "sglang-router"
+
+
+def _get(hv, key, default):
+    return hv[key] if key in hv and hv[key] is not None else default
+
+
+def host_records(hosts, hostvars, kind, default_port):
+    """The records :func:`build_targets` takes, one per host of ``hosts`` (``hostvars`` as Ansible gives them).
+
+    ``kind`` ``server``: where the instance listens, its replica and arguments, from its view (roles/server's
+    settings and defaults, or what it published), ``default_port`` where the host sets no server_port;
+    ``router``: roles/router's metrics listener (router_prometheus_host/_port, ``default_port`` where unset).
+    """
+    out = []
+    for name in hosts or []:
+        hv = hostvars[name] if name in hostvars else {}
+        rec = {"name": name, "ansible_host": _get(hv, "ansible_host", name),
+               "scrape": boolean(_get(hv, "monitoring_scrape", True), strict=False)}
+        if kind == "server":
+            v = of_host(hv, defaults={"port": default_port})
+            rec.update(address=_get(hv, "monitoring_address", _get(hv, "router_worker_address", "")), host=v["host"],
+                       port=v["port"], tp_group=v["tp_group"], instance=v["instance"], args=v["args"])
+        elif kind == "router":
+            rec.update(address=_get(hv, "monitoring_address", ""), host=_get(hv, "router_prometheus_host", "127.0.0.1"),
+                       port=_get(hv, "router_prometheus_port", default_port))
+        else:
+            raise ValueError("kind must be server or router, not %r" % (kind,))
+        out.append(rec)
+    return out
 
 
 def _metrics_enabled(args):
@@ -44,7 +76,7 @@ def _address(rec, bind, monitoring_machine, what, fix):
 
 
 def build_targets(servers, routers, groups, monitoring_machine, require_metrics=True):
-    """servers/routers: lists of host records (see roles/monitoring/vars/main.yml); groups: inventory groups.
+    """servers/routers: lists of host records (:func:`host_records`); groups: inventory groups.
 
     Returns {"server": [file_sd group, ...], "router": [...], "skipped": [reason, ...], "errors": [...]}.
     """

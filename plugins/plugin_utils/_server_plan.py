@@ -28,17 +28,17 @@ import hashlib
 import json
 import re
 
-from ansible_collections.llmserve.sglang.plugins.module_utils.host.net import local_url
-from ansible_collections.llmserve.sglang.plugins.module_utils.server.layout import (  # noqa: F401 (re-exported)
-    HELPER_DIR, HELPERS, INSTANCE_RE, RUN_ROOT, instance_dirs, paths, resolve_manager)
+from ansible_collections.llmserve.sglang.plugins.module_utils.server.layout import (
+    HELPER_DIR, HELPERS, INSTANCE_RE, RUN_ROOT, instance_dirs, resolve_manager)
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import speculative
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import caches
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import gates
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.argv import render, shell_join
-from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.replica import NOT_A_GROUP, NOT_A_MEMBER, replica_nodes
+from ansible_collections.llmserve.sglang.plugins.plugin_utils._replica import NOT_A_GROUP, NOT_A_MEMBER
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.version import compare as version_compare, is_version
 from ansible_collections.llmserve.sglang.plugins.module_utils.server.orphans import MARKER as ORPHAN_MARKER
-from ansible_collections.llmserve.sglang.plugins.module_utils.server import view as server_view
-from ansible_collections.llmserve.sglang.plugins.module_utils.server.view import OPTIONAL, SETTINGS  # noqa: F401
+from ansible_collections.llmserve.sglang.plugins.plugin_utils import _server_view as server_view
+from ansible_collections.llmserve.sglang.plugins.plugin_utils._server_view import OPTIONAL, SETTINGS  # noqa: F401
 
 MANAGED = "Managed by llmserve.sglang.server: changes here are overwritten."
 API_KEY_ENV = "SGLANG_SERVER_API_KEY"
@@ -70,7 +70,7 @@ SPEC_ALGORITHMS = speculative.ALGORITHMS
 # wheels' server arguments, not in 0.5.9's or 0.5.10.post1's (tests/unit read them). Applied from the first release
 # seen with it; between 0.5.10.post1 and 0.5.15.post1 it is only recommended.
 PREFETCH_FLAG = "weight-loader-prefetch-checkpoints"
-PREFETCH_SINCE = "0.5.15.post1"
+PREFETCH_SINCE = gates.GATES["weight_prefetch"]
 
 ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 USER_RE = re.compile(r"^[a-z_][a-z0-9_-]{0,31}$")
@@ -257,30 +257,13 @@ def _example(name):
 
 
 def _validate_spec(s, raw, bad, started):
-    spec = s["speculative"]
-    algo = speculative.algorithm(spec)  # the one "is it on" rule: a mapping without an algorithm means EAGLE3
-    s["spec_on"] = bool(algo)
-    if not algo or not started:
+    # the one "is it on" rule and the one check of a spec that is on (sglang/speculative.py); the renderer trusts it
+    s["spec_on"] = bool(speculative.algorithm(s["speculative"]))
+    if not s["spec_on"] or not started:
         return
-    if algo not in SPEC_ALGORITHMS:
-        bad.add("speculative", {"algorithm": spec.get("algorithm")}, "names an algorithm this role does not render",
-                "use EAGLE3 (or EAGLE), or '' to serve without speculation")
-    if not str(spec.get("draft_model_path") or ""):
-        bad.add("speculative", {"draft_model_path": spec.get("draft_model_path")},
-                "has no draft model while algorithm is %s" % algo,
-                "set server_speculative.draft_model_path to the EAGLE-3 draft directory, or algorithm: '' to serve without it")
-    for key in ("num_steps", "eagle_topk", "num_draft_tokens"):
-        v = spec.get(key)
-        if v is None:
-            continue
-        n = _to_int(v)
-        if n is None or n < (0 if key == "num_steps" else 1):
-            bad.add("speculative", {key: v}, "is not a valid count", "give a whole number >= %d, or null" % (0 if key == "num_steps" else 1))
-        else:
-            spec[key] = n
-    for key in ("adaptive",):
-        if key in spec and spec[key] is not None and _to_bool(spec[key]) is None:
-            bad.add("speculative", {key: spec[key]}, "is not a boolean", "give true or false")
+    s["speculative"], found = speculative.problems(s["speculative"])
+    for shown, problem, fix in found:
+        bad.add("speculative", shown, problem, fix)
 
 
 def _validate_env(s, bad):
@@ -450,22 +433,23 @@ def sha256(text):
 # The plan
 # --------------------------------------------------------------------------------------------------------------------
 
-def _topology(s, host, bad):
-    """Nodes of the replica, this host's rank, and the rendezvous address (rank 0's)."""
+def _topology(s, view, host, bad):
+    """The refusals of the replica the view found (its nodes and this host's rank), and the rendezvous address
+    (rank 0's)."""
     name = host.get("name") or "localhost"
-    nodes, problem = replica_nodes(name, s["tp_group"], host.get("groups"))
+    nodes, problem = view["nodes"], view["replica_problem"]
     if problem == NOT_A_GROUP:
         bad.add("tp_group", s["tp_group"], problem, "set it to the group whose hosts form one TP replica")
     elif problem == NOT_A_MEMBER:
         bad.add("tp_group", s["tp_group"], "%s %s" % (problem, name), "add the host to the group or unset server_tp_group for it")
     if problem or not s["tp_group"]:
-        return [name], 0, None
+        return None
     if s["tp"] and s["tp"] % len(nodes):
         bad.add("tp", s["tp"], "(total across nodes) does not divide over the %d hosts of %s" % (len(nodes), s["tp_group"]),
                 "set server_tp to a multiple of the node count (e.g. %d)" % (8 * len(nodes)))
     rank0 = host.get("rank0") or {}
     addr = rank0.get("dist_init_host") or rank0.get("default_ipv4") or rank0.get("ansible_host") or nodes[0]
-    return nodes, nodes.index(name), "%s:%d" % (addr, s["dist_init_port"])
+    return "%s:%d" % (addr, s["dist_init_port"])
 
 
 def _running(state):
@@ -483,11 +467,16 @@ def plan(raw_settings, host):
     dirs {path: exists}, fingerprint (recorded), user_exists, group_exists.
     """
     s, bad = validate(raw_settings or {})
-    p = paths(s) if INSTANCE_RE.match(s["instance"]) and _abs_path(s["config_dir"]) and _abs_path(s["log_dir"]) else None
     manager, manager_error = resolve_manager(s["service_manager"], host.get("service_mgr"), host.get("name", "the host"))
     if manager_error:
         bad.items.append(manager_error)
-    nodes, rank, dist_addr = _topology(s, host, bad)
+    version = s["sglang_version"] or host.get("version")
+    # the instance as the rest of the collection sees it: its paths, nodes and rank, URL and speculation, once
+    view = server_view.build(s, name=host.get("name"), groups=host.get("groups"), version=str(version or ""),
+                             manager=manager)
+    p = view["paths"] if _abs_path(s["config_dir"]) and _abs_path(s["log_dir"]) else None
+    nodes, rank, spec = view["nodes"], view["rank"], view["spec"]
+    dist_addr = _topology(s, view, host, bad)
     out = {"refusals": bad.items, "warnings": [], "manager": manager, "nodes": nodes, "node_rank": rank,
            "nnodes": len(nodes), "action": "none", "why": "", "write": [], "remove": [], "dirs": [], "files": []}
     if p is None:
@@ -506,14 +495,12 @@ def plan(raw_settings, host):
             out["why"] = "server_state is stopped"
         return out
 
-    version = s["sglang_version"] or host.get("version")
     if not version:
         bad.items.append("%s cannot report an installed sglang (%s): run roles/sglang first, or set server_python to the "
                          "python of the venv that holds sglang" % (s["python"], host.get("version_error") or "no answer"))
     if bad.items:
         return out
     out["version"] = version
-    view = server_view.build(s, name=host.get("name"), groups=host.get("groups"), version=str(version), manager=manager)
     out["view"] = view
 
     # ---- the command line and the environment
@@ -522,12 +509,12 @@ def plan(raw_settings, host):
     settings = {
         "model_path": s["model_path"], "tp": s["tp"], "host": s["host"], "port": s["port"],
         "served_model_name": s["served_model_name"] or None,
-        "speculative": dict(s["speculative"], algorithm=speculative.algorithm(s["speculative"])) if s["spec_on"] else None,
+        "speculative": dict(s["speculative"], algorithm=spec["algorithm"]) if spec["on"] else None,
         "args": s["args"], "api_key_env": API_KEY_ENV if s["api_key"] else None,
     }
     if len(nodes) > 1:
         settings.update(nnodes=len(nodes), node_rank=rank, dist_init_addr=dist_addr)
-    storage = model_storage(s, host.get("model_fs") or {}, str(version))
+    storage = model_storage(s, spec, host.get("model_fs") or {}, str(version))
     if storage["apply"]:
         settings["args"] = dict(s["args"], **storage["apply"])
     gpu = host.get("gpu") or {}
@@ -619,7 +606,6 @@ def plan(raw_settings, host):
     gpu_count = len(s["cuda_visible_devices"]) if s["cuda_visible_devices"] else (gpu.get("count") if gpu.get("present") else None)
     out["preflight"] = {
         "python": s["python"], "argv": launch["argv"], "model_path": s["model_path"],
-        "draft_model_path": str(s["speculative"].get("draft_model_path") or "") or None if s["spec_on"] else None,
         "tp": s["tp"], "nnodes": len(nodes), "gpu_count": gpu_count, "host": s["host"], "port": s["port"],
         "owner_unit": p["unit_name"] if manager == "systemd" else None,
         "owner_pid": (out["pid"] or None) if manager == "pidfile" else None,
@@ -631,7 +617,7 @@ def plan(raw_settings, host):
         "become_error": become_error(s["user"], host.get("become") or {}, host.get("become_method")),
     }
     out["ready"] = {
-        "url": local_url(s["host"], s["port"]),
+        "url": view["url"],
         "log_path": p["log"], "unit": p["unit_name"] if manager == "systemd" else None,
         "pid_file": p["pid_file"] if manager == "pidfile" else None, "node_rank": rank,
         "timeout": s["ready_timeout"], "stall_timeout": s["stall_timeout"],
@@ -674,13 +660,13 @@ def model_check_args(s, env, user):
             "skip_tokenizer_init": _to_bool(_arg(args, "skip-tokenizer-init")) is True}
 
 
-def model_storage(s, model_fs, version):
+def model_storage(s, spec, model_fs, version):
     """Where the weights are read from, and what SGLang ``version`` offers when that is a network filesystem.
 
-    ``model_fs``: {path: {mount, fstype, source, network}} from server_info. Returns {network: [paths], apply:
-    {flag: value} added to the launch, notes: [text]}.
+    ``spec``: the view's (its draft); ``model_fs``: {path: {mount, fstype, source, network}} from server_info.
+    Returns {network: [paths], apply: {flag: value} added to the launch, notes: [text]}.
     """
-    paths_ = [s["model_path"]] + ([s["speculative"].get("draft_model_path")] if s.get("spec_on") else [])
+    paths_ = [s["model_path"], spec["draft_model_path"]]
     out = {"network": [], "apply": {}, "notes": []}
     for path in paths_:
         fs = model_fs.get(path) if path else None

@@ -6,7 +6,7 @@ import pytest
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.llmserve.sglang.plugins.filter.monitoring_targets import monitoring_targets
-from ansible_collections.llmserve.sglang.plugins.module_utils.monitoring.targets import build_targets
+from ansible_collections.llmserve.sglang.plugins.plugin_utils._monitoring_targets import build_targets
 
 METRICS = {"enable-metrics": True}
 
@@ -82,3 +82,24 @@ def test_router_targets():
                             "port": 29000}], {}, "mon")
     assert targets(r, "router") == [("10.0.0.9:29000", "gw")]
     assert r["router"][0]["labels"]["job"] == "sglang-router"
+
+
+def test_host_records_read_each_hosts_view():
+    from ansible_collections.llmserve.sglang.plugins.plugin_utils._monitoring_targets import host_records
+    hostvars = {
+        "g1": {"inventory_hostname": "g1", "ansible_host": "10.0.0.1", "server_port": "31000", "server_host": "0.0.0.0",
+               "server_args": {"enable-metrics": True}, "monitoring_scrape": "no"},
+        "g2": {"inventory_hostname": "g2", "server_view": {"host": "::", "port": 32000, "tp_group": "r", "instance": "k",
+                                                          "args": {}}},
+        "r1": {"router_prometheus_host": "0.0.0.0"},
+    }
+    g1, g2, g3 = host_records(["g1", "g2", "g3"], hostvars, "server", 30005)
+    assert (g1["ansible_host"], g1["host"], g1["port"], g1["scrape"], g1["args"]) == (
+        "10.0.0.1", "0.0.0.0", 31000, False, {"enable-metrics": True})
+    # a published view wins; a host that sets nothing gets the reader's default port and roles/server's host
+    assert (g2["host"], g2["port"], g2["tp_group"], g2["instance"]) == ("::", 32000, "r", "k")
+    assert (g3["name"], g3["ansible_host"], g3["host"], g3["port"], g3["scrape"]) == ("g3", "g3", "127.0.0.1", 30005, True)
+    (r1,) = host_records(["r1"], hostvars, "router", 29000)
+    assert (r1["host"], r1["port"], r1["address"]) == ("0.0.0.0", 29000, "")
+    with pytest.raises(ValueError):
+        host_records(["r1"], hostvars, "gateway", 1)

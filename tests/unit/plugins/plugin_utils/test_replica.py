@@ -1,7 +1,7 @@
 # Copyright: (c) 2026, llmserve.sglang contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """sglang/replica.py: which hosts form a replica and which is rank 0 (plan, monitoring and router ask here)."""
-from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import replica
+from ansible_collections.llmserve.sglang.plugins.plugin_utils import _replica as replica
 
 GROUPS = {"replica_a": ["gpu1", "gpu2"], "replica_b": ["gpu4", "gpu3"], "empty": []}
 

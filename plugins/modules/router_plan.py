@@ -1,0 +1,63 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: router_plan
+short_description: Decide roles/router's workers and check its settings, on the controller
+version_added: "0.1.0"
+description:
+  - The plan step of roles/router. An action plugin; it runs on the controller and makes no round trip to the host.
+  - Reads the role's C(router_*) settings from the task's variables and the workers' instance views (the fact
+    C(server_view) roles/server published, else their C(server_*) variables), and returns the worker URLs - one per
+    replica, its rank-0 host - and how many must be healthy.
+  - Fails, before anything is touched, listing every refused setting with its fix (no workers, an expected count out
+    of range, an unknown policy or package, a health-check timeout under SGLang's floor, a probe port that is
+    another listener's, a router on the port of the SGLang server of its own host).
+  - Takes no options.
+author:
+  - llmserve maintainers (@llmserve)
+options: {}
+attributes:
+  action:
+    support: full
+    description: Runs on the controller.
+  check_mode:
+    support: full
+    description: Decides the same in check mode.
+  diff_mode:
+    support: none
+    description: Changes nothing.
+seealso:
+  - module: llmserve.sglang.router_argv
+"""
+
+EXAMPLES = r"""
+- name: Plan the router
+  llmserve.sglang.router_plan:
+  register: __router_plan
+"""
+
+RETURN = r"""
+urls:
+  description: One worker URL per replica (C(router_worker_urls) when given).
+  returned: always
+  type: list
+  elements: str
+  sample: ["http://gpu1:30000", "http://gpu3:30000"]
+expected:
+  description: How many workers must be healthy (C(router_expected_workers), else every URL); null when refused.
+  returned: always
+  type: int
+refusals:
+  description: Every refused setting with its fix (the task fails when there is one).
+  returned: always
+  type: list
+  elements: str
+"""
