@@ -1,4 +1,6 @@
 # -*- coding: utf-8 -*-
+# Note that this module util is **PRIVATE** to the collection. It can have breaking changes at any time.
+# Do not use this from other collections or standalone plugins/modules!
 # Copyright: (c) 2026, llmserve.sglang contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """One reader for files nobody vouches for: a model tree's weights, config, tokenizer, index and manifest (issue 33).
@@ -353,17 +355,21 @@ def prescan(data, name, kind):
 
 
 class _Pairs(dict):
-    """A JSON object that remembers keys given twice (safetensors refuses some)."""
+    """A JSON object that remembers keys given twice (safetensors refuses some) and the values the last one hid
+    (serde_json still reads each of them: a malformed hidden tensor entry fails the load)."""
     twice = ()
+    hidden = ()
 
 
 def _object(pairs):
     obj = _Pairs(pairs)
     if len(obj) != len(pairs):
-        seen, twice = set(), set()
-        for key, _value in pairs:
+        seen, twice, hidden = set(), set(), []
+        for key, value in pairs:
             (twice if key in seen else seen).add(key)
+            hidden.append((key, value))
         obj.twice = twice
+        obj.hidden = [(k, v) for k, v in hidden if k in twice]
     return obj
 
 
@@ -549,6 +555,9 @@ def header_from(raw, file_size, name):
         if odd:
             raise Refused(name, "values of %s are not strings" % sample(odd), fix, field="__metadata__")
     tensors = {}
+    for tensor, info in getattr(parsed, "hidden", ()):
+        if tensor != "__metadata__":
+            _tensor_info(tensor, info, name)  # a tensor given twice: each entry must read, the last one counts
     for tensor, info in parsed.items():
         if tensor != "__metadata__":
             tensors[tensor] = _tensor_info(tensor, info, name)
