@@ -34,14 +34,14 @@ print("patched copy:", r["newly_applied"], r["files_changed"])
 PYEOF
 if [ "${CHECK:-0}" != 0 ]; then  # correctness: a random tiny pair, CHECK concurrent greedy requests per mode
   [ -f /tmp/models/llama-tiny/model.safetensors ] || "$PY" "$SRC/tests/gpu/make_tiny_models.py" /tmp/models | tail -1 | tee -a "$OUT/setup.txt"
-  EXTRA="--target llama-tiny --draft eagle3-tiny --check-outputs $CHECK --tokens ${TOKENS:-64}"
+  EXTRA=(--target llama-tiny --draft eagle3-tiny --check-outputs "$CHECK" --tokens "${TOKENS:-64}")
 else
   [ -f /tmp/models/llama-fixed/model.safetensors ] || \
     "$PY" "$SRC/tests/gpu/make_fitting_models.py" /tmp/models --agree 2 --layers 32 --hidden 4096 --inter 14336 | tee -a "$OUT/setup.txt"
-  EXTRA="--tokens ${TOKENS:-256}"
+  EXTRA=(--tokens "${TOKENS:-256}")
 fi
 stamp "models ready"
 nvidia-smi --query-gpu=name,memory.used,memory.total,driver_version --format=csv,noheader | tee -a "$OUT/setup.txt"
 "$PY" "$SRC/tests/gpu/bench_step0.py" --out "$OUT" --work "$WORK" --models /tmp/models --modes "${MODES:-baseline,eagle3,adaptive,adaptive_patched}" \
-  --points "${POINTS:-1,16,32,64,128,256}" --threshold "${THRESHOLD:-64}" --deadline $(( T0 + ${BUDGET:-565} )) $EXTRA
+  --points "${POINTS:-1,16,32,64,128,256}" --threshold "${THRESHOLD:-64}" --deadline $(( T0 + ${BUDGET:-565} )) "${EXTRA[@]}"
 stamp "done"
