@@ -782,7 +782,9 @@ def failure_message(own, ready, failed_step, rollback_ready, failed_nodes, on_fa
     else:
         why = "%s is not ready: node(s) %s of the replica failed (see their messages)." % (label, ", ".join(failed_nodes or []))
     stopped = failed_step.get("stopped") or {}
-    if stopped.get("killed"):
+    if stopped.get("at_once"):
+        why += " Its processes were stopped (state T, deaf to SIGTERM): killed at once."
+    elif stopped.get("killed"):
         why += " It did not act on SIGTERM: killed after %s s (server_stop_grace_unready)." % stopped.get("grace")
     ended = (failed_step.get("orphans") or {}).get("ended") or []
     if ended:
