@@ -195,6 +195,12 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+ready:
+  description: Whether the server came up (true) or the wait failed (false). Kept when the task is registered with
+    C(failed_when: false) (roles/server does so, and reports the failure once in its own block), which sets C(failed)
+    to false.
+  returned: always
+  type: bool
 elapsed:
   description: Seconds since the wait began (one monotonic clock across resumed calls).
   returned: always
