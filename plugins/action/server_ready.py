@@ -42,6 +42,9 @@ class ActionModule(CollectionAction):
         if not self._play_context.check_mode:
             display.display(self._line(host, res, False))
         result.update(res)
+        # the verdict as a key of its own: a role may register the wait with failed_when false (Ansible then prints no
+        # 'fatal' with the whole result, and sets failed to false) and still tell a failed wait from a READY
+        result["ready"] = not res.get("failed")
         return result
 
     @staticmethod

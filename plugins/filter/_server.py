@@ -14,7 +14,7 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.server import health
 from ansible_collections.llmserve.sglang.plugins.plugin_utils import _server_view as view_mod
-from ansible_collections.llmserve.sglang.plugins.plugin_utils._server_plan import failure_message, report, settle
+from ansible_collections.llmserve.sglang.plugins.plugin_utils._server_plan import failure_message, report, settle, wait_failed
 
 
 def _peers(plan, hostvars, play_hosts, var):
@@ -45,7 +45,7 @@ def server_replica_failures(plan, hostvars, play_hosts, me):
     own = dict(plan, _host=me)
     nodes = {me: (hostvars[me] if me in hostvars else {}).get("__server_ready") or {}}
     nodes.update(_peers(own, hostvars, play_hosts, "__server_ready"))
-    return sorted(n for n, r in nodes.items() if isinstance(r, dict) and r.get("failed"))
+    return sorted(n for n, r in nodes.items() if isinstance(r, dict) and wait_failed(r))
 
 
 def server_failure(plan, ready, failed_step=None, rollback_ready=None, failed_nodes=None, on_failure="rollback"):

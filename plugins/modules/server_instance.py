@@ -31,7 +31,8 @@ description:
   - O(action=end_watch) ends the peer watch after a successful wait.
   - O(action=recover) follows a failed wait - ends the peer watch and returns the peer's failure, stops the server
     that never became ready with the short grace O(stop_grace_unready) (it has no request to drain, and a frozen
-    start-up does not act on SIGTERM), then O(on_failure) - C(rollback) puts C(previous/) back and starts it,
+    start-up does not act on SIGTERM; a tree with a stopped member, state T, is killed at once, without the grace),
+    then O(on_failure) - C(rollback) puts C(previous/) back and starts it,
     C(stop) leaves the instance stopped.
 author:
   - llmserve maintainers (@llmserve)
@@ -170,8 +171,9 @@ start_error:
   returned: when the server exited at once
   type: str
 stopped:
-  description: How the stop went - C(seconds) it took, the C(grace) given (null - the manager's own bound), and whether
-    it C(killed) the server with SIGKILL at the end of it.
+  description: How the stop went - C(seconds) it took, the C(grace) given (null - the manager's own bound), whether
+    it C(killed) the server with SIGKILL at the end of it, and whether it did so C(at_once) (a member of the tree was
+    stopped, state T, and could not act on SIGTERM).
   returned: when something was stopped
   type: dict
 orphans:

@@ -195,6 +195,12 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+ready:
+  description: Whether the server came up (true) or the wait failed (false). Kept when the task is registered with
+    C(failed_when=false) (roles/server does so, and reports the failure once in its own block), which sets C(failed)
+    to false.
+  returned: always
+  type: bool
 elapsed:
   description: Seconds since the wait began (one monotonic clock across resumed calls).
   returned: always
@@ -258,7 +264,7 @@ category:
     - C(arch_unsupported) - kernels not built for this GPU architecture.
     - C(jit_build) - a kernel JIT build failed (ninja, nvcc, gcc, missing headers).
     - C(import_error) - a Python package or shared library is missing or mismatched.
-    - C(nccl) - NCCL / gloo / torch.distributed set-up or collective failed.
+    - C(nccl) - a communication set-up or collective failed (NCCL, Gloo, torch.distributed, DeepEP or NVSHMEM, Mooncake, NIXL or UCX, RDMA).
     - C(port_in_use) - a port the server binds (HTTP, dist-init, internal) is taken.
     - C(bad_args) - launch arguments rejected (argparse or ServerArgs checks).
     - C(model_not_found) - model path or Hub repo id does not exist or lacks files.

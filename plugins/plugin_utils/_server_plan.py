@@ -746,51 +746,78 @@ def ready_host(s, nnodes, gpu_count, gpu):
     return dict((k, v) for k, v in host.items() if v is not None)
 
 
-def failure_message(own, ready, failed_step, rollback_ready, failed_nodes, on_failure="rollback"):
-    """The one message a failed start ends with: the waiter's own diagnosis, the replica's, how the server that failed
-    was stopped, what it left on the GPUs, and what became of the previous configuration.
+def wait_failed(ready):
+    """Whether server_ready's result is a failed wait: ``ready: false`` (roles/server registers the wait with
+    failed_when false, so that Ansible does not print the whole result), or ``failed`` where no ``ready`` is given."""
+    ready = ready if isinstance(ready, dict) else {}
+    return ready.get("ready") is False or ("ready" not in ready and bool(ready.get("failed")))
 
-    ``ready`` is server_ready's result (its ``msg`` is the full diagnosis), ``failed_step`` the instance controller's
-    result for action=recover (peer_failure, stopped, orphans, rolled_back), ``rollback_ready`` server_ready's result
-    for the previous configuration, ``failed_nodes`` the nodes of the replica whose wait failed, ``on_failure``
-    server_on_failure (rollback or stop).
+
+def came_up(ready):
+    """Whether server_ready's result is a READY (not skipped, not failed)."""
+    ready = ready if isinstance(ready, dict) else {}
+    return bool(ready) and not ready.get("skipped") and ready.get("ready", not ready.get("failed", True)) is True
+
+
+def failure_message(own, ready, failed_step, rollback_ready, failed_nodes, on_failure="rollback"):
+    """The one block a failed start ends with, printed once per host: what ended the wait, the category, the key log
+    line, the remedy, how the server that failed was stopped, what it left on the GPUs, the log, and what became of
+    the previous configuration (one line each; the wait's whole result stays registered, -v shows it).
+
+    ``ready`` is server_ready's result (``msg`` the one-line diagnosis, ``category``/``key_line``/``remedy`` its
+    parts), ``failed_step`` the instance controller's result for action=recover (peer_failure, stopped, orphans,
+    rolled_back), ``rollback_ready`` server_ready's result for the previous configuration, ``failed_nodes`` the nodes
+    of the replica whose wait failed, ``on_failure`` server_on_failure (rollback or stop).
     """
     label = own.get("label") or "the server"
     failed_step = failed_step or {}
+    ready = ready or {}
+    lines = []
     peer = failed_step.get("peer_failure")
     if peer:
         delay = float(peer.get("time") or 0) - float(peer.get("sent") or peer.get("time") or 0)
-        why = ("%s is not ready: node %s of the replica failed (%s), so this node (rank %s) was stopped %.1f s later "
-               "instead of waiting for a timeout." % (label, peer.get("node"), peer.get("detail"), own.get("node_rank"), delay))
-    elif (ready or {}).get("failed"):
-        why = "%s is not ready: %s" % (label, (ready.get("msg") or "no diagnosis").rstrip("."))
-        why += "."
+        lines.append("%s is not ready: node %s of the replica failed (%s), so this node (rank %s) was stopped %.1f s "
+                     "later instead of waiting for a timeout." % (label, peer.get("node"), peer.get("detail"),
+                                                                  own.get("node_rank"), delay))
+    elif wait_failed(ready):
+        msg = ready.get("msg") or "no diagnosis"
+        parts = ready.get("category") and ready.get("remedy")
+        lines.append("%s is not ready: %s." % (label, (msg.split(" | ")[0] if parts else msg).rstrip(".")))
+        if parts:
+            lines.append("  category: %s" % ready["category"])
+            if ready.get("key_line"):
+                lines.append("  key line: %s" % str(ready["key_line"])[:300])
+            lines.append("  remedy: %s" % ready["remedy"])
     else:
-        why = "%s is not ready: node(s) %s of the replica failed (see their messages)." % (label, ", ".join(failed_nodes or []))
+        lines.append("%s is not ready: node(s) %s of the replica failed (see their messages)." % (
+            label, ", ".join(failed_nodes or [])))
     stopped = failed_step.get("stopped") or {}
-    if stopped.get("killed"):
-        why += " It did not act on SIGTERM: killed after %s s (server_stop_grace_unready)." % stopped.get("grace")
+    if stopped.get("at_once"):
+        lines.append("  Its processes were stopped (state T, deaf to SIGTERM): killed at once.")
+    elif stopped.get("killed"):
+        lines.append("  It did not act on SIGTERM: killed after %s s (server_stop_grace_unready)." % stopped.get("grace"))
     ended = (failed_step.get("orphans") or {}).get("ended") or []
     if ended:
-        why += " Ended %d process(es) it left on the GPUs: %s." % (len(ended), ", ".join(
-            "pid %s (%s MiB)" % (o.get("pid"), o.get("used_memory_mib")) for o in ended))
-    log = " Log kept: %s." % own.get("paths", {}).get("log", "?")
+        lines.append("  Ended %d process(es) it left on the GPUs: %s." % (len(ended), ", ".join(
+            "pid %s (%s MiB)" % (o.get("pid"), o.get("used_memory_mib")) for o in ended)))
+    lines.append("  Log kept: %s." % own.get("paths", {}).get("log", "?"))
     previous = own.get("paths", {}).get("previous_dir", "?")
     if own.get("action") == "start":
-        nxt = " Nothing ran before this deploy, so nothing is rolled back: the instance stays stopped."
+        nxt = "Nothing ran before this deploy, so nothing is rolled back: the instance stays stopped."
     elif on_failure == "rollback":
         if not failed_step.get("rolled_back"):
-            nxt = " Nothing to roll back to (no previous configuration in %s): the instance stays stopped." % previous
-        elif (rollback_ready or {}).get("failed", True):
-            nxt = " Rolled back to the previous configuration, but it did NOT come back: %s" % (
+            nxt = "Nothing to roll back to (no previous configuration in %s): the instance stays stopped." % previous
+        elif not came_up(rollback_ready):
+            nxt = "Rolled back to the previous configuration, but it did NOT come back: %s" % (
                 (rollback_ready or {}).get("msg") or "not waited on")
         else:
-            nxt = " Rolled back: the previous configuration came back and is ready (in %.1f s)." % float(
+            nxt = "Rolled back: the previous configuration came back and is ready (in %.1f s)." % float(
                 (rollback_ready or {}).get("elapsed") or 0)
     else:
-        nxt = (" Left stopped (server_on_failure=stop); the previous configuration is kept in %s "
+        nxt = ("Left stopped (server_on_failure=stop); the previous configuration is kept in %s "
                "(server_on_failure=rollback puts it back on a failed deploy)." % previous)
-    return why + log + nxt
+    lines.append("  " + nxt)
+    return "\n".join(lines)
 
 
 def report(own, ready=None):
@@ -801,7 +828,7 @@ def report(own, ready=None):
     if own.get("argv") is not None:
         lines.append("%s -m sglang.launch_server %s" % (own["preflight"]["python"], " ".join(own["argv"])))
     lines += ["WARNING: %s" % w for w in own.get("warnings") or []]
-    if ready and not ready.get("failed") and ready.get("elapsed") is not None:
+    if came_up(ready) and ready.get("elapsed") is not None:
         srv = ready.get("server") or {}
         stages = " > ".join(st.get("stage", "?") for st in ready.get("stages") or [])
         lines.append("READY in %.1f s (sglang %s; model %s; %s; stages %s)" % (

@@ -2,7 +2,7 @@
 # Copyright: (c) 2026, llmserve.sglang contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """PRIVATE to the collection (controller side; may change at any time): roles/server's settings as an action plugin
-sees them - every ``server_<name>`` of module_utils/server/view.SETTINGS that is set (the role's defaults when the
+sees them - every ``server_<name>`` of plugin_utils/_server_view.SETTINGS that is set (the role's defaults when the
 action runs inside roles/server), templated, plus what the defaults follow (roles/sglang's facts, its install
 record, models_list)."""
 

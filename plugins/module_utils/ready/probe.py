@@ -27,7 +27,7 @@ from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import gate
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.client import Client
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.log import LogReader, LogUnreadable, clean, in_order
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.signatures import Classifier
-from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.stages import StageTracker, progress_of
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.stages import StageTracker
 
 PORT_PROBE = 0.25       # TCP connect while the port is closed
 GPU_IDLE_PROBE = 10.0   # sample nvidia-smi when idle at most this often
@@ -249,9 +249,7 @@ class Probe:
             self.cls.feed(line, self.stages.stage, now)
         cur = self.reader.current()
         if cur:
-            prog = progress_of(cur)
-            if prog:
-                self.stages.detail = prog
+            self.stages.progress(cur)
         if self.reader.bytes_read != before or self.reader.events:
             self.last_progress = now
 

@@ -285,7 +285,7 @@ class Instance(object):
         the supervisor's timeout - the drain of a serving server). Then end what the instance left on the GPUs.
         Returns whether something was running; ``self.stopped`` says how it went."""
         started = time.time()
-        killed = False
+        killed = at_once = False
         if self.p["manager"] == "systemd":
             unit = self.paths["unit_name"]
             st = self.state()
@@ -297,28 +297,41 @@ class Instance(object):
                     self._systemctl("stop", unit)
                 elif was:
                     # A stop job in progress keeps Restart= from starting it again; SIGKILL ends the job early.
+                    # A stopped member (state T) cannot act on SIGTERM: then there is no grace to wait.
+                    at_once = bool(self._stopped_members(st.get("pid")))
                     self._systemctl("stop", "--no-block", unit)
-                    if not self._wait_inactive(grace):
+                    if at_once or not self._wait_inactive(grace):
                         killed = True
                         self.run(["systemctl", "kill", "--signal=SIGKILL", unit])
                     self._systemctl("stop", unit)
                 if disable and st["enabled"]:
                     self._systemctl("disable", unit)
             if was:
-                self.changes.append("stopped %s%s" % (unit, " (SIGKILL after %s s)" % grace if killed else ""))
+                self.changes.append("stopped %s%s" % (unit, " (SIGKILL at once: members stopped)" if at_once
+                                                      else " (SIGKILL after %s s)" % grace if killed else ""))
         else:
             was = bool(server_supervise.state_of(self.paths["pid_file"]).get("running"))
             timeout = grace if grace is not None else self.p.get("stop_timeout")
             if not self.check:
                 how = server_supervise.stop_server(self.paths["pid_file"], timeout)
                 was = how != "not running"
-                killed = how == "stopped (killed)"
+                killed = how.startswith("stopped (killed")
+                at_once = "at once" in how
             if was:
                 self.changes.append("stopped the supervised server (%s)%s" % (
-                    self.paths["pid_file"], " (SIGKILL after %s s)" % timeout if killed else ""))
-        self.stopped = {"seconds": round(time.time() - started, 1), "grace": grace, "killed": killed}
+                    self.paths["pid_file"], " (SIGKILL at once: members stopped)" if at_once
+                    else " (SIGKILL after %s s)" % timeout if killed else ""))
+        self.stopped = {"seconds": round(time.time() - started, 1), "grace": grace, "killed": killed, "at_once": at_once}
         self.sweep(grace if grace is not None else self.p.get("stop_grace_unready", 10))
         return was
+
+    @staticmethod
+    def _stopped_members(main_pid):
+        """Pids of the server's process tree (from its main pid) that are stopped (state T)."""
+        if not main_pid:
+            return []
+        pgid = (server_supervise.proc_state(int(main_pid)) or (None, None))[1]
+        return server_supervise.stopped_in_group(pgid) if pgid else []
 
     def _wait_inactive(self, seconds):
         deadline = time.time() + float(seconds)

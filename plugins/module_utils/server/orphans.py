@@ -94,6 +94,15 @@ def _alive(pid, proc):
     return bool(stat) and stat.rsplit(")", 1)[-1].split()[:1] != ["Z"]
 
 
+def _stopped(pid, proc="/proc"):
+    try:
+        with open("%s/%d/stat" % (proc, pid), "rb") as f:
+            raw = f.read().decode("utf-8", "replace")
+    except (OSError, IOError):
+        return False
+    return raw[raw.rfind(")") + 2:].split()[:1] in (["T"], ["t"])
+
+
 def sweep(instance, unit_name=None, server_pids=(), grace=10.0, run=_run, proc="/proc", kill=os.kill, check=False):
     """End the instance's processes still on a GPU. Returns {checked, ended: [{pid, cmdline, used_memory_mib, why,
     signal}], left: [...]}; ``checked`` is False where nvidia-smi cannot tell."""
@@ -109,11 +118,13 @@ def sweep(instance, unit_name=None, server_pids=(), grace=10.0, run=_run, proc="
     if check or not ours:
         return {"checked": True, "ended": ours if check else [], "left": []}
     for o in ours:
+        if _stopped(o["pid"], proc):
+            o["signal"] = "KILL"  # a stopped process cannot act on SIGTERM: no grace to wait for it
         try:
-            kill(o["pid"], signal.SIGTERM)
+            kill(o["pid"], signal.SIGKILL if o["signal"] == "KILL" else signal.SIGTERM)
         except OSError:
             pass
-    deadline = time.time() + float(grace)
+    deadline = time.time() + (0 if all(o["signal"] == "KILL" for o in ours) else float(grace))
     while time.time() < deadline and any(_alive(o["pid"], proc) for o in ours):
         time.sleep(0.1)
     for o in ours:

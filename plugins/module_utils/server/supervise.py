@@ -20,6 +20,8 @@ stdout and stderr to ``--log``, writes the server's pid to ``P`` and its own to 
 server ended in ``P.status`` (JSON: pid, started, ended, returncode; a negative returncode is the killing signal).
 ``stop`` asks the supervisor to stop: SIGTERM to the server's process group, SIGKILL after ``--timeout`` seconds
 (the caller kills the group itself at its own bound, which may be shorter: a start-up that never became ready).
+A group with a stopped member (state T: SIGSTOP, a tracer) is killed at once: a stopped process cannot act on
+SIGTERM, so no grace would end it.
 ``state`` prints that JSON, with ``running``, ``supervisor_pid`` and, while running, ``since`` (the server's start,
 epoch seconds, from /proc) and ``uptime``.  ``--spec`` reads the options from a JSON file (roles/server's launch.json:
 ``pid_file``, ``log``, ``env_file``, ``user``, ``cwd``, ``timeout``, ``command``); options given on the command line win.
@@ -215,12 +217,51 @@ def start(opts, cmd):
     return 0
 
 
+def proc_state(pid, proc="/proc"):
+    """(state letter, process group) of ``pid`` from /proc, or None when gone."""
+    try:
+        with open("%s/%d/stat" % (proc, pid), "rb") as f:
+            raw = f.read().decode("utf-8", "replace")
+    except (OSError, IOError):
+        return None
+    rest = raw[raw.rfind(")") + 2:].split()  # comm may hold spaces and parentheses
+    return rest[0], int(rest[2])
+
+
+def stopped_in_group(pgid, proc="/proc"):
+    """Pids of the process group ``pgid`` that are stopped (state T or t): they cannot act on SIGTERM."""
+    out = []
+    for name in os.listdir(proc):
+        if name.isdigit():
+            st = proc_state(int(name), proc)
+            if st and st[1] == pgid and st[0] in ("T", "t"):
+                out.append(int(name))
+    return sorted(out)
+
+
 def stop_server(pid_file, timeout=120):
-    """Ask the supervisor to stop the server (SIGTERM to its group, SIGKILL after timeout); says what happened."""
+    """Ask the supervisor to stop the server (SIGTERM to its group, SIGKILL after timeout); says what happened.
+
+    A group with a stopped member is killed at once (SIGKILL, and SIGCONT so that the kill is delivered to a traced
+    one too): the grace is for a process that can act on SIGTERM, and a stopped one cannot."""
     sup = read_pid(pid_file + ".supervisor")
     server = read_pid(pid_file)
     if not sup and not server:
         return "not running"
+    frozen = stopped_in_group(server) if server else []
+    if frozen:
+        for sig in (signal.SIGKILL, signal.SIGCONT):
+            try:
+                os.killpg(server, sig)
+            except OSError:
+                pass
+        st = proc_state(sup) if sup else None
+        if st and st[0] in ("T", "t"):
+            os.kill(sup, signal.SIGCONT)  # the supervisor records the end and removes the pid files
+        deadline = time.time() + 10
+        while time.time() < deadline and (read_pid(pid_file + ".supervisor") or read_pid(pid_file)):
+            time.sleep(0.05)
+        return "stopped (killed at once: %d stopped process%s)" % (len(frozen), "es" if len(frozen) > 1 else "")
     if sup:
         os.kill(sup, signal.SIGTERM)
     else:  # supervisor gone (killed): stop the server's group directly

@@ -37,6 +37,16 @@ Three general rules sit on top of the table:
   fit is ``draft_mismatch``.
 * When the log names a path the launch gave to a flag (its ``server_args=`` line,
   or the draft's code path in the traceback), the remedy names that flag.
+* The cause, not the frame: the deepest exception's type and message decide; a frame
+  only places a bare exception whose message says nothing better.  A runtime check
+  (``Check failed``, ``must be``, ``mismatch``) raised from a JIT kernel's source path is
+  no failed build.  A message-less exception quotes the ``assert``/``raise`` line the
+  traceback echoed above it, and is classified with it.
+* Every transport SGLang sets up (NCCL, Gloo, DeepEP/NVSHMEM, Mooncake, NIXL/UCX, RDMA)
+  is a communication failure (``nccl``) with that transport's remedy; a crash signal whose
+  native backtrace runs through a transport library is one too.
+* A port taken is ``port_in_use`` under any flag's name (``metrics_port``, ``nccl_port``,
+  ``dist_init``), and the remedy names that flag.
 
 The categories live in ``CATEGORY_DOCS`` here and nowhere else; the module's
 documentation is checked against it by a unit test.
@@ -67,7 +77,8 @@ CATEGORY_DOCS = (
     ("arch_unsupported", "kernels not built for this GPU architecture"),
     ("jit_build", "a kernel JIT build failed (ninja, nvcc, gcc, missing headers)"),
     ("import_error", "a Python package or shared library is missing or mismatched"),
-    ("nccl", "NCCL / gloo / torch.distributed set-up or collective failed"),
+    ("nccl", "a communication set-up or collective failed (NCCL, Gloo, torch.distributed, DeepEP or NVSHMEM, Mooncake, "
+             "NIXL or UCX, RDMA)"),
     ("port_in_use", "a port the server binds (HTTP, dist-init, internal) is taken"),
     ("bad_args", "launch arguments rejected (argparse or ServerArgs checks)"),
     ("model_not_found", "model path or Hub repo id does not exist or lacks files"),
@@ -156,6 +167,39 @@ R_FABRIC = ("CUDA is not initialised on this host (error 802): on NVSwitch syste
             "the driver's exact version (systemctl status nvidia-fabricmanager); otherwise reset or reboot the GPUs")
 R_JIT_CACHE = ("a kernel cache entry is broken or missing (a cut write, ranks racing on one cache): clear ~/.triton/cache, "
                "~/.cache/flashinfer and /tmp/torchinductor_* for the service user, then start again")
+R_DEEPEP = ("DeepEP (the MoE all-to-all) could not set up its buffers between the ranks: check that every GPU reaches its "
+            "peers (nvidia-smi topo -m; NVSHMEM/IBGDA and the RDMA NICs across nodes), that deep_ep was built for this torch and "
+            "CUDA, and try --moe-a2a-backend none to start without it")
+R_DEEPEP_TOKENS = ("a captured batch exceeds DeepEP's dispatch limit: lower --cuda-graph-max-bs (and --max-running-requests) "
+                   "or raise SGLANG_DEEPEP_NUM_MAX_DISPATCH_TOKENS_PER_RANK to cover bs x tokens per request (draft tokens "
+                   "included); the banner's memory advice does not apply")
+R_MOONCAKE = ("Mooncake's transfer engine failed (PD disaggregation, HiCache or its store): check the RDMA devices "
+              "(ibv_devinfo, --disaggregation-ib-device), that the server user may register GPU memory (nvidia-peermem, "
+              "ulimit -l), the metadata server, or MOONCAKE_PROTOCOL=tcp to start without RDMA")
+R_NIXL = ("NIXL/UCX could not set up the KV transfer: check the RDMA devices (ibv_devinfo, UCX_NET_DEVICES), UCX_TLS, "
+          "GPUDirect RDMA (nvidia-peermem), or use --disaggregation-transfer-backend mooncake")
+R_RDMA = ("no usable RDMA NIC for the transfer engine: check ibv_devinfo (port ACTIVE), the device names given "
+          "(--disaggregation-ib-device / MOONCAKE_DEVICE) and the GID index, or use TCP (MOONCAKE_PROTOCOL=tcp)")
+R_PORT_FLAG = ("the port given to %s%s is taken: stop the other process holding it (ss -ltnp), or give %s a free port "
+               "(also check --port and the dist-init ports +1..+5)")
+R_MODEL_TYPE = ("config.json%s has no model_type (or one transformers does not know): add the architecture's model_type "
+                "(llama for LlamaForCausalLM and its EAGLE-3 drafts), convert a draft from another exporter, or upgrade "
+                "transformers")
+R_MODEL_FEATURE = ("this SGLang's %s lacks %s, which the feature turned on needs (EAGLE-3 speculation, LoRA, ...): use a "
+                   "draft/adapter made for a supported model class, turn the feature off, or upgrade SGLang")
+R_LORA = ("LoRA set-up failed for this model: an adapter targets a module this SGLang's LoRA does not support here; check "
+          "the adapters' target_modules (--lora-paths) against --lora-target-modules, drop the unsupported modules, and "
+          "check --max-lora-rank")
+R_QUANT = ("the checkpoint's quantization does not fit the setting: leave --quantization unset to use the checkpoint's own "
+           "(or set the matching method), and pick a --moe-runner-backend / --fp8-gemm-backend that handles these weights")
+R_VOCAB = ("a kernel indexed past a table (a token id beyond a vocabulary): check the tokenizer's vocabulary against the "
+           "model's vocab_size (--tokenizer-path, added special tokens); rerun with CUDA_LAUNCH_BLOCKING=1 to find the kernel")
+R_VOCAB_DRAFT = ("a kernel indexed past a table (a token id beyond a vocabulary) with speculation on: the EAGLE draft's "
+                 "vocabulary (vocab_size, draft_vocab_size and its d2t/t2d token map) must fit the target's; check the draft's "
+                 "config against the target (--speculative-draft-model-path), else the tokenizer (--tokenizer-path)")
+R_KERNEL_COMPILE = ("a Triton kernel did not compile for this dtype/GPU (a kernel bug, not the toolchain): the lines under "
+                    "'CompilationError: at L:C' name the kernel; try another --attention-backend or --sampling-backend, "
+                    "another --dtype, or another SGLang version")
 R_COMPILE = ("torch.compile failed while tracing or compiling the model: start without --enable-torch-compile, or "
              "use the torch version this SGLang release pins")
 
@@ -164,8 +208,9 @@ R_COMPILE = ("torch.compile failed while tracing or compiling the model: start w
 # "Model architectures [...]" is not one (no qualifier): that is model_unsupported.
 _ARCH_NOUN = (r"(?:[Cc]ompute[ _][Cc]apabilit(?:y|ies)|\bcc ?\d{2,3}\b|\bsm_?\d{2,3}[af]?\b|\bSM ?\d{2,3}[af]?\b|"
               r"\bgfx\d{3,4}\w*|\b(?:GPU|gpu|device|hardware|CUDA|cuda|this|current|target|the GPU's) arch(?:itecture)?s?\b|"
+              r"\b(?:[Cc]urrent|[Tt]his) (?:platform|GPU|device)\b|"
               r"\b(?:Volta|Turing|Ampere|Ada(?: Lovelace)?|Hopper|Blackwell)\b)")
-_ARCH_NEG = r"(?:not (?:yet )?supported|unsupported|not compatible|incompatible)"
+_ARCH_NEG = r"(?:not (?:yet )?supported|unsupported|not compatible|incompatible|does(?: not|n't) support)"
 _ARCH_LIMIT = (r"(?:[Nn]ot (?:yet )?supported|[Uu]nsupported|does(?: not|n't) support|only (?:supports?|supported|available|"
                r"works|runs)|requires?|needs?)")
 _ARCH_RE = (r"no kernel image is available|invalid device function|hipErrorInvalidDeviceFunction|"
@@ -181,8 +226,38 @@ _KERNEL_CACHE = r"(?:/\.triton/cache\b|\.cache/flashinfer\b|/torchinductor_\w+|\
 # 35 attributed by traceback frame, 30 bare exception lines, 10-12 banners.
 # "generic" (the 6th field) marks the bare-exception row that frame rules refine.
 BUILTIN = [
+    # The transports SGLang sets up besides NCCL (see the module docstring): the first error is the cause.
+    ("bad_args", r"num_max_dispatch_tokens_per_rank", R_DEEPEP_TOKENS, 90, True),
+    ("nccl", r"deep_ep\.cpp:\d+|EPException|DeepEP\b.{0,40}\b(?:[Ff]ailed|[Ee]rror)|nvshmem\w*.{0,40}(?:[Ff]ail|[Ee]rror)|"
+             r"ibgda\.cpp\S*.{0,40}(?:[Ff]ail|[Ee]rror|Unable)", R_DEEPEP, 87, True),
+    ("nccl", r"DevComm setup failed", R_NCCL, 87, True),
+    ("nccl", r"NCCL exception\b", R_NCCL, 85, True),
+    ("nccl", r"Mooncake\b[^\n]{0,60}\b(?:[Ff]ailed|[Ee]rror)|transfer_task\.cpp\S*\] Failed to complete transfers|"
+             r"transfer_engine\w*\.cpp\S*\] Failed to", R_MOONCAKE, 87, True),
+    ("nccl", r"RdmaTransport: (?:No available RNIC|cannot initialize)|rdma_context\.cpp\S*\] Failed to (?:open device|register)|"
+             r"ibv_get_device_list failed|No IB devices found", R_RDMA, 87, True),
+    ("nccl", r"NIXL_ERR_\w+|nixlBackendError|nixl_agent\.cpp\S*\].{0,80}(?:[Ff]ail|[Ee]rror)|\bUCX\s+ERROR\b|"
+             r"UCX endpoint create failed|Unexpected UCX error|Can't register memory for|registerMem: registration failed",
+     R_NIXL, 87, True),
+    # A port taken under any flag's name (metrics_port, nccl_port, ...): SGLang's own wait for a free port.
+    ("port_in_use", r"\b\w*port\b(?: at)? \d+ is not available|\bis used by a process already\b", R_PORT, 88, True),
+    # The model has no model_type (or one transformers does not know): a model problem, not a path.
+    ("model_unsupported", r"Should have a .?model_type.? key|Unrecognized model in |[Uu]nknown model.?type\b|"
+                          r"has no .?model_type|has model type .{1,60} but Transformers does not recognize", R_MODEL_TYPE, 88,
+     True),
+    # The model class lacks what a feature turned on needs (EAGLE-3 hidden-state capture, set_embed, ...).
+    ("model_unsupported", r"AttributeError: '\w+For(?:CausalLM|ConditionalGeneration)\w*' object has no attribute '\w+'",
+     R_MODEL_FEATURE, 84, True),
+    # SGLang refuses the quantization setting, or a kernel's check refuses the checkpoint's quantized weights.
+    ("bad_args", r"\b\w+Config only supports\b|[Uu]nknown quantization method|[Uu]nsupported quantization|"
+                 r"Check the quantization config|Check failed: \w*weights?\w*\.dtype\(\)|"
+                 r"\bweights?\b[^\n]{0,60}\bmust be (?:fp8|fp4|nvfp4|int4|int8|float8\w*)\b", R_QUANT, 84, True),
+    # A message-less assert that names the architectures it runs on (the echoed source rides on the exception line).
+    ("arch_unsupported", r"(?:Assertion|NotImplemented)Error: \(assert\b.*\bis_(?:sm_?\d+\w*|blackwell\w*|hopper\w*|"
+                         r"cuda_arch\w*)\(", R_ARCH, 85, True),
+    ("jit_build", r"CompilationError", R_KERNEL_COMPILE, 40, False),
     ("oom_cuda_graph", r"Capture (?:[\w ]+ )?(?:cuda|CUDA) graph failed:.*(?:out of memory|OutOfMemory)", R_CG, 95, True),
-    ("oom_kv", r"Not enough memory\. Please try to increase --mem-fraction-static", R_KV, 90, True),
+    ("oom_kv", r"Not enought? memory\. Please try to increase --mem-fraction-static", R_KV, 90, True),
     ("oom_kv", r"max_total_num_tokens=-?\d+.*(?:must be|should be) positive|KV cache pool is too small", R_KV, 88, True),
     ("oom_kv", r"\w+ runs out of memory\.|Out of memory\. Please set a smaller number", R_REQ, 86, True),
     # A negative profiled token count is logged as a notice, but nothing fits: the failure follows.
@@ -278,7 +353,7 @@ BUILTIN = [
      r"EntryNotFoundError|Incorrect path_or_model_id|404 Client Error|Cannot find any model weights", R_MODEL, 85, True),
     ("model_unsupported",
      r"Model architectures? \[[^\]]*\] (?:is|are) not supported|Unsupported architectures?: |"
-     r"but Transformers does not recognize this architecture|is not a registered model in the Transformers library|"
+     r"is not a registered model in the Transformers library|"
      r"has no SGlang implementation and the Transformers implementation is not compatible", R_UNSUP, 85, True),
     # transformers' tokenizer loaders (5.x tokenization_utils_base / _tokenizers / auto): the model was found
     ("tokenizer",
@@ -302,7 +377,8 @@ BUILTIN = [
     ("bad_args", r"^\s*usage: (?:launch_server(?:\.py)?|sglang\S*|python3? -m sglang\S*) \[-h\]", R_ARGS, 45, False),
     ("import_error", r"cannot open shared object file|undefined symbol: |"
                      r"^\W*(?:\(.*?\)\s*)?(?:[\w.]+\.)?(?:ImportError|ModuleNotFoundError): ", R_IMPORT, 50, False),
-    ("scheduler_exception", r"Fatal Python error: |Segmentation fault \(core dumped\)|terminate called after throwing", R_SCHED, 60, True),
+    ("scheduler_exception", r"Fatal Python error: |Segmentation fault \(core dumped\)|terminate called after throwing|"
+                            r"Caught signal \d+ \(", R_SCHED, 60, True),
     ("warmup_failure", r"Initialization failed\. warmup error|warmup error:|Server warmup failed|"
                        r"[Ww]arm-?up (?:request )?failed", R_WARM, 40, True),
     ("scheduler_exception", r"^\s*(?:[\w.]+\.)?\w*(?:Error|Exception): |[\]|)]\s*(?:[\w.]+\.)?\w*(?:Error|Exception): |"
@@ -320,6 +396,10 @@ BUILTIN = [
 
 # Where a bare exception was raised (the traceback frame just above it) says what it is.
 FRAME_RULES = [
+    ("bad_args", r"sglang/srt/lora/", R_LORA),
+    ("nccl", r"sglang/srt/disaggregation/(?:mooncake|common)|mooncake", R_MOONCAKE),
+    ("nccl", r"sglang/srt/disaggregation/nixl|/nixl/", R_NIXL),
+    ("nccl", r"deep_ep/|token_dispatcher/deepep", R_DEEPEP),
     ("warmup_failure", r"in _(?:wait_and_warmup|execute_server_warmup|run_server_warmup\w*)\b", R_WARM),
     ("bad_args", r"sglang/srt/(?:server_args\w*\.py|arg_groups/|configs/model_config\.py|utils/network\.py|"
                  r"layers/attention/attention_registry\.py)|/argparse\.py", R_ARGS),
@@ -330,7 +410,7 @@ FRAME_RULES = [
     ("nccl", r"sglang/srt/distributed/|torch/distributed/", R_NCCL),
     ("jit_build", r"triton/runtime/cache\.py|/\.triton/cache/|torchinductor_", R_JIT_CACHE),
     ("jit_build", r"torch/_dynamo/|torch/_inductor/", R_COMPILE),
-    ("jit_build", r"/jit/|cpp_extension\.py|tvm_ffi|triton/runtime/build\.py|triton/backends/nvidia/driver\.py", R_JIT),
+    ("jit_build", r"/jit/|/jit_kernel/|cpp_extension\.py|tvm_ffi|triton/runtime/build\.py|triton/backends/nvidia/driver\.py", R_JIT),
 ]
 FRAME_PRIORITY = 35
 FLAG_PRIORITY = 33
@@ -397,6 +477,25 @@ _LAUNCH_ALIASES = {"tensor_parallel_size": "tp_size", "pipeline_parallel_size": 
 _ECHO_TAIL_RE = re.compile(r"(?<=\s)(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception): \S")
 # A non-frame line naming a source file (a paraphrased or foreign traceback: "... in triton/runtime/cache.py, f").
 _LOCATION_RE = re.compile(r"[\w.-]+/[\w/.-]+\.py\b")
+# A runtime check's wording: raised from a JIT kernel's source path it is still no failed build.
+_RUNTIME_CHECK_RE = re.compile(r"Check failed|\bmust be\b|\bexpected\b.{0,60}\bgot\b|[Mm]ismatch|\bout of (?:range|bounds)\b")
+_JIT_BUILD_REMEDIES = (R_JIT, R_COMPILE)
+# A message-less exception line: the echoed raise/assert above it says what it is.
+_BARE_EXC_RE = re.compile(r"^\s*(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception)\s*$")
+# A crash signal whose native backtrace runs through a transport's library is that transport failing.
+_SIGNAL_RE = re.compile(r"Caught signal \d+|Segmentation fault|Fatal Python error: (?:Segmentation|Aborted|Bus)")
+_TRANSPORT_LIBS = [(re.compile(r"nixl|libuc[pst]\b|libuc[pst][-.]|libibverbs|libmlx5"), R_NIXL),
+                   (re.compile(r"mooncake|libtransfer_engine"), R_MOONCAKE),
+                   (re.compile(r"deep_ep|libnvshmem|nvshmem"), R_DEEPEP),
+                   (re.compile(r"libnccl|libgloo"), R_NCCL)]
+# An index past a table (a token id beyond a vocabulary), asserted on the device.
+_INDEX_ASSERT_RE = re.compile(r"srcIndex < srcSelectDimSize|index out of bounds|indexSelect|[Ii]ndex \w* ?is out of bounds|"
+                              r"idx_dim >= 0 && idx_dim < index_size|ind >= 0 && ind < ind_dim_size")
+_SPEC_RE = re.compile(r"speculative_algorithm['\"]?\s*[:=]\s*['\"](?:EAGLE|NEXTN|STANDALONE|DFLASH|DSPARK)|"
+                      r"speculative_draft_model_path['\"]?\s*[:=]\s*['\"][^'\"]+|--speculative-draft-model-path\b")
+_PORT_NAME_RE = re.compile(r"\b([a-z][a-z0-9]*(?:_[a-z0-9]+)*_port)\b(?:\s+at)?\s*[=:]?\s*(\d{2,5})?")
+_MODEL_IN_RE = re.compile(r"Unrecognized model in (\S+?)\.?(?:\s|$)")
+_FEATURE_RE = re.compile(r"'(\w+)' object has no attribute '(\w+)'")
 
 
 def _excerpt(line, m, width=500):
@@ -489,7 +588,7 @@ def match_line(table, line, stage="starting", frames=None, paths=None, launch=No
     elif best.generic and draft and _SHAPE_RE.search(line):
         category, remedy, priority = "draft_mismatch", R_DRAFT, 88
     elif best.generic:
-        placed = _place(frames) if frames else None
+        placed = _place(frames, line) if frames else None
         if placed:
             category, remedy, priority = placed[0], placed[1], FRAME_PRIORITY
         elif _FLAG_RE.search(line[found.end():]):
@@ -519,8 +618,11 @@ def match_line(table, line, stage="starting", frames=None, paths=None, launch=No
             remedy = R_PATH_FLAG % (flag, _path_in(line, paths, flag) or "the value given")
         elif flag:
             remedy += " (the files given to %s)" % flag
+    remedy = _fit_remedy(category, remedy, line, paths, launch, frames, draft) if not best.user else remedy
     out = {"category": category, "remedy": remedy, "priority": priority,
            "strong": strong, "line": _excerpt(line, found), "stage": stage}
+    if category == "scheduler_exception" and _SIGNAL_RE.search(line):
+        out["signal"] = True  # a crash signal: a transport library in the backtrace after it places it
     if best.generic and category == "scheduler_exception":
         out["generic"] = True  # a bare exception nothing placed yet (a location line after it still may)
     return out
@@ -580,13 +682,45 @@ def _oom_by_frame(frames):
     return None
 
 
-def _place(frames):
-    """(category, remedy) from a traceback's frames, innermost first, or None."""
+def _place(frames, line=""):
+    """(category, remedy) from a traceback's frames, innermost first, or None.
+
+    A frame only adds context to the message: a runtime check raised from a JIT kernel's
+    source path is not placed as a failed build."""
+    check = bool(_RUNTIME_CHECK_RE.search(line))
     for frame in reversed(frames):
         for cat, rx, rem in _FRAME_COMPILED:
-            if rx.search(frame):
+            if rx.search(frame) and not (check and rem in _JIT_BUILD_REMEDIES):
                 return cat, rem
     return None
+
+
+def spec_on(launch, paths, frames=None):
+    """True when the launch runs speculation (its server_args or argv named a draft or an algorithm)."""
+    return bool((launch or {}).get("speculative") or _path_value(paths, DRAFT_FLAG)
+                or (frames and any(_DRAFT_FRAME_RE.search(f) for f in frames)))
+
+
+def _fit_remedy(category, remedy, line, paths, launch, frames, draft):
+    """The remedy fitted to what the line and the launch name (the flag, the path, the class)."""
+    if remedy == R_MODEL_TYPE:
+        flag = _flag_of_path(line, paths) or (DRAFT_FLAG if draft else None)
+        m = _MODEL_IN_RE.search(line)
+        where = m.group(1) if m else None
+        if flag:
+            return remedy % (" of %s (%s)" % ((where or _path_value(paths, flag) or "the model")[-40:], flag))
+        return remedy % (" of %s" % where[-40:] if where else "")
+    if remedy == R_MODEL_FEATURE:
+        m = _FEATURE_RE.search(line)
+        return remedy % ((m.group(1), m.group(2)) if m else ("model class", "a method"))
+    if category == "port_in_use":
+        m = _PORT_NAME_RE.search(line)
+        if m and m.group(1) not in ("port",):
+            flag = "--" + m.group(1).replace("_", "-")
+            return R_PORT_FLAG % (flag, " (%s)" % m.group(2) if m.group(2) else "", flag)
+    if category == "cuda_error" and _INDEX_ASSERT_RE.search(line):
+        return R_VOCAB_DRAFT if spec_on(launch, paths, frames) else R_VOCAB
+    return remedy
 
 
 class Classifier:
@@ -605,11 +739,13 @@ class Classifier:
             self.launch = state.get("launch") or {}
             self.last_file = state.get("last_file")
             self.best_age = state.get("best_age", 0)
+            self.echo = state.get("echo")
 
     def dump(self):
         return {"best": self.best, "first_strong_at": self.first_strong_at, "frames": self.frames,
                 "frame_age": self.frame_age, "telling": self.telling, "paths": self.paths,
-                "launch": self.launch, "last_file": self.last_file, "best_age": self.best_age}
+                "launch": self.launch, "last_file": self.last_file, "best_age": self.best_age,
+                "echo": self.echo}
 
     def reset(self):
         self.best = None
@@ -621,6 +757,7 @@ class Classifier:
         self.launch = {}         # tp_size, pp_size, nnodes, ... of the launch
         self.last_file = None    # the last weight file a line named
         self.best_age = 0        # lines since the best match
+        self.echo = None         # the last raise/assert line a traceback echoed (for a message-less exception)
 
     def feed(self, line, stage, now):
         if len(line) < 600 and frame_of(line):  # (a flattened paste is no frame line)
@@ -630,10 +767,16 @@ class Classifier:
             self.frame_age = 0
             return None
         self.frame_age += 1
+        if _SOURCE_ECHO_RE.match(line) and len(line) < 300:
+            self.echo = line.strip()
+        elif self.echo and _BARE_EXC_RE.match(line) and self.frame_age <= FRAME_REACH:
+            line = "%s: (%s)" % (line.strip(), self.echo)  # a message-less exception names its raise/assert
         self.best_age += 1
         if "server_args=ServerArgs(" in line:
             self.paths.update(paths_of_server_args(line))
             self.launch.update((_LAUNCH_ALIASES.get(k, k), int(v)) for k, v in _LAUNCH_INT_RE.findall(line))
+        if len(line) < 20000 and _SPEC_RE.search(line):
+            self.launch["speculative"] = 1
         named = _WEIGHT_FILE_RE.search(line) if len(line) < 2000 else None
         if named:
             self.last_file = named.group(0)
@@ -644,6 +787,12 @@ class Classifier:
             if placed:
                 self.best = dict(self.best, category=placed[0], remedy=placed[1], priority=FRAME_PRIORITY)
                 self.best.pop("generic", None)
+        if self.best and self.best.get("signal") and self.best_age <= FRAME_REACH:
+            for rx, rem in _TRANSPORT_LIBS:
+                if rx.search(line):  # the crash's native backtrace runs through a transport library
+                    self.best = dict(self.best, category="nccl", remedy=rem)
+                    self.best.pop("signal", None)
+                    break
         frames = self.frames if self.frame_age <= FRAME_REACH else None
         m = match_line(self.table, line, stage, frames, self.paths, self.launch, self.last_file)
         if m is None:

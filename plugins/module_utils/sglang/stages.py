@@ -44,6 +44,14 @@ _STAGE_PATTERNS = [
 _COMPILED = [(s, re.compile(p)) for s, p in _STAGE_PATTERNS]
 RESTART_RE = re.compile("|".join(re.escape(t) for t in gates.lines("server_args")))
 _PROGRESS_RE = re.compile(r"(\d{1,3})%(?:[^|\n]*\|){1,2}\s*(\d+)/(\d+)")
+# CUDA-graph capture: the list of sizes each capture announces (0.5.15.post1 / 0.5.23 "Capture <role> <kind> CUDA graph
+# begin. ... bs=[1, 2, ...]" or "num_tokens=[...]"; older "Capture cuda graph bs [...]"), and the size tqdm's description
+# names before each capture ("Capturing batches (bs=48 ...)", "Capturing num tokens (num_tokens=512 ...)"). The sizes are
+# captured largest first, so the size being captured says how many are done even while tqdm's own count lags (it
+# redraws only every so often, and not at all while one slow size compiles its kernels).
+_CAPTURE_BEGIN_RE = re.compile(r"Capture (?P<name>[\w ]*?) ?(?:cuda|CUDA) graph begin\..*?\b(?:bs|num_tokens)=\[(?P<list>[\d, ]+)\]|"
+                               r"Capture (?:cuda|CUDA) graph (?:bs|num_tokens) \[(?P<old>[\d, ]+)\]")
+_CAPTURE_ITEM_RE = re.compile(r"Capturing (?:batches|num tokens) \((?:bs|num_tokens)=(\d+)")
 _RANK_RE = re.compile(r"\b(TP\d+|DP\d+|PP\d+|EP\d+)(?:[ \]])")
 
 
@@ -79,15 +87,17 @@ class StageTracker:
         self.stages = [{"stage": "starting", "began": 0.0}]
         self.detail = None
         self.restarts = 0
+        self.capture = None  # {"sizes": [largest first], "name": "target verify"} of the capture under way
         if state:
             self.stage = state["stage"]
             self.stages = state["stages"]
             self.detail = state.get("detail")
             self.restarts = state.get("restarts", 0)
+            self.capture = state.get("capture")
 
     def dump(self):
         return {"stage": self.stage, "stages": self.stages,
-                "detail": self.detail, "restarts": self.restarts}
+                "detail": self.detail, "restarts": self.restarts, "capture": self.capture}
 
     @property
     def began(self):
@@ -104,7 +114,7 @@ class StageTracker:
         if RESTART_RE.search(line) and 1 < self.index() < STAGES.index("http"):
             self.restart(now)
             return True
-        prog = progress_of(line)
+        begin = _CAPTURE_BEGIN_RE.search(line) if "raph" in line else None
         stage = stage_of(line)
         changed = False
         if stage is not None and STAGES.index(stage) > self.index():
@@ -112,14 +122,32 @@ class StageTracker:
             self.stages.append({"stage": stage, "began": round(now, 3)})
             self.detail = None
             changed = True
+        if begin:
+            sizes = sorted(set(int(x) for x in re.findall(r"\d+", begin.group("list") or begin.group("old"))), reverse=True)
+            self.capture = {"sizes": sizes, "name": (begin.group("name") or "").strip()}
+            if self.stage == "cuda_graph":
+                self.detail = "0/%d" % len(sizes)
+        self.progress(line)
+        return changed
+
+    def progress(self, line):
+        """Take the progress a line shows (a tqdm bar; for a CUDA-graph capture, the size it is capturing)."""
+        prog = progress_of(line)
+        item = _CAPTURE_ITEM_RE.search(line) if self.capture else None
+        if item:
+            sizes = self.capture["sizes"]
+            size = int(item.group(1))
+            done, total = (int(x) for x in prog.split("/")) if prog else (0, len(sizes))
+            if size in sizes and total == len(sizes):
+                prog = "%d/%d" % (max(done, sizes.index(size)), total)
         if prog is not None:
             self.detail = prog
-        return changed
+        return prog
 
     def restart(self, now):
         self.restarts += 1
         self.stages = [{"stage": "init", "began": round(now, 3)}]
-        self.stage, self.detail = "init", None
+        self.stage, self.detail, self.capture = "init", None, None
 
     def set(self, stage, now):
         if stage != self.stage:
@@ -131,4 +159,6 @@ class StageTracker:
         text = LABELS.get(self.stage, self.stage)
         if self.detail and self.stage in ("load_weights", "cuda_graph"):
             text += " " + self.detail
+            if self.stage == "cuda_graph" and self.capture and self.capture.get("name"):
+                text += " (%s)" % self.capture["name"]
         return text

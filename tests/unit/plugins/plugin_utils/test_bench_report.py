@@ -1,6 +1,6 @@
 # Copyright: (c) 2026, llmserve.sglang contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Report logic (module_utils/bench/report.py, spec_setting.py): crossover and threshold against the rate model
+"""Report logic (plugin_utils/_bench_report.py, _bench_spec_setting.py): crossover and threshold against the rate model
 that produced the data, the setting each SGLang version has, the confirming run."""
 import testpaths  # noqa: F401  (puts the checkout on sys.path as the collection)
 import json

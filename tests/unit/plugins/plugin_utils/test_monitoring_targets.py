@@ -1,6 +1,6 @@
 # Copyright: (c) 2026, llmserve.sglang contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""roles/monitoring's scrape targets from inventory host records (plugins/module_utils/monitoring/targets.py)."""
+"""roles/monitoring's scrape targets from inventory host records (plugins/plugin_utils/_monitoring_targets.py)."""
 import pytest
 
 from ansible.errors import AnsibleFilterError

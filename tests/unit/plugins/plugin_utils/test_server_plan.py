@@ -1,6 +1,6 @@
 # Copyright: (c) 2026, llmserve.sglang contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""roles/server's plan (module_utils/server/plan.py): refusals, files, fingerprint, action, replica."""
+"""roles/server's plan (plugin_utils/_server_plan.py): refusals, files, fingerprint, action, replica."""
 
 import testpaths
 import copy
@@ -374,3 +374,43 @@ def test_plan_does_not_touch_its_inputs():
     s0, h0 = copy.deepcopy(s), copy.deepcopy(h)
     sp.plan(s, h)
     assert (s, h) == (s0, h0)
+
+
+# -- issue 38: one failure block per host, printed once -------------------------------------------------------------
+READY_FAILED = {"ready": False, "failed": False, "reason": "crashed", "category": "oom_cuda_graph",
+                "key_line": "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.",
+                "remedy": "CUDA graph capture ran out of GPU memory: lower --mem-fraction-static",
+                "msg": "server process 292 exited (exit status -9) in stage cuda_graph after 5s | log: x | oom -> try: y",
+                "gpu": {"gpus": [{"index": i} for i in range(8)]}, "log_tail": ["l"] * 80}
+
+
+def test_the_failure_block_has_one_line_each_and_not_the_whole_result():
+    pl = sp.plan(defaults(), host())
+    msg = sp.failure_message(pl, READY_FAILED, {"stopped": {"killed": True, "at_once": True}}, None, ["gpu1"], "stop")
+    lines = msg.split("\n")
+    assert lines[0] == "sglang-default.service is not ready: server process 292 exited (exit status -9) in stage " \
+                       "cuda_graph after 5s."
+    assert lines[1:4] == ["  category: oom_cuda_graph",
+                          "  key line: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.",
+                          "  remedy: CUDA graph capture ran out of GPU memory: lower --mem-fraction-static"]
+    assert "  Its processes were stopped (state T, deaf to SIGTERM): killed at once." in lines
+    assert "  Log kept: /var/log/sglang/default.log." in lines
+    assert lines[-1].startswith("  Nothing ran before this deploy")
+    assert len(lines) == 7 and "log_tail" not in msg and "gpus" not in msg
+
+
+def test_a_failed_wait_is_told_by_ready_false_even_when_ansible_set_failed_false():
+    assert sp.wait_failed(READY_FAILED) and not sp.came_up(READY_FAILED)
+    assert sp.came_up({"ready": True, "failed": False, "elapsed": 3}) and not sp.wait_failed({"ready": True})
+    # results of before the ready key: failed decides; skipped or absent is neither
+    assert sp.wait_failed({"failed": True}) and sp.came_up({"failed": False})
+    assert not sp.wait_failed({"skipped": True}) and not sp.came_up({"skipped": True}) and not sp.came_up(None)
+
+
+def test_replica_failures_read_ready_false():
+    from ansible_collections.llmserve.sglang.plugins.filter._server import server_replica_failures
+    pl = sp.plan(defaults(), host())
+    hv = {"gpu1": {"__server_ready": READY_FAILED}}
+    assert server_replica_failures(pl, hv, ["gpu1"], "gpu1") == ["gpu1"]
+    hv = {"gpu1": {"__server_ready": {"ready": True, "failed": False}}}
+    assert server_replica_failures(pl, hv, ["gpu1"], "gpu1") == []

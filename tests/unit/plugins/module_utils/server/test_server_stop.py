@@ -143,3 +143,66 @@ def test_why_ours_reads_cgroup_environment_and_process_group(tmp_path):
     got = dict((pid, orphans.why_ours(pid, "t", "sglang-t.service", [500], str(proc))) for pid in (10, 11, 12, 13, 14))
     assert got == {10: "cgroup", 11: "environment", 12: "process group", 13: "process group", 14: None}
     assert orphans.why_ours(12, "t", "sglang-t.service", [], str(proc)) is None  # tt is another instance
+
+
+# -- issue 38: a stopped tree cannot act on SIGTERM: it is killed at once, no grace waited ---------------------------
+def dead(pid):
+    st = server_supervise.proc_state(pid)
+    return st is None or st[0] in ("Z", "X")  # gone, or a zombie its (killed) parent no longer reaps
+
+
+def _stop_group(server):
+    os.killpg(server, signal.SIGSTOP)
+    assert wait_for(lambda: server_supervise.stopped_in_group(server) and all(
+        server_supervise.proc_state(p)[0] in ("T", "t") for p in server_supervise.stopped_in_group(server)))
+
+
+def test_a_tree_whose_processes_are_all_stopped_is_killed_at_once(tmp_path, gpu):
+    inst, p = instance(tmp_path, "frozen:dist_init", stop_timeout=600)
+    server = si.act(inst, {"action": "start", "fingerprint": "fp"})["state"]["pid"]
+    assert wait_for(lambda: len(listed()) == 2)
+    _stop_group(server)  # every process of the server stopped (state T), as the H200 capture froze it
+    members = server_supervise.stopped_in_group(server)
+    assert len(members) >= 3  # launcher and both schedulers
+    res = si.act(inst, {"action": "recover", "on_failure": "stop", "stop_grace_unready": 30})
+    # no grace was waited: the stop saw the stopped members and sent SIGKILL at once
+    assert res["stopped"]["at_once"] and res["stopped"]["killed"]
+    assert any("SIGKILL at once" in c for c in res["changes"])
+    assert res["state"]["active_state"] == "inactive"
+    assert all(dead(m) for m in members)
+    assert wait_for(lambda: listed() == [], 10)
+
+
+def test_one_stopped_member_is_enough_to_skip_the_grace(tmp_path, gpu):
+    inst, p = instance(tmp_path, "frozen:dist_init", stop_timeout=600)
+    server = si.act(inst, {"action": "start", "fingerprint": "fp"})["state"]["pid"]
+    assert wait_for(lambda: len(listed()) == 2)
+    one = [a for a in listed() if a != server][0]
+    os.kill(one, signal.SIGSTOP)
+    assert wait_for(lambda: server_supervise.stopped_in_group(server) == [one])
+    how = server_supervise.stop_server(p["pid_file"], 30)
+    assert how == "stopped (killed at once: 1 stopped process)"
+    assert dead(one) and dead(server)
+
+
+def test_a_running_frozen_tree_still_gets_sigterm_and_the_grace(tmp_path, gpu):
+    # the other side: nothing stopped, so SIGTERM goes first and the kill waits the (short) grace
+    inst, p = instance(tmp_path, "frozen:load_weights", stop_timeout=600)
+    si.act(inst, {"action": "start", "fingerprint": "fp"})
+    assert wait_for(lambda: len(listed()) == 2)
+    res = si.act(inst, {"action": "recover", "on_failure": "stop", "stop_grace_unready": 1})
+    assert not res["stopped"]["at_once"]
+
+
+def test_a_stopped_orphan_is_killed_without_the_grace(tmp_path, gpu):
+    orphan = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"], start_new_session=True,
+                              env=dict(os.environ, **{orphans.MARKER: "t"}))
+    try:
+        (gpu / str(orphan.pid)).write_text(json.dumps({"used_memory": 1000, "process_name": "python"}))
+        os.kill(orphan.pid, signal.SIGSTOP)
+        assert wait_for(lambda: server_supervise.proc_state(orphan.pid)[0] in ("T", "t"))
+        res = orphans.sweep("t", grace=30)
+        assert [o["signal"] for o in res["ended"]] == ["KILL"] and res["left"] == []
+    finally:
+        orphan.kill()
+        orphan.wait()

@@ -115,13 +115,14 @@ def test_oom_placed_by_raising_frame_when_no_stage_line(frame, category):
     assert classify_text(text)["category"] == category
 
 
-def test_bare_exception_line_without_message_is_the_key_line():
+def test_bare_exception_line_without_message_is_the_key_line_with_its_assert():
     text = ("[2025-01-01 00:00:00 TP0] Scheduler hit an exception: Traceback (most recent call last):\n"
             '  File "/p/sglang/srt/mem_cache/radix_cache.py", line 3, in __init__\n'
             "    assert isinstance(a, B)\n"
             "AssertionError\n")
     v = classify_text(text)
-    assert (v["category"], v["line"]) == ("scheduler_exception", "AssertionError")
+    # The message-less exception quotes the assert the traceback echoed above it (issue 38).
+    assert (v["category"], v["line"]) == ("scheduler_exception", "AssertionError: (assert isinstance(a, B))")
 
 
 # -- rules added for the H200 misreads and the checkpoint categories (wording from the 0.5.15.post1 / 0.5.23 wheels'
