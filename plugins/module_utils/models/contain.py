@@ -21,22 +21,13 @@ import os
 import re
 import stat
 
+from ansible_collections.llmserve.sglang.plugins.module_utils.host import owned_dirs
+
 # A path component or value with these is never what a user or a source meant (C0, DEL and C1 controls).
 CONTROL = re.compile(u"[\x00-\x1f\x7f-\x9f]")
-# Directories whose replacement or content loss would break the host; a dest may be none of them nor hold one.
-SYSTEM_PATHS = (
-    "/", "/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib32", "/lib64", "/libx32", "/lost+found", "/media",
-    "/mnt", "/opt", "/proc", "/root", "/run", "/sbin", "/snap", "/srv", "/sys", "/tmp", "/usr", "/var",
-    "/usr/bin", "/usr/lib", "/usr/lib64", "/usr/libexec", "/usr/local", "/usr/local/bin", "/usr/local/lib",
-    "/usr/sbin", "/usr/share", "/usr/src", "/usr/include", "/var/cache", "/var/lib", "/var/log", "/var/mail",
-    "/var/spool", "/var/tmp", "/var/run", "/var/lock", "/var/backups", "/var/opt", "/var/www", "/srv/www",
-)
-# Trees no weights belong in: a dest anywhere below them is refused too.
-SYSTEM_TREES = ("/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/libx32", "/proc", "/run", "/sbin",
-                "/sys", "/usr/bin", "/usr/lib", "/usr/lib64", "/usr/libexec", "/usr/sbin", "/usr/include",
-                "/var/lib/dpkg", "/var/lib/apt", "/var/log")
-# A dest needs at least this many components: /data or /models alone would be a whole disk's tree.
-MIN_DEPTH = 2
+# The system-path rule is host/owned_dirs.py's (one rule for every directory the collection owns); these names stay
+# here for the readers of this module.
+SYSTEM_PATHS, SYSTEM_TREES, MIN_DEPTH = owned_dirs.SYSTEM_PATHS, owned_dirs.SYSTEM_TREES, owned_dirs.MIN_DEPTH
 
 
 class Refused(ValueError):
@@ -170,10 +161,7 @@ def remove_in(root, rel):
         os.close(dfd)
 
 
-def under(path, root):
-    """``path`` is ``root`` or inside it (both absolute and normalised)."""
-    root = root.rstrip("/") or "/"
-    return path == root or path.startswith(root if root == "/" else root + "/")
+under = owned_dirs.under
 
 
 def check_dest(dest):
@@ -189,9 +177,7 @@ def check_dest(dest):
     if not dest.startswith("/"):
         return ["dest %s is a relative path; give an absolute one" % dest]
     problems = []
-    clean = os.path.normpath(dest)
-    if clean.startswith("//"):
-        clean = "/" + clean.lstrip("/")
+    clean = owned_dirs.normalise(dest, "dest")
     if ".." in dest.split("/"):
         problems.append("dest %s has a .. component; give the path it means" % dest)
     seen = [clean]
@@ -200,15 +186,16 @@ def check_dest(dest):
         seen.append(real)
     for path in seen:
         label = dest if path == clean else "%s (really %s)" % (dest, path)
-        if any(under(s, path) for s in SYSTEM_PATHS):
+        reason = owned_dirs.system_reason(path, trees=True)
+        if reason == "system":
             problems.append("dest %s is a system directory or holds one; the role replaces its dest whole - "
                             "give a directory of its own, e.g. /models/<name>" % label)
-        elif any(under(path, t) for t in SYSTEM_TREES):
+        elif reason == "tree":
             problems.append("dest %s is inside a system tree; weights do not belong there" % label)
-        elif len(path.strip("/").split("/")) < MIN_DEPTH:
+        elif reason == "shallow":
             problems.append("dest %s is too shallow (fewer than %d components): it would be a whole tree of the "
                             "host; give a directory of its own, e.g. %s/<name>" % (label, MIN_DEPTH, path))
-        elif os.path.dirname(path) == "/home":
+        elif reason == "home":
             problems.append("dest %s is a home directory; give a directory of its own below it" % label)
         else:
             continue
