@@ -200,7 +200,10 @@ def decide(path, uid, gid, mode, what="directory", adopt=(), cache=False, settin
             raise Refused("%s %s is a cache the collection reads back, and it is %s, not %s: refused, not trusted. "
                           "Remove it (the collection makes it again)" % (what, shown, _describe(*has), wanted))
         adopted = any(a in (clean, real) for a in (quiet_normalise(x) for x in adopt or ()))
-        if not adopted and not _marker_ok(fd, real):
+        ours = _marker_ok(fd, real)
+        if cache and not ours:
+            return out  # the owner asked for and a tighter mode: safe to use as it is, not the collection's to change
+        if not adopted and not ours:
             raise Refused("%s %s exists and was not made by the collection (no %s in it): it is %s and would be "
                           "chmod-ed and chown-ed to %s. Give a directory of its own, or add %s to %s to let the "
                           "collection take it over" % (what, shown, MARKER, _describe(*has), wanted, clean, setting))

@@ -74,6 +74,25 @@ def test_model_verify_refuses_a_relative_path():
     assert result["failed"] and "relative path" in result["msg"]
 
 
+@pytest.mark.skipif(os.geteuid() != 0, reason="chown to another user needs root")
+@pytest.mark.parametrize("owner, mode, ok", [(0, 0o700, True), (65534, 0o700, False), (0, 0o750, False),
+                                             (0, 0o600, True)])
+def test_model_verify_trusts_its_cache_only_when_it_is_roots_alone(tmp_path, owner, mode, ok):
+    target = tiny.write_target(str(tmp_path / "t"), shards=2)
+    cache = tmp_path / "model-check"
+    cache.mkdir()
+    os.chown(str(cache), owner, 0)
+    os.chmod(str(cache), mode)
+    result = _run("model_verify", {"path": target, "cache_dir": str(cache)})
+    if ok:
+        assert not result.get("failed"), result
+    else:
+        assert result["failed"] and "refused, not trusted" in result["msg"] and str(cache) in result["msg"]
+        assert os.listdir(str(cache)) == []  # nothing written into it
+    fresh = _run("model_verify", {"path": target, "cache_dir": str(tmp_path / "new" / "model-check")})
+    assert not fresh.get("failed") and oct(os.stat(str(tmp_path / "new" / "model-check")).st_mode & 0o777) == "0o700"
+
+
 def test_model_plan_masks_an_inline_token():
     inline = {"name": "k", "kind": "hub", "repo": "a/b", "dest": "/m", "token": "hf_UNITSECRET"}
     result = _run("model_plan", {"models": [inline]})

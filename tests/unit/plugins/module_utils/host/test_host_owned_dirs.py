@@ -217,7 +217,7 @@ def test_a_cache_is_made_root_only(tmp_path):
 
 @pytest.mark.parametrize("owner, mode, refused", [
     (0, 0o700, False),        # as the collection makes it
-    (0, 0o500, False),        # tighter and ours by its marker below: fixed
+    (0, 0o500, False),        # tighter and ours by its marker: fixed back
     (NOBODY, 0o700, True),    # another owner
     (0, 0o701, True),         # one bit looser
     (0, 0o755, True),
@@ -235,6 +235,14 @@ def test_an_existing_cache_with_another_owner_or_a_looser_mode_is_refused(tmp_pa
     else:
         od.ensure_all(_cache(cache))
         assert _mode(cache) == 0o700
+
+
+def test_a_tighter_cache_the_collection_did_not_make_is_used_as_it_is(tmp_path):
+    cache = tmp_path / "model-check"
+    cache.mkdir()
+    os.chmod(str(cache), 0o500)
+    assert od.ensure_all(_cache(str(cache))) == []
+    assert _mode(str(cache)) == 0o500
 
 
 def test_a_cache_below_a_directory_others_can_write_is_refused(tmp_path):
