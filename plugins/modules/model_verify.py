@@ -163,6 +163,7 @@ import time
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.host import owned_dirs
+from ansible_collections.llmserve.sglang.plugins.module_utils.models import contain
 from ansible_collections.llmserve.sglang.plugins.module_utils.models.verify import MODES, verify_pair
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import registry
 
@@ -215,6 +216,10 @@ def main():
                           sglang=sglang, trust_remote_code=p["trust_remote_code"], model_impl=p["model_impl"],
                           tokenizer_path=p["tokenizer_path"], skip_tokenizer_init=p["skip_tokenizer_init"],
                           cache_dir=None if module.check_mode else p["cache_dir"])  # check mode writes nothing
+    for key, what in (("path", "the model"), ("draft_path", "the draft")):
+        loose = contain.world_writable_warning(p[key], what) if p[key] and os.path.isdir(p[key]) else None
+        if loose:
+            module.warn(loose)
     result = dict(changed=False, elapsed=round(time.time() - start, 3), notes=notes, **verdict)
     if not verdict["ok"] and p["fail"]:
         module.fail_json(msg="the model is not fit to serve:\n  - " + "\n  - ".join(verdict["problems"]), **result)

@@ -201,3 +201,37 @@ def check_dest(dest):
             continue
         break
     return problems
+
+
+def world_writable(root, limit=5, max_entries=100000):
+    """(count, first ``limit`` relative paths) of the files and directories under ``root`` (and itself) that every
+    user may write: anyone on the host could change the weights that are served. Links are not followed; at most
+    ``max_entries`` entries are looked at (a bounded walk)."""
+    found, seen = [], 0
+    try:
+        if stat.S_IMODE(os.lstat(root).st_mode) & stat.S_IWOTH:
+            found.append(".")
+    except OSError:
+        return 0, []
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames + filenames:
+            seen += 1
+            if seen > max_entries:
+                return len(found), found[:limit]
+            try:
+                st = os.lstat(os.path.join(dirpath, name))
+            except OSError:
+                continue
+            if not stat.S_ISLNK(st.st_mode) and st.st_mode & stat.S_IWOTH:
+                found.append(os.path.relpath(os.path.join(dirpath, name), root))
+    return len(found), found[:limit]
+
+
+def world_writable_warning(root, what="the model"):
+    """A warning naming the world-writable entries of ``root``, or None."""
+    count, some = world_writable(root)
+    if not count:
+        return None
+    return ("%s at %s has %d file(s) or directories every user may write (%s%s): anyone on the host can change what "
+            "is served. Run chmod -R o-w %s" % (what, printable(root), count, ", ".join(printable(x) for x in some),
+                                               ", ..." if count > len(some) else "", printable(root)))
