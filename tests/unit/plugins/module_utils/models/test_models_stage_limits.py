@@ -2,6 +2,7 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """roles/models' smaller rules (issue 33): sizes named in the size refusals, the per-file deadline of directory
 copies and tarball members, patterns that keep nothing named, same-origin redirects followed with the token."""
+import functools
 import os
 import time
 
@@ -11,14 +12,30 @@ from ansible_collections.llmserve.sglang.plugins.module_utils.models import cont
 from ansible_collections.llmserve.sglang.plugins.module_utils.models import stage
 from tinymodels import tiny
 
-from test_models_safety import Quiet, server  # noqa: F401 pylint: disable=unused-import,import-error
+from netutil import serve  # pylint: disable=import-error
+from test_models_safety import Quiet  # pylint: disable=import-error
+
+
+@pytest.fixture
+def server():
+    """serve(handler, root): a loopback file server of ``root`` with ``handler``; its URL."""
+    servers = []
+
+    def start(handler, root):
+        srv = serve(functools.partial(handler, directory=str(root)))
+        servers.append(srv)
+        return "http://127.0.0.1:%d" % srv.server_address[1]
+    yield start
+    for srv in servers:
+        srv.shutdown()
+        srv.server_close()
 
 
 @pytest.mark.parametrize("promised, found, needle", [
     (699, 700, "expected 699 bytes, found at least 700 (longer than its manifest says); refused"),
     (701, 700, "expected 701 bytes, found 700: the server ended it early"),
 ])
-def test_a_size_mismatch_names_the_expected_and_found_sizes(tmp_path, server, promised, found, needle):  # noqa: F811
+def test_a_size_mismatch_names_the_expected_and_found_sizes(tmp_path, server, promised, found, needle):
     (tmp_path / "srv").mkdir()
     (tmp_path / "srv" / "w.safetensors").write_bytes(b"x" * found)
     base = server(Quiet, tmp_path / "srv")
@@ -29,7 +46,7 @@ def test_a_size_mismatch_names_the_expected_and_found_sizes(tmp_path, server, pr
     assert needle in str(e.value) and "w.safetensors" in str(e.value)
 
 
-def test_the_promised_size_exactly_passes(tmp_path, server):  # noqa: F811
+def test_the_promised_size_exactly_passes(tmp_path, server):
     (tmp_path / "srv").mkdir()
     (tmp_path / "srv" / "w.safetensors").write_bytes(b"x" * 700)
     base = server(Quiet, tmp_path / "srv")
@@ -80,7 +97,7 @@ def test_patterns_that_keep_nothing_are_named(tmp_path, allow, ignore, refused):
         assert files
 
 
-def test_the_token_follows_a_redirect_within_its_origin(tmp_path, server):  # noqa: F811
+def test_the_token_follows_a_redirect_within_its_origin(tmp_path, server):
     (tmp_path / "srv").mkdir()
     (tmp_path / "srv" / "file").write_text("payload")
 
