@@ -200,6 +200,12 @@ def main():
                                     "what": "the model check's cache_dir", "cache": True}], check=module.check_mode)
         except owned_dirs.Refused as e:
             module.fail_json(msg=str(e))
+    # what no reader may open (a FIFO shard, a link out of the tree or to /dev/zero), refused before any is read
+    hostile = ["%s %s" % (what, x) for key, what in (("path", "target"), ("draft_path", "draft")) if p[key]
+               and os.path.isdir(p[key]) for x in contain.hostile_entries(p[key])]
+    if hostile:
+        module.fail_json(msg="the model is not fit to serve:\n  - " + "\n  - ".join(hostile), ok=False,
+                         problems=hostile, changed=False)
     start = time.time()
     notes, sglang = [], None
     if p["python"]:

@@ -235,3 +235,44 @@ def world_writable_warning(root, what="the model"):
     return ("%s at %s has %d file(s) or directories every user may write (%s%s): anyone on the host can change what "
             "is served. Run chmod -R o-w %s" % (what, printable(root), count, ", ".join(printable(x) for x in some),
                                                ", ..." if count > len(some) else "", printable(root)))
+
+
+def hostile_entries(root, max_entries=100000, limit=10):
+    """What in the model tree at ``root`` no reader may open, found with lstat alone (nothing is opened): a FIFO,
+    socket or device (a read would block for ever or never end), a symbolic link that leaves the tree, dangles, or
+    points at anything but a plain file. [] when there is none. A bounded walk; links to directories are not
+    followed. Each problem names the entry, what it is and the fix."""
+    problems = []
+    real_root = os.path.realpath(root)
+    seen = 0
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in sorted(dirnames + filenames):
+            seen += 1
+            if seen > max_entries or len(problems) >= limit:
+                return problems
+            path = os.path.join(dirpath, name)
+            rel = printable(os.path.relpath(path, root))
+            try:
+                st = os.lstat(path)
+            except OSError:
+                continue
+            if stat.S_ISLNK(st.st_mode):
+                target = os.path.realpath(path)
+                if not under(target, real_root):
+                    problems.append("%s is a symbolic link that leaves the model's tree (to %s): the check and "
+                                    "SGLang would read it as root; copy the file into the tree"
+                                    % (rel, printable(os.readlink(path))))
+                    continue
+                try:
+                    st = os.stat(path)
+                except OSError:
+                    problems.append("%s is a symbolic link to nothing (%s)" % (rel, printable(os.readlink(path))))
+                    continue
+                if stat.S_ISDIR(st.st_mode):
+                    continue
+            kind = ("a FIFO" if stat.S_ISFIFO(st.st_mode) else "a socket" if stat.S_ISSOCK(st.st_mode)
+                    else "a device" if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode) else None)
+            if kind:
+                problems.append("%s is %s, not a plain file: a read would block or never end; replace it with the "
+                                "file it stands for" % (rel, kind))
+    return problems

@@ -193,3 +193,18 @@ def test_world_writable_weights_are_warned_about(tmp_path):
     os.chmod(os.path.join(target, "config.json"), 0o666)
     loud = _run("model_verify", {"path": target})
     assert any("config.json" in w and "every user may write" in w and "chmod -R o-w" in w for w in (x["event"]["msg"] for x in loud["warnings"])), loud["warnings"]
+
+
+@pytest.mark.parametrize("kind", ["fifo", "link_out", "dev_zero"])
+def test_model_verify_refuses_a_hostile_shard_at_once(tmp_path, kind):
+    target = tiny.write_target(str(tmp_path / "t"), shards=2)
+    shard = os.path.join(target, "model-00002-of-00002.safetensors")
+    os.unlink(shard)
+    {"fifo": os.mkfifo, "link_out": lambda p: os.symlink("/etc/shadow", p),
+     "dev_zero": lambda p: os.symlink("/dev/zero", p)}[kind](shard)
+    env = dict(os.environ, PYTHONPATH=os.path.join(testpaths.REPO, "collections"))
+    proc = subprocess.run([sys.executable, os.path.join(testpaths.REPO, "plugins", "modules", "model_verify.py")],
+                          input=json.dumps({"ANSIBLE_MODULE_ARGS": {"path": target}}), capture_output=True,
+                          text=True, env=env, check=False, timeout=60)  # a FIFO read would never return
+    result = json.loads(proc.stdout)
+    assert result["failed"] and "target model-00002-of-00002.safetensors is a" in result["msg"]
