@@ -23,9 +23,11 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import errno
+import grp
 import json
 import os
 import posixpath
+import pwd
 import re
 import stat
 
@@ -150,8 +152,6 @@ def _open_dir(real):
 
 
 def _describe(uid, gid, mode):
-    import grp
-    import pwd
     try:
         user = pwd.getpwuid(uid).pw_name
     except KeyError:

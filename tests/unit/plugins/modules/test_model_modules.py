@@ -192,7 +192,8 @@ def test_world_writable_weights_are_warned_about(tmp_path):
     assert not quiet.get("warnings")
     os.chmod(os.path.join(target, "config.json"), 0o666)
     loud = _run("model_verify", {"path": target})
-    assert any("config.json" in w and "every user may write" in w and "chmod -R o-w" in w for w in (x["event"]["msg"] for x in loud["warnings"])), loud["warnings"]
+    said = [x["event"]["msg"] for x in loud["warnings"]]
+    assert any("config.json" in w and "every user may write" in w and "chmod -R o-w" in w for w in said), said
 
 
 @pytest.mark.parametrize("kind", ["fifo", "link_out", "dev_zero"])
