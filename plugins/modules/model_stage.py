@@ -71,7 +71,7 @@ options:
     type: float
     default: 60
   file_timeout:
-    description: Seconds one HTTP or tarball file may take in all (a server that trickles bytes fails here, named).
+    description: Seconds one file (HTTP, a tarball member, a C(dir) copy) may take in all (a server that trickles bytes fails here, named).
     type: float
     default: 7200
   model_timeout:
