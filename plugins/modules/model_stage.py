@@ -267,8 +267,8 @@ class Run(object):
         host = socket.gethostname()
 
         def judge(current):
-            if self.orphan_of and current.get("token") == self.orphan_of:
-                return True  # its controller is gone (the action plugin saw it): taken over at once
+            if self.orphan_of and current.get("token") == self.orphan_of and current.get("host") == host:
+                return True  # its controller is gone (the action plugin saw it), its worker here: stopped at once
             watched = float(current.get("watched") or current.get("since") or 0)
             if current.get("host") == host:
                 return not (current.get("pid") and alive(int(current["pid"]), current.get("starttime")))
