@@ -14,6 +14,7 @@ __metaclass__ = type
 
 from ansible.utils.display import Display
 
+from ansible_collections.llmserve.sglang.plugins.action.server_lock import _alive, holder as controller_of_this_run
 from ansible_collections.llmserve.sglang.plugins.plugin_utils._action import CollectionAction
 from ansible_collections.llmserve.sglang.plugins.plugin_utils._resume import run_resumable
 
@@ -30,12 +31,32 @@ def _human(n):
         n /= 1024.0
 
 
+def orphaned(held, me, alive=_alive):
+    """The lock token of the run holding the dest when it ran on this controller (``me``) and its ansible-playbook
+    process is gone (a killed controller): that run is taken over at once. None otherwise - a live run, or one of
+    another controller, whose process cannot be seen from here."""
+    ctl = (held or {}).get("controller") or {}
+    if not held or not held.get("token") or ctl.get("controller") != me["controller"]:
+        return None
+    if alive(ctl.get("pid"), ctl.get("start")):
+        return None
+    return held["token"]
+
+
 class ActionModule(CollectionAction):
     _requires_connection = True  # runs the module on the host
 
     def decide(self, args, task_vars, result):
         host = task_vars.get("inventory_hostname", "?")
+        me = controller_of_this_run()
+        args = dict(args, controller=dict((k, me[k]) for k in ("controller", "user", "pid", "start")))
         res = run_resumable(self, MODULE, args, task_vars, "model_stage", lambda r: display.display(self.line(host, r)))
+        orphan = orphaned(res.get("held_by"), me) if res.get("failed") else None
+        if orphan:
+            # the run holding the dest was started by an ansible-playbook of this controller that is gone: its
+            # worker is stopped and its transfer resumed now, not after models_orphan_after
+            res = run_resumable(self, MODULE, dict(args, orphan_of=orphan), task_vars, "model_stage",
+                                lambda r: display.display(self.line(host, r)))
         if res.get("action") == "staged":
             display.display("[%s] %s: staged at %s in %.0fs" % (host, res.get("name"), res.get("model_path"),
                                                                 res.get("elapsed", 0)))

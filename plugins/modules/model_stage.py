@@ -71,7 +71,7 @@ options:
     type: float
     default: 60
   file_timeout:
-    description: Seconds one HTTP or tarball file may take in all (a server that trickles bytes fails here, named).
+    description: Seconds one file (HTTP, a tarball member, a C(dir) copy) may take in all (a server that trickles bytes fails here, named).
     type: float
     default: 7200
   model_timeout:
@@ -83,9 +83,20 @@ options:
     description:
       - A worker that no run has watched for this many seconds (its controller died) stops without publishing and
         gives up the lock; a later run waits at most this long for such a worker, and fails at once naming the
-        holder of a lock that is watched.
+        holder of a lock that is watched. A run whose controller was killed on the controller this run uses is
+        taken over at once (its worker stopped, its transfer resumed), without waiting.
     type: float
     default: 300
+  controller:
+    description:
+      - Internal - the controller process of this run (its host, user, pid and start time), set by the action plugin
+        and recorded in C(<dest>.lock) so that a later run on the same controller can see it is gone.
+    type: dict
+  orphan_of:
+    description:
+      - Internal - the lock token of a run whose controller the action plugin found gone (killed); that run's lock is
+        taken over at once and its worker stopped (SIGTERM, then SIGKILL), and its transfer resumes in this run.
+    type: str
   allow_http_token:
     description: Send the token over plain C(http://) (refused by default - it would travel in clear text).
     type: bool
@@ -189,6 +200,7 @@ import hashlib
 import json
 import os
 import shutil
+import signal
 import socket
 import time
 
@@ -241,18 +253,22 @@ class Run(object):
 
     def __init__(self, module, dest, token=None):
         self.module, self.path, self.token = module, stage.lock_of(dest), token
+        self.controller = module.params.get("controller")
+        self.orphan_of = module.params.get("orphan_of")
 
     def holder(self):
         me = proc_stat(os.getpid())
         now = time.time()
         return {"host": socket.gethostname(), "pid": os.getpid(), "starttime": me[3] if me else None,
                 "since": now, "watched": now, "token": self.token, "dest": self.path[:-len(".lock")],
-                "by": "roles/models (llmserve.sglang.model_stage)"}
+                "by": "roles/models (llmserve.sglang.model_stage)", "controller": self.controller}
 
     def dead(self, orphan_after):
         host = socket.gethostname()
 
         def judge(current):
+            if self.orphan_of and current.get("token") == self.orphan_of and current.get("host") == host:
+                return True  # its controller is gone (the action plugin saw it), its worker here: stopped at once
             watched = float(current.get("watched") or current.get("since") or 0)
             if current.get("host") == host:
                 return not (current.get("pid") and alive(int(current["pid"]), current.get("starttime")))
@@ -274,6 +290,7 @@ class Run(object):
             if silent <= orphan_after:
                 self.token = None
                 self.module.fail_json(
+                    held_by=current,
                     msg="%s is being staged by another run: %s, last watched %d s ago (lock %s). Wait for it; a run "
                         "whose controller died stops on its own %d s after it was last watched (models_orphan_after)"
                         % (self.path[:-len(".lock")], stage.describe(current), silent, self.path, orphan_after))
@@ -284,6 +301,23 @@ class Run(object):
                         "within a stall timeout of noticing. If it hangs (a dead NFS mount), kill pid %s and run again"
                         % (self.path[:-len(".lock")], stage.describe(current), silent, current.get("pid")))
             time.sleep(0.5)
+
+    def stop_orphan(self, took_over, grace=10.0):
+        """Stop the worker of the run taken over (its controller is gone), at once: SIGTERM, then SIGKILL after
+        ``grace`` s; its transfer tool dies with it. Returns what was done, or None. Only a worker on this host,
+        and the very process the lock named (pid and start time)."""
+        if not took_over or took_over.get("token") != self.orphan_of or took_over.get("host") != socket.gethostname():
+            return None
+        pid, starttime = took_over.get("pid"), took_over.get("starttime")
+        if not pid or not alive(int(pid), starttime):
+            return None
+        os.kill(int(pid), signal.SIGTERM)
+        end = time.time() + grace
+        while alive(int(pid), starttime) and time.time() < end:
+            time.sleep(0.1)
+        if alive(int(pid), starttime):
+            os.kill(int(pid), signal.SIGKILL)
+        return "stopped the worker (pid %s) of a run whose controller is gone; its transfer resumes here" % pid
 
     def watch(self):
         current = locks.update(self.path, self.token, {"watched": time.time()})
@@ -312,6 +346,8 @@ def main():
             file_timeout=dict(type="float", default=float(stage.FILE_DEADLINE)),
             model_timeout=dict(type="float", default=float(stage.MODEL_DEADLINE)),
             orphan_after=dict(type="float", default=float(stage.ORPHAN_AFTER)),
+            controller=dict(type="dict"),
+            orphan_of=dict(type="str", no_log=False),
             allow_http_token=dict(type="bool", default=False),
             resume_state=dict(type="dict"),
         ),
@@ -359,6 +395,9 @@ def main():
         if os.path.isdir(dest) and not os.path.lexists(partial) and not os.path.lexists(old):
             check = verify_tree(dest, "full" if p["verify"] == "full" else "cheap", require_tokenizer, p["workers"])
             if check["ok"] and check["method"].startswith("manifest"):
+                loose = contain.world_writable_warning(dest, model["name"])
+                if loose:
+                    module.warn(loose)
                 module.exit_json(action="present", verify=check, **result)
             reason = "; ".join(check["problems"]) or "no manifest: staged by hand or by another tool (adopted)"
         elif os.path.lexists(old):
@@ -383,6 +422,9 @@ def main():
         if took.get("took_over"):
             result["took_over"] = "took over the lock of %s from %s (%s)" % (
                 dest, stage.describe(took["took_over"]), took["message"])
+            stopped = run.stop_orphan(took["took_over"])
+            if stopped:
+                result["took_over"] += "; " + stopped
             module.warn(result["took_over"])
         try:
             recovered = stage.recover(dest)

@@ -96,6 +96,8 @@ options:
         size, mtime, ctime, inode); while they still match, the next run does not parse the headers again (the
         config, tokenizer, architecture, draft fit and readability are checked every time). roles/server uses
         C(/run/llmserve-sglang/model-check). Omitted - every run parses every header.
+      - It is made by root with mode C(0700); one that exists with another owner or a looser mode, or below a
+        directory another user can write, is refused (not trusted, not repaired) - remove it and it is made again.
       - O(mode=full) and check mode never use it (check mode writes nothing).
     type: path
   fail:
@@ -155,10 +157,13 @@ notes:
   elements: str
 """
 
+import os
 import time
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.llmserve.sglang.plugins.module_utils.host import owned_dirs
+from ansible_collections.llmserve.sglang.plugins.module_utils.models import contain
 from ansible_collections.llmserve.sglang.plugins.module_utils.models.verify import MODES, verify_pair
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import registry
 
@@ -187,6 +192,20 @@ def main():
     for key in ("path", "draft_path"):
         if p[key] and not p[key].startswith("/"):
             module.fail_json(msg="%s %r is a relative path; give the model directory's absolute path" % (key, p[key]))
+    if p["cache_dir"]:
+        # the cache is read back and trusted: made by root, root's alone, below directories only root writes
+        # (host/owned_dirs); an existing one with another owner or a looser mode is refused, not used
+        try:
+            owned_dirs.ensure_all([{"path": p["cache_dir"], "uid": os.geteuid(), "gid": os.getegid(), "mode": 0o700,
+                                    "what": "the model check's cache_dir", "cache": True}], check=module.check_mode)
+        except owned_dirs.Refused as e:
+            module.fail_json(msg=str(e))
+    # what no reader may open (a FIFO shard, a link out of the tree or to /dev/zero), refused before any is read
+    hostile = ["%s %s" % (what, x) for key, what in (("path", "target"), ("draft_path", "draft")) if p[key]
+               and os.path.isdir(p[key]) for x in contain.hostile_entries(p[key])]
+    if hostile:
+        module.fail_json(msg="the model is not fit to serve:\n  - " + "\n  - ".join(hostile), ok=False,
+                         problems=hostile, changed=False)
     start = time.time()
     notes, sglang = [], None
     if p["python"]:
@@ -203,6 +222,10 @@ def main():
                           sglang=sglang, trust_remote_code=p["trust_remote_code"], model_impl=p["model_impl"],
                           tokenizer_path=p["tokenizer_path"], skip_tokenizer_init=p["skip_tokenizer_init"],
                           cache_dir=None if module.check_mode else p["cache_dir"])  # check mode writes nothing
+    for key, what in (("path", "the model"), ("draft_path", "the draft")):
+        loose = contain.world_writable_warning(p[key], what) if p[key] and os.path.isdir(p[key]) else None
+        if loose:
+            module.warn(loose)
     result = dict(changed=False, elapsed=round(time.time() - start, 3), notes=notes, **verdict)
     if not verdict["ok"] and p["fail"]:
         module.fail_json(msg="the model is not fit to serve:\n  - " + "\n  - ".join(verdict["problems"]), **result)

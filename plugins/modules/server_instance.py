@@ -58,9 +58,18 @@ options:
     elements: path
     default: []
   dirs:
-    description: O(action=write) - C({path, owner, group, mode}) directories to create and keep.
+    description:
+      - O(action=write) - C({path, owner, group, mode}) directories to create and keep. All are judged on the host
+        before any is made or changed (links resolved, no system directory); an existing one is C(chmod)-ed or
+        C(chown)-ed only when the collection made it (its root-owned marker C(.llmserve-sglang-dir)) or it is in
+        O(adopt_dirs); the compile caches are refused with another owner or a looser mode.
     type: list
     elements: dict
+    default: []
+  adopt_dirs:
+    description: O(action=write) - existing directories the collection may take over (C(server_adopt_dirs)).
+    type: list
+    elements: path
     default: []
   backup:
     description: O(action=write) - copy the files that run now into C(previous/) before writing.
@@ -217,6 +226,7 @@ def main():
             files=dict(type="list", elements="dict", default=[], no_log=False),
             remove=dict(type="list", elements="path", default=[]),
             dirs=dict(type="list", elements="dict", default=[]),
+            adopt_dirs=dict(type="list", elements="path", default=[]),
             backup=dict(type="bool", default=False),
             fingerprint=dict(type="str", default=""),
             daemon_reload=dict(type="bool", default=False),

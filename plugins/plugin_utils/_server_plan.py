@@ -28,6 +28,7 @@ import hashlib
 import json
 import re
 
+from ansible_collections.llmserve.sglang.plugins.module_utils.host import owned_dirs
 from ansible_collections.llmserve.sglang.plugins.module_utils.server.layout import (
     HELPER_DIR, HELPERS, INSTANCE_RE, RUN_ROOT, instance_dirs, resolve_manager)
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import speculative
@@ -210,9 +211,10 @@ def validate(raw):
         if not _abs_path(s[name]):
             bad.add(name, s[name], "is not an absolute path without spaces", "give a path like /opt/sglang/venv/bin/python"
                     if name == "python" else "give an absolute path, e.g. /var/lib/sglang")
-    if s["config_dir"] in ("/", "/etc") or s["log_dir"] in ("/", "/var/log") or s["home"] == "/":
-        bad.add("config_dir", s["config_dir"], "would make the role manage a system directory",
-                "give a directory of its own, e.g. /etc/sglang and /var/log/sglang")
+    for name in ("home", "config_dir", "log_dir"):  # the one system-path rule (host/owned_dirs); links: on the target
+        if _abs_path(s[name]) and owned_dirs.system_problem(s[name], "server_" + name):
+            bad.add(name, s[name], "is a system directory or holds one: the role would chmod and chown it",
+                    "give a directory of its own, e.g. /var/lib/sglang, /etc/sglang and /var/log/sglang")
     if not s["host"] or not HOST_RE.match(s["host"]):
         bad.add("host", s["host"], "is not an address to listen on", "give an IP address or host name, e.g. 127.0.0.1 or 0.0.0.0")
     if s["dist_init_host"] is not None and (not s["dist_init_host"] or not HOST_RE.match(str(s["dist_init_host"]))):

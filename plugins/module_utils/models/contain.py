@@ -23,22 +23,13 @@ import os
 import re
 import stat
 
+from ansible_collections.llmserve.sglang.plugins.module_utils.host import owned_dirs
+
 # A path component or value with these is never what a user or a source meant (C0, DEL and C1 controls).
 CONTROL = re.compile(u"[\x00-\x1f\x7f-\x9f]")
-# Directories whose replacement or content loss would break the host; a dest may be none of them nor hold one.
-SYSTEM_PATHS = (
-    "/", "/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib32", "/lib64", "/libx32", "/lost+found", "/media",
-    "/mnt", "/opt", "/proc", "/root", "/run", "/sbin", "/snap", "/srv", "/sys", "/tmp", "/usr", "/var",
-    "/usr/bin", "/usr/lib", "/usr/lib64", "/usr/libexec", "/usr/local", "/usr/local/bin", "/usr/local/lib",
-    "/usr/sbin", "/usr/share", "/usr/src", "/usr/include", "/var/cache", "/var/lib", "/var/log", "/var/mail",
-    "/var/spool", "/var/tmp", "/var/run", "/var/lock", "/var/backups", "/var/opt", "/var/www", "/srv/www",
-)
-# Trees no weights belong in: a dest anywhere below them is refused too.
-SYSTEM_TREES = ("/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/libx32", "/proc", "/run", "/sbin",
-                "/sys", "/usr/bin", "/usr/lib", "/usr/lib64", "/usr/libexec", "/usr/sbin", "/usr/include",
-                "/var/lib/dpkg", "/var/lib/apt", "/var/log")
-# A dest needs at least this many components: /data or /models alone would be a whole disk's tree.
-MIN_DEPTH = 2
+# The system-path rule is host/owned_dirs.py's (one rule for every directory the collection owns); these names stay
+# here for the readers of this module.
+SYSTEM_PATHS, SYSTEM_TREES, MIN_DEPTH = owned_dirs.SYSTEM_PATHS, owned_dirs.SYSTEM_TREES, owned_dirs.MIN_DEPTH
 
 
 class Refused(ValueError):
@@ -172,10 +163,7 @@ def remove_in(root, rel):
         os.close(dfd)
 
 
-def under(path, root):
-    """``path`` is ``root`` or inside it (both absolute and normalised)."""
-    root = root.rstrip("/") or "/"
-    return path == root or path.startswith(root if root == "/" else root + "/")
+under = owned_dirs.under
 
 
 def check_dest(dest):
@@ -191,9 +179,7 @@ def check_dest(dest):
     if not dest.startswith("/"):
         return ["dest %s is a relative path; give an absolute one" % dest]
     problems = []
-    clean = os.path.normpath(dest)
-    if clean.startswith("//"):
-        clean = "/" + clean.lstrip("/")
+    clean = owned_dirs.normalise(dest, "dest")
     if ".." in dest.split("/"):
         problems.append("dest %s has a .. component; give the path it means" % dest)
     seen = [clean]
@@ -202,17 +188,93 @@ def check_dest(dest):
         seen.append(real)
     for path in seen:
         label = dest if path == clean else "%s (really %s)" % (dest, path)
-        if any(under(s, path) for s in SYSTEM_PATHS):
+        reason = owned_dirs.system_reason(path, trees=True)
+        if reason == "system":
             problems.append("dest %s is a system directory or holds one; the role replaces its dest whole - "
                             "give a directory of its own, e.g. /models/<name>" % label)
-        elif any(under(path, t) for t in SYSTEM_TREES):
+        elif reason == "tree":
             problems.append("dest %s is inside a system tree; weights do not belong there" % label)
-        elif len(path.strip("/").split("/")) < MIN_DEPTH:
+        elif reason == "shallow":
             problems.append("dest %s is too shallow (fewer than %d components): it would be a whole tree of the "
                             "host; give a directory of its own, e.g. %s/<name>" % (label, MIN_DEPTH, path))
-        elif os.path.dirname(path) == "/home":
+        elif reason == "home":
             problems.append("dest %s is a home directory; give a directory of its own below it" % label)
         else:
             continue
         break
+    return problems
+
+
+def world_writable(root, limit=5, max_entries=100000):
+    """(count, first ``limit`` relative paths) of the files and directories under ``root`` (and itself) that every
+    user may write: anyone on the host could change the weights that are served. Links are not followed; at most
+    ``max_entries`` entries are looked at (a bounded walk)."""
+    found, seen = [], 0
+    try:
+        if stat.S_IMODE(os.lstat(root).st_mode) & stat.S_IWOTH:
+            found.append(".")
+    except OSError:
+        return 0, []
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames + filenames:
+            seen += 1
+            if seen > max_entries:
+                return len(found), found[:limit]
+            try:
+                st = os.lstat(os.path.join(dirpath, name))
+            except OSError:
+                continue
+            if not stat.S_ISLNK(st.st_mode) and st.st_mode & stat.S_IWOTH:
+                found.append(os.path.relpath(os.path.join(dirpath, name), root))
+    return len(found), found[:limit]
+
+
+def world_writable_warning(root, what="the model"):
+    """A warning naming the world-writable entries of ``root``, or None."""
+    count, some = world_writable(root)
+    if not count:
+        return None
+    return ("%s at %s has %d file(s) or directories every user may write (%s%s): anyone on the host can change what "
+            "is served. Run chmod -R o-w %s" % (what, printable(root), count, ", ".join(printable(x) for x in some),
+                                               ", ..." if count > len(some) else "", printable(root)))
+
+
+def hostile_entries(root, max_entries=100000, limit=10):
+    """What in the model tree at ``root`` no reader may open, found with lstat alone (nothing is opened): a FIFO,
+    socket or device (a read would block for ever or never end), a symbolic link that leaves the tree, dangles, or
+    points at anything but a plain file. [] when there is none. A bounded walk; links to directories are not
+    followed. Each problem names the entry, what it is and the fix."""
+    problems = []
+    real_root = os.path.realpath(root)
+    seen = 0
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in sorted(dirnames + filenames):
+            seen += 1
+            if seen > max_entries or len(problems) >= limit:
+                return problems
+            path = os.path.join(dirpath, name)
+            rel = printable(os.path.relpath(path, root))
+            try:
+                st = os.lstat(path)
+            except OSError:
+                continue
+            if stat.S_ISLNK(st.st_mode):
+                target = os.path.realpath(path)
+                if not under(target, real_root):
+                    problems.append("%s is a symbolic link that leaves the model's tree (to %s): the check and "
+                                    "SGLang would read it as root; copy the file into the tree"
+                                    % (rel, printable(os.readlink(path))))
+                    continue
+                try:
+                    st = os.stat(path)
+                except OSError:
+                    problems.append("%s is a symbolic link to nothing (%s)" % (rel, printable(os.readlink(path))))
+                    continue
+                if stat.S_ISDIR(st.st_mode):
+                    continue
+            kind = ("a FIFO" if stat.S_ISFIFO(st.st_mode) else "a socket" if stat.S_ISSOCK(st.st_mode)
+                    else "a device" if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode) else None)
+            if kind:
+                problems.append("%s is %s, not a plain file: a read would block or never end; replace it with the "
+                                "file it stands for" % (rel, kind))
     return problems

@@ -105,8 +105,12 @@ class Limits(object):
         self.lock_path, self.token, self.orphan_after = lock_path, token, float(orphan_after or ORPHAN_AFTER)
         self._looked = 0.0
 
-    def check(self, what=None):
+    def check(self, what=None, file_end=None):
+        """``file_end``: when the file ``what`` must be done (``file_end()`` at its start), for the transfers that
+        do not check it themselves (a directory copy, a tarball's member)."""
         now = time.time()
+        if file_end is not None and now > file_end:
+            raise StageError("%s: not done after %d s (models_file_timeout)" % (what, self.file_deadline))
         if now > self.model_end:
             raise StageError("the model's deadline of %d s passed%s (models_model_timeout)"
                              % (self.model_deadline, " while fetching %s" % what if what else ""))
@@ -245,7 +249,7 @@ def expected(model, token=None, limits=NO_LIMITS):
             files[sibling.get("rfilename")] = {"size": sibling.get("size", lfs.get("size")),
                                                "sha256": lfs.get("sha256")}
         files = _checked(model, files, "Hub file")
-        files = _select(files, allow, ignore)
+        files = _select(files, allow, ignore, model)
         resolved = info.get("sha") or revision
         if not isinstance(resolved, str) or not re.match(r"^[0-9A-Za-z._/-]{1,200}$", resolved):
             raise StageError("the Hub answered a revision %s for %s: not a commit"
@@ -269,7 +273,7 @@ def expected(model, token=None, limits=NO_LIMITS):
         except NET_ERRORS + (ValueError, socket.timeout) as e:
             raise StageError("cannot read the file tree's manifest %s: %s (serve a staged tree with its manifest, "
                              "or a tarball)" % (url, e))
-        files = _select(_expected_from_manifest(model, source_manifest, "manifest entry"), allow, ignore)
+        files = _select(_expected_from_manifest(model, source_manifest, "manifest entry"), allow, ignore, model)
         return files, _total(files), model.get("revision") or _revision_of(source_manifest)
     if kind == "dir":
         if not os.path.isdir(model["path"]):
@@ -286,7 +290,7 @@ def expected(model, token=None, limits=NO_LIMITS):
         else:
             files = dict((rel, {"size": size, "sha256": None}) for rel, size in source_listing(model).items())
             revision = model.get("revision")
-        files = _select(files, allow, ignore)
+        files = _select(files, allow, ignore, model)
         return files, _total(files), revision
     if kind == "host":
         remote_manifest = model["path"].rstrip("/") + "/" + mf.MANIFEST_NAME
@@ -304,7 +308,7 @@ def expected(model, token=None, limits=NO_LIMITS):
             source_manifest = json.loads(proc.stdout)
         except ValueError as e:
             raise StageError("the manifest on %s:%s is not JSON: %s" % (model["from_host"], model["path"], e))
-        files = _select(_expected_from_manifest(model, source_manifest, "manifest entry"), allow, ignore)
+        files = _select(_expected_from_manifest(model, source_manifest, "manifest entry"), allow, ignore, model)
         return files, _total(files), _revision_of(source_manifest)
     raise StageError("unknown kind %r" % kind)
 
@@ -414,8 +418,16 @@ def space_needed(model, total):
     return total
 
 
-def _select(files, allow, ignore):
-    return dict((k, files[k]) for k in selected(sorted(files), allow, ignore))
+def _select(files, allow, ignore, model=None):
+    """The files the patterns keep; none kept of a source that has files is refused, naming the patterns."""
+    kept = dict((k, files[k]) for k in selected(sorted(files), allow, ignore))
+    if files and not kept and (allow or ignore):
+        some = ", ".join(contain.printable(n) for n in sorted(files)[:5])
+        raise StageError("%sallow_patterns %s and ignore_patterns %s keep none of the %d files of the source (%s%s); "
+                         "fix the patterns" % ("%s: " % _source_label(model) if model else "", json.dumps(allow or []),
+                                               json.dumps(ignore or []), len(files), some,
+                                               ", ..." if len(files) > 5 else ""))
+    return kept
 
 
 def _total(files):
@@ -598,8 +610,8 @@ def _fetch_url(url, partial, rel, size, token, limits=NO_LIMITS, token_url=None)
                 if not chunk:
                     break
                 if size is not None and written + len(chunk) > size:
-                    raise StageError("%s (file %s): longer than the %d bytes its manifest says; refused"
-                                     % (url, rel, size))
+                    raise StageError("%s (file %s): expected %d bytes, found at least %d (longer than its manifest "
+                                     "says); refused" % (url, rel, size, written + len(chunk)))
                 digest.update(chunk)
                 os.write(fd, chunk)
                 written += len(chunk)
@@ -607,6 +619,9 @@ def _fetch_url(url, partial, rel, size, token, limits=NO_LIMITS, token_url=None)
                     raise StageError("%s (file %s): not done after %d s (%d bytes so far; models_file_timeout)"
                                      % (url, rel, limits.file_deadline, written))
                 limits.check(rel)
+        if size is not None and written < size:
+            raise StageError("%s (file %s): expected %d bytes, found %d: the server ended it early (the next run "
+                             "resumes it)" % (url, rel, size, written))
         return _known(fd, digest)
     finally:
         os.close(fd)
@@ -679,6 +694,7 @@ def _tar_name_ok(name):
 def _extract(tar, member, partial, rel, limits):
     fd = contain.open_in(partial, rel, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
     digest = hashlib.sha256()
+    file_end = limits.file_end()
     try:
         src = tar.extractfile(member)
         with src:
@@ -688,7 +704,7 @@ def _extract(tar, member, partial, rel, limits):
                     break
                 digest.update(chunk)
                 os.write(fd, chunk)
-                limits.check(rel)
+                limits.check(rel, file_end)
         return _known(fd, digest)
     finally:
         os.close(fd)
@@ -723,7 +739,7 @@ def _copy_resume(model, root, real_root, rel, partial, limits=NO_LIMITS):
                 have = 0
             # Resume: what is there is hashed (one read of the part already copied), the rest copied and hashed.
             have = _hash_prefix(fd_out, digest, have)
-            _copy_hashed(fd_in, fd_out, have, size, digest, limits, rel)
+            _copy_hashed(fd_in, fd_out, have, size, digest, limits, rel, limits.file_end())
             os.ftruncate(fd_out, size)
             return _known(fd_out, digest)
         finally:
@@ -732,7 +748,7 @@ def _copy_resume(model, root, real_root, rel, partial, limits=NO_LIMITS):
         os.close(fd_in)
 
 
-def _copy_hashed(fd_in, fd_out, offset, end, digest, limits, rel):
+def _copy_hashed(fd_in, fd_out, offset, end, digest, limits, rel, file_end=None):
     """Copy bytes [offset, end) and hash them on the way: the source is mapped (no copy into Python), hashed and
     written from the mapping; one read of the source, one write, the hash in the same pass. hashlib releases the
     GIL, so the thread pool hashes on every core."""
@@ -768,7 +784,7 @@ def _copy_hashed(fd_in, fd_out, offset, end, digest, limits, rel):
                 view.release()
         finally:
             m.close()
-        limits.check(rel)
+        limits.check(rel, file_end)
     while pos < end:
         # A source that cannot be mapped (a pipe-like file system): plain reads.
         chunk = os.pread(fd_in, min(CHUNK, end - pos), pos)
@@ -777,7 +793,7 @@ def _copy_hashed(fd_in, fd_out, offset, end, digest, limits, rel):
         digest.update(chunk)
         os.pwrite(fd_out, chunk, pos)
         pos += len(chunk)
-        limits.check(rel)
+        limits.check(rel, file_end)
 
 
 def _fetch_rsync(model, partial, files, limits):

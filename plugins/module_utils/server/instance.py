@@ -26,6 +26,8 @@ import subprocess
 import tempfile
 import time
 
+from ansible_collections.llmserve.sglang.plugins.module_utils.host import owned_dirs
+from ansible_collections.llmserve.sglang.plugins.module_utils.server import layout as server_layout
 from ansible_collections.llmserve.sglang.plugins.module_utils.server import orphans as server_orphans
 from ansible_collections.llmserve.sglang.plugins.module_utils.server import supervise as server_supervise
 
@@ -171,26 +173,25 @@ class Instance(object):
 
     # ---- files
     def ensure_dirs(self):
-        for d in self.p.get("dirs") or []:
-            exists = os.path.isdir(d["path"])
-            if not exists:
-                self.changes.append("created %s" % d["path"])
-                if self.check:
-                    continue
-                os.makedirs(d["path"])
+        """The instance's directories, through the one rule for what the collection owns (host/owned_dirs): every
+        one judged on this host first (links resolved, the system-path rule, made by the collection or adopted by
+        server_adopt_dirs, the compile caches never trusted with another owner or a looser mode), all refused at
+        once before anything is made or changed."""
+        dirs = self.p.get("dirs") or []
+        cache_root = server_layout.compile_cache_root(dirs, self.paths)
+        names = dict((owned_dirs.quiet_normalise(k), v) for k, v in server_layout.dir_names(dirs, self.paths).items())
+        specs = []
+        for d in dirs:
             uid, gid = _ids(d["owner"], d["group"])
-            if self.check:
-                continue
-            st = os.stat(d["path"])
-            mode = int(d["mode"], 8)
-            if (st.st_mode & 0o7777) != mode:
-                os.chmod(d["path"], mode)
-                if exists:
-                    self.changes.append("mode %s %s" % (d["mode"], d["path"]))
-            if (uid != -1 and st.st_uid != uid) or (gid != -1 and st.st_gid != gid):
-                os.chown(d["path"], uid, gid)
-                if exists:
-                    self.changes.append("owner %s:%s %s" % (d["owner"], d["group"], d["path"]))
+            clean = owned_dirs.quiet_normalise(d["path"])
+            cache = bool(cache_root and clean) and owned_dirs.under(clean, cache_root)
+            specs.append({"path": d["path"], "uid": uid, "gid": gid, "mode": int(d["mode"], 8), "cache": cache,
+                          "what": names.get(clean) or ("the compile cache" if cache else "directory")})
+        try:
+            self.changes.extend(owned_dirs.ensure_all(specs, self.p.get("adopt_dirs") or (), "server_adopt_dirs",
+                                                      check=self.check))
+        except owned_dirs.Refused as e:
+            raise RuntimeError("%s. Nothing was changed and the running server was not touched" % e)
 
     def backup(self):
         """Keep the configuration that runs now in previous/ (server_on_failure: rollback puts it back)."""

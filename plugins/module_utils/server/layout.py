@@ -14,6 +14,8 @@ __metaclass__ = type
 
 import re
 
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import caches
+
 MANAGERS = ("auto", "systemd", "pidfile")
 HELPERS = ("sglang_peer_watch.py", "sglang_supervise.py")
 HELPER_DIR = "/usr/local/lib/llmserve-sglang"
@@ -75,3 +77,27 @@ def instance_dirs(home, config_dir, log_dir, paths, user, group):
         (log_dir, "root", group, "0750"), (paths["run_dir"], "root", "root", "0755"),
         (paths["helper_dir"], "root", "root", "0755"),
     ]
+
+
+def compile_cache_root(dirs, paths):
+    """The instance's compile-cache folder among ``dirs`` (the plan's {path, ...} list), or None: it and what is
+    below it are caches, never trusted with another owner or a looser mode (host/owned_dirs)."""
+    suffix = caches.root("", paths["instance"])
+    for d in dirs:
+        path = d["path"].rstrip("/")
+        if path.endswith(suffix) and len(path) > len(suffix):
+            return path
+    return None
+
+
+def dir_names(dirs, paths):
+    """{path: the setting or what it is} for the refusals of host/owned_dirs (which setting to change)."""
+    root = compile_cache_root(dirs, paths)
+    names = {paths["instance_dir"]: "the instance's configuration directory",
+             paths["previous_dir"]: "the instance's previous-configuration directory",
+             paths["run_dir"]: "the instance's run directory", paths["helper_dir"]: "the helpers' directory",
+             paths["log"].rsplit("/", 1)[0]: "server_log_dir", paths["instance_dir"].rsplit("/", 1)[0]: "server_config_dir"}
+    if root:
+        names[root[:-len(caches.root("", paths["instance"]))]] = "server_home"
+        names[root] = "the compile cache"
+    return names

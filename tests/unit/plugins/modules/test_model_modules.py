@@ -75,6 +75,25 @@ def test_model_verify_refuses_a_relative_path():
     assert result["failed"] and "relative path" in result["msg"]
 
 
+@pytest.mark.skipif(os.geteuid() != 0, reason="chown to another user needs root")
+@pytest.mark.parametrize("owner, mode, ok", [(0, 0o700, True), (65534, 0o700, False), (0, 0o750, False),
+                                             (0, 0o600, True)])
+def test_model_verify_trusts_its_cache_only_when_it_is_roots_alone(tmp_path, owner, mode, ok):
+    target = tiny.write_target(str(tmp_path / "t"), shards=2)
+    cache = tmp_path / "model-check"
+    cache.mkdir()
+    os.chown(str(cache), owner, 0)
+    os.chmod(str(cache), mode)
+    result = _run("model_verify", {"path": target, "cache_dir": str(cache)})
+    if ok:
+        assert not result.get("failed"), result
+    else:
+        assert result["failed"] and "refused, not trusted" in result["msg"] and str(cache) in result["msg"]
+        assert os.listdir(str(cache)) == []  # nothing written into it
+    fresh = _run("model_verify", {"path": target, "cache_dir": str(tmp_path / "new" / "model-check")})
+    assert not fresh.get("failed") and oct(os.stat(str(tmp_path / "new" / "model-check")).st_mode & 0o777) == "0o700"
+
+
 def test_model_plan_masks_an_inline_token():
     inline = {"name": "k", "kind": "hub", "repo": "a/b", "dest": "/m", "token": "hf_UNITSECRET"}
     result = _run("model_plan", {"models": [inline]})
@@ -116,3 +135,78 @@ def test_model_stage_refuses_before_fetching_when_the_disk_is_too_small(tmp_path
     assert result["msg"].startswith("not enough disk for the model at %s: needs 1024.0 TiB more" % dest)
     assert "free; free space or choose another dest" in result["msg"]
     assert not os.path.exists(dest) and not os.path.exists(dest + ".partial")
+
+
+def _orphan_lock(dest, worker, token="old-run"):
+    """The lock of a run whose controller (an ansible-playbook of this controller) was killed while its worker runs:
+    watched a moment ago, so models_orphan_after has not passed."""
+    from ansible_collections.llmserve.sglang.plugins.module_utils.host import lock as locks
+    from ansible_collections.llmserve.sglang.plugins.module_utils.host.proc_watch import proc_stat
+    import socket
+    import time
+    holder = {"host": socket.gethostname(), "pid": worker.pid, "starttime": proc_stat(worker.pid)[3],
+              "since": time.time(), "watched": time.time(), "token": token,
+              "controller": {"controller": socket.gethostname(), "user": "root", "pid": 999999999, "start": "1"}}
+    os.makedirs(os.path.dirname(dest), exist_ok=True)
+    locks._replace(dest + ".lock", holder)  # pylint: disable=protected-access
+    return holder
+
+
+def test_a_run_after_a_killed_controller_stops_the_orphaned_worker_and_stages_at_once(tmp_path):
+    src = tiny.write_target(str(tmp_path / "src"), shards=2)
+    dest = str(tmp_path / "models" / "m")
+    model = {"name": "k", "kind": "dir", "path": src, "dest": dest}
+    worker = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+    try:
+        _orphan_lock(dest, worker)
+        # without the action plugin's word that the controller is gone: refused, naming the holder
+        refused = _run("model_stage", {"model": model})
+        assert refused["failed"] and "is being staged by another run" in refused["msg"]
+        assert refused["held_by"]["token"] == "old-run" and worker.poll() is None
+        # with it: the worker is stopped and the model staged in this run, without waiting for orphan_after
+        took = _run("model_stage", {"model": model, "orphan_of": "old-run", "progress_interval": 30})
+        assert took.get("changed") and took["action"] == "staged", took.get("msg", took)
+        assert "stopped the worker (pid %d)" % worker.pid in took["took_over"]
+        assert worker.wait(5) is not None
+    finally:
+        if worker.poll() is None:
+            worker.kill()
+            worker.wait()
+
+
+def test_the_action_takes_over_only_a_run_of_this_controller_that_is_gone():
+    import importlib
+    action = importlib.import_module("ansible_collections.llmserve.sglang.plugins.action.model_stage")
+    me = {"controller": "ctl1", "pid": 10, "start": "5"}
+    held = {"token": "t", "controller": {"controller": "ctl1", "pid": 11, "start": "6"}}
+    assert action.orphaned(held, me, alive=lambda pid, start: False) == "t"
+    assert action.orphaned(held, me, alive=lambda pid, start: True) is None          # that run still lives
+    other = dict(held, controller=dict(held["controller"], controller="ctl2"))
+    assert action.orphaned(other, me, alive=lambda pid, start: False) is None         # cannot be seen from here
+    assert action.orphaned(dict(held, controller=None), me, alive=lambda pid, start: False) is None  # an older run
+    assert action.orphaned(None, me) is None
+
+
+def test_world_writable_weights_are_warned_about(tmp_path):
+    target = tiny.write_target(str(tmp_path / "t"), shards=2)
+    quiet = _run("model_verify", {"path": target})
+    assert not quiet.get("warnings")
+    os.chmod(os.path.join(target, "config.json"), 0o666)
+    loud = _run("model_verify", {"path": target})
+    said = [x["event"]["msg"] for x in loud["warnings"]]
+    assert any("config.json" in w and "every user may write" in w and "chmod -R o-w" in w for w in said), said
+
+
+@pytest.mark.parametrize("kind", ["fifo", "link_out", "dev_zero"])
+def test_model_verify_refuses_a_hostile_shard_at_once(tmp_path, kind):
+    target = tiny.write_target(str(tmp_path / "t"), shards=2)
+    shard = os.path.join(target, "model-00002-of-00002.safetensors")
+    os.unlink(shard)
+    {"fifo": os.mkfifo, "link_out": lambda p: os.symlink("/etc/shadow", p),
+     "dev_zero": lambda p: os.symlink("/dev/zero", p)}[kind](shard)
+    env = dict(os.environ, PYTHONPATH=os.path.join(testpaths.REPO, "collections"))
+    proc = subprocess.run([sys.executable, os.path.join(testpaths.REPO, "plugins", "modules", "model_verify.py")],
+                          input=json.dumps({"ANSIBLE_MODULE_ARGS": {"path": target}}), capture_output=True,
+                          text=True, env=env, check=False, timeout=60)  # a FIFO read would never return
+    result = json.loads(proc.stdout)
+    assert result["failed"] and "target model-00002-of-00002.safetensors is a" in result["msg"]

@@ -185,7 +185,7 @@ def test_crash_looping_unit_counts_as_not_running():
     ("instance", "", "cannot name a systemd unit"),
     ("user", "Root User", "is not a valid user or group name"),
     ("config_dir", "etc/sglang", "is not an absolute path"),
-    ("log_dir", "/var/log", "would make the role manage a system directory"),
+    ("log_dir", "/var/log", "is a system directory or holds one"),
     ("python", "python3", "is not an absolute path"),
     ("host", "", "is not an address to listen on"),
     ("model_path", "", "server_model_path=\"\" is empty"),
