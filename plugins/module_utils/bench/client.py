@@ -15,7 +15,11 @@ It measures what ``sglang.bench_serving`` reports, under the same names:
 - ``mean/median_per_request_tps`` (1000 / TPOT: the decode speed one user sees);
 - ``completed``, ``failed``, ``errors`` (first few), ``duration``, ``concurrency``;
 - ``mean_in_flight``, ``mean_decoding``: time-averaged requests in flight / past their first token (how much of
-  ``concurrency`` the client really kept busy).
+  ``concurrency`` the client really kept busy: the client's own ceiling);
+- ``running``: the running batch the server reported while the load ran (``sglang:num_running_reqs`` from
+  ``/metrics``, the largest rank's, sampled every ``sample_interval`` s; the median of the samples in the steady
+  middle of the run, between STEADY[0] and STEADY[1] of its duration), ``running_max``, ``running_samples``;
+  None when the server has no /metrics (launched without --enable-metrics).
 
 ``accept_length`` comes from ``/server_info`` (the mean over DP ranks, module_utils/sglang/api.py), see
 :func:`server_accept_length`.
@@ -27,6 +31,7 @@ __metaclass__ = type
 
 import json
 import math
+import re
 import threading
 import time
 
@@ -34,6 +39,9 @@ from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.api import 
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.client import Client
 
 ENDPOINTS = ("chat", "generate")
+STEADY = (0.1, 0.8)  # the part of a run whose running-batch samples count (ramp-up and drain left out)
+# One rank's sample of the running-requests gauge (Prometheus text 0.0.4, optional labels: tp_rank, dp_rank, ...).
+_RUNNING = re.compile(r"(?m)^sglang:num_running_reqs(?:\{[^}]*\})? ([0-9.eE+-]+)\s*$")
 _WORDS = ("alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november "
           "oscar papa quebec romeo sierra tango uniform victor whiskey xray yankee zulu").split()
 
@@ -154,8 +162,34 @@ def one_request(client, endpoint, prompt, max_new_tokens, model="default", timeo
     return record
 
 
-def summarize(records, duration, concurrency, max_errors=5):
-    """Aggregate per-request records into bench_serving-style metrics (milliseconds, tokens/s)."""
+def running_batch(metrics_text):
+    """The running batch from the text of ``GET /metrics``: the largest rank's ``sglang:num_running_reqs`` (each
+    rank decodes its own batch; summing tensor-parallel ranks would count one batch several times); None without."""
+    values = []
+    for raw in _RUNNING.findall(metrics_text or ""):
+        try:
+            value = float(raw)
+        except ValueError:
+            continue
+        if not math.isnan(value) and not math.isinf(value):
+            values.append(value)
+    return max(values) if values else None
+
+
+def steady_running(samples, duration):
+    """(median, max, count) of the running-batch samples [(seconds since start, value)] in the steady part of a
+    run; (None, None, 0) without samples."""
+    vals = [v for t, v in samples if v is not None and STEADY[0] * duration <= t <= STEADY[1] * duration]
+    if not vals:
+        vals = [v for _t, v in samples if v is not None]
+    if not vals:
+        return None, None, 0
+    return percentile(vals, 50), max(vals), len(vals)
+
+
+def summarize(records, duration, concurrency, max_errors=5, samples=None):
+    """Aggregate per-request records into bench_serving-style metrics (milliseconds, tokens/s); ``samples``: the
+    running batch sampled during the run [(seconds since start, value)]."""
     ok = [r for r in records if r.get("error") is None]
     failed = [r for r in records if r.get("error") is not None]
     ttft = [r["ttft"] * 1000.0 for r in ok]
@@ -180,6 +214,7 @@ def summarize(records, duration, concurrency, max_errors=5):
     if duration:
         result["mean_in_flight"] = sum(r["latency"] for r in ok) / duration
         result["mean_decoding"] = sum(r["latency"] - r["ttft"] for r in ok) / duration
+    result["running"], result["running_max"], result["running_samples"] = steady_running(samples or [], duration)
     for name, values in (("ttft_ms", ttft), ("itl_ms", itl), ("tpot_ms", tpot), ("e2e_latency_ms", e2e),
                          ("per_request_tps", per_request_tps)):
         result["mean_" + name] = _mean(values)
@@ -189,12 +224,13 @@ def summarize(records, duration, concurrency, max_errors=5):
 
 
 def run_load(base_url, concurrency, num_requests, max_new_tokens=128, input_len=32, endpoint="chat",
-             model="default", api_key=None, timeout=600.0, seed=0, client=None):
+             model="default", api_key=None, timeout=600.0, seed=0, client=None, sample=None, sample_interval=0.5):
     """Closed loop: ``concurrency`` threads each send their next request as soon as the previous ends,
     until ``num_requests`` were sent.  Returns (summary, records).
 
     ``client``: the SGLang client to send through (sglang/client.Client), else one for ``base_url`` and ``api_key``.
-    One connection per request, as SGLang's own benchmark client opens them."""
+    One connection per request, as SGLang's own benchmark client opens them. ``sample``: a callable returning the
+    server's running batch (or None), called every ``sample_interval`` seconds while the load runs."""
     build_request(endpoint, "", 1)  # an unknown endpoint is refused before a thread starts
     client = client or Client(base_url, api_key)
     concurrency = max(1, int(concurrency))
@@ -216,14 +252,37 @@ def run_load(base_url, concurrency, num_requests, max_new_tokens=128, input_len=
                 records.append(rec)
 
     threads = [threading.Thread(target=worker, name="bench-%d" % i) for i in range(min(concurrency, num_requests))]
+    samples = []
+    done = threading.Event()
+
+    def sampler():
+        while not done.wait(sample_interval):
+            try:
+                value = sample()
+            except Exception:  # pylint: disable=broad-except  # a missed sample is no reason to stop the load
+                value = None
+            samples.append((time.monotonic() - started, value))
+
     started = time.monotonic()
-    for thread in threads:
+    watcher = threading.Thread(target=sampler, name="bench-sampler") if sample else None
+    for thread in threads + ([watcher] if watcher else []):
         thread.daemon = True
         thread.start()
     for thread in threads:
         thread.join()
     duration = time.monotonic() - started
-    return summarize(records, duration, concurrency), records
+    done.set()
+    if watcher:
+        watcher.join(timeout=max(2 * sample_interval, 5.0))
+    return summarize(records, duration, concurrency, samples=samples), records
+
+
+def metrics_sampler(client, timeout=2.0):
+    """A ``sample`` callable for run_load: the running batch from ``client``'s /metrics (None when it has none)."""
+    def sample():
+        status, text, _err = client.metrics(timeout=timeout)
+        return running_batch(text if isinstance(text, str) else "") if status == 200 else None
+    return sample
 
 
 def server_info(base_url, api_key=None, timeout=10.0, client=None):
