@@ -14,6 +14,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import adaptive as adaptive_rule
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import speculative as spec_rule
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.api import accept_length
 
@@ -21,7 +22,7 @@ MODES = ("baseline", "eagle3", "eagle3_adaptive", "eagle3_threshold", "applied",
 SPECULATIVE_MODES = ("eagle3", "eagle3_adaptive", "eagle3_threshold")
 # What SGLang logs when it turns --speculative-adaptive off and serves static (arg_groups/speculative_hook.py,
 # _maybe_disable_adaptive, 0.5.15.post1 and 0.5.23); /server_info then says speculative_adaptive false.
-ADAPTIVE_DISABLED = "speculative_adaptive disabled:"
+ADAPTIVE_DISABLED = adaptive_rule.DISABLED_LINE
 ADAPTIVE_DISABLED_FIX = (
     "when a launch asks for adaptive and SGLang logs '%s <reason>. Falling back to static speculative params.', it "
     "serves static speculation: "

@@ -3,12 +3,13 @@
 """Three curves on the running-batch axis (module_utils/bench/curves.py): batch filled, the 10 % rule between the
 adaptive and the better static setting, the step-0 patch, the load profile, the confirm rule, summary.json's shape,
 the doubling grid. The H200 table of issue 34 (SGLang 0.5.15.post1, 13 GiB target, accept length 3.00) is the data."""
-import testpaths  # noqa: F401  (puts the checkout on sys.path as the collection)
+import testpaths  # puts the checkout on sys.path as the collection
 
 import pytest
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.bench import curves
 
+REPO = testpaths.REPO
 # batch: (baseline, static EAGLE-3, adaptive unpatched) decode tok/s, issue 34 (32: adaptive not measured there)
 H200 = {1: (226, 513, 512), 16: (3344, 5852, 2130), 32: (6304, 8814, None), 64: (11950, 11277, 4366),
         128: (20680, 12627, 5318), 256: (28819, 12661, 5632)}
