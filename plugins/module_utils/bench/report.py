@@ -595,7 +595,8 @@ def plot(raw: dict, analysis: dict, rec: dict | None, out_dir: Path) -> tuple[li
     table = by_mode(raw.get("results", []))
     meta = raw.get("meta") or {}
     specs = [
-        ("decode_throughput.png", "Decode throughput (concurrency x per-request decode rate)", "tokens/s",
+        ("decode_throughput.png", "Decode throughput on the running-batch axis (batch x per-request decode rate)",
+         "tokens/s",
          decode_throughput),
         ("throughput.png", "End-to-end output throughput (TTFT included)", "tokens/s", "output_throughput"),
         ("per_request_tps.png", "Per-request decode speed (median)", "tokens/s per request", "median_per_request_tps"),
@@ -610,9 +611,19 @@ def plot(raw: dict, analysis: dict, rec: dict | None, out_dir: Path) -> tuple[li
             cv = curve(table[mode], metric)
             xs = [c for c in sorted(cv) if cv[c]["mean"] is not None]
             if xs:
-                ax.errorbar(xs, [cv[c]["mean"] for c in xs], yerr=[cv[c]["se"] for c in xs], marker="o",
-                            capsize=3, linestyle=styles.get(mode, "-"), label=label(mode),
-                            linewidth=2.2 if mode == CONFIRM else 1.5)
+                # decode throughput on the running-batch axis: each point where the server's running batch was
+                # (its sample), not where the client meant it to be; a point that did not fill is drawn hollow
+                run = curve(table[mode], "running") if metric is decode_throughput else {}
+                at = [run[c]["mean"] if run.get(c, {}).get("mean") else c for c in xs]
+                line = ax.errorbar(at, [cv[c]["mean"] for c in xs], yerr=[cv[c]["se"] for c in xs], marker="o",
+                                   capsize=3, linestyle=styles.get(mode, "-"), label=label(mode),
+                                   linewidth=2.2 if mode == CONFIRM else 1.5)
+                hollow = [i for i, c in enumerate(xs) if run.get(c, {}).get("mean") is not None
+                          and run[c]["mean"] < curves.FILL * c]
+                if hollow:
+                    ax.plot([at[i] for i in hollow], [cv[xs[i]]["mean"] for i in hollow], "o", markersize=10,
+                            markerfacecolor="white", markeredgecolor=line[0].get_color(),
+                            label=f"{label(mode)}: batch not filled")
         if metric is decode_throughput:
             entry = analysis.get("eagle3") or {}
             unc = entry.get("uncertainty") or {}
@@ -630,11 +641,13 @@ def plot(raw: dict, analysis: dict, rec: dict | None, out_dir: Path) -> tuple[li
                            label=f"threshold: speculate up to {eff}")
         ax.set_xscale("log", base=2)
         ax.set_xticks(ticks, [str(t) for t in ticks])
-        ax.set_xlabel("concurrency (requests in flight)")
+        ax.set_xlabel("running batch (the server's, sampled)" if metric is decode_throughput
+                      else "batch (requests in flight)")
         ax.set_ylabel(ylabel)
         ax.set_title(title)
         ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=8)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=8)
         fig.tight_layout()
         path = out_dir / filename
         fig.savefig(path)

@@ -339,3 +339,29 @@ def test_the_checkout_wrapper_runs_the_shipped_report(tmp_path):
     done = subprocess.run([sys.executable, wrapper, str(tmp_path), "--no-plots"], capture_output=True, text=True,
                           check=False)
     assert done.returncode == 0 and "eagle3: decode throughput stops paying at 8" in done.stdout
+
+
+def test_the_report_of_the_h200_table_refuses_adaptive_and_marks_what_did_not_fill(tmp_path):
+    # issue 34's table, SGLang 0.5.15.post1 without the step-0 patch; baseline at 256 ran 200 of 256 (not filled)
+    table = {1: (226, 513, 512), 16: (3344, 5852, 2130), 64: (11950, 11277, 4366), 256: (28819, 12661, 5632)}
+    results = []
+    for batch, values in table.items():
+        for mode, tok_s in zip(("baseline", "eagle3", "eagle3_threshold"), values):
+            running = 200.0 if (batch, mode) == (256, "baseline") else float(batch)
+            results.append({"mode": mode, "concurrency": batch, "repeat": 0, "median_per_request_tps": tok_s / batch,
+                            "output_throughput": tok_s, "running": running, "mean_decoding": float(batch),
+                            "accept_length": 3.0 if mode != "baseline" else None, "completed": 8, "failed": 0})
+    meta = {"sglang_version": "0.5.15.post1", "gpu": "NVIDIA H200", "step0_patched": False, "cuda_graph_max_bs": 256,
+            "speculative": {"algorithm": "EAGLE3", "draft_model_path": "/d", "num_steps": 3, "eagle_topk": 1}}
+    (tmp_path / "raw.json").write_text(json.dumps({"meta": meta, "results": results}))
+    bench_report.build(tmp_path)
+    report = (tmp_path / "report.md").read_text()
+    assert "## Three curves on the running-batch axis" in report and "200.0 **not filled**" in report
+    assert "has no adaptive-step0-plain-decode patch" in report
+    rec = json.loads((tmp_path / "analysis.json").read_text())["recommendation"]
+    assert rec["setting"] == "eagle3" and rec["deciding"] == [1, 16, 64] and rec["not_filled"] == [[256, "baseline", 200.0, 256.0]]
+    short = json.loads((tmp_path / "summary.json").read_text())
+    assert list(short) == ["sglang", "gpu", "accept_length", "threshold", "applied", "confirmed", "points"]
+    assert short["applied"] == "eagle3" and short["confirmed"] is False and short["accept_length"] == 3.0
+    assert short["points"][-1] == {"batch": 256, "running": 200.0, "baseline": 28819.0, "eagle3": 12661.0,
+                                   "adaptive": 5632.0, "applied": None}
