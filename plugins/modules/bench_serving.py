@@ -23,10 +23,10 @@ description:
   - With O(expect_mode), reads C(/server_info) first and refuses (nothing sent) when the server does not run
     what the mode means - speculative algorithm, draft, num_steps, adaptive - with the fix.
   - Reads the EAGLE accept length from C(/server_info) after the run.
-  - With O(sample_running), samples the server's running batch (C(sglang:num_running_reqs) from C(/metrics), the
-    largest rank's) every O(sample_interval) seconds while the load runs; RV(result.running) is the median in the
-    steady middle of the run (None without C(--enable-metrics)), beside the client's own ceiling
-    (RV(result.mean_decoding), built-in client).
+  - With O(sample_running), samples the server's running batch every O(sample_interval) seconds while the load runs
+    - the decode log's C(#running-req) (O(server_log)), else C(sglang:num_running_reqs) from C(/metrics) (the
+    largest rank's); RV(result.running) is the median in the steady middle of the run (None without either), beside
+    the client's own ceiling (RV(result.mean_decoding), built-in client).
 author:
   - llmserve maintainers (@llmserve)
 extends_documentation_fragment:
@@ -97,6 +97,11 @@ options:
     description: Seconds between two samples of the running batch.
     type: float
     default: 0.5
+  server_log:
+    description:
+      - The server's log on this host; its C(Decode batch ... #running-req) lines written during the load give the
+        running batch (RV(result.running), source C(decode log)), C(/metrics) where it has none.
+    type: path
   fail_on_errors:
     description: Fail when any request failed.
     type: bool
@@ -186,8 +191,8 @@ except ImportError:  # pragma: no cover
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.bench import modes
 from ansible_collections.llmserve.sglang.plugins.module_utils.bench.client import (
-    choose_engine, from_sglang_result, metrics_sampler, run_load, server_accept_length, server_info, sglang_bench_argv,
-    steady_running)
+    choose_engine, from_sglang_result, metrics_sampler, run_load, running_fields, server_accept_length, server_info,
+    sglang_bench_argv)
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.client import Client, endpoint_spec
 
 
@@ -218,6 +223,7 @@ def main():
             expect_speculative=dict(type="dict", default={}),
             sample_running=dict(type="bool", default=True),
             sample_interval=dict(type="float", default=0.5),
+            server_log=dict(type="path"),
         ),
         supports_check_mode=True,
     )
@@ -249,7 +255,7 @@ def main():
     if engine is None:
         module.fail_json(msg="engine=sglang: " + engine_note)
 
-    sample = metrics_sampler(client) if p["sample_running"] else None
+    sample = metrics_sampler(client, log_path=p["server_log"]) if p["sample_running"] else None
     if engine == "builtin":
         result, _records = run_load(p["url"], p["concurrency"], num, p["max_new_tokens"], p["input_len"],
                                     endpoint=p["endpoint"], model=p["model"], api_key=p["api_key"],
@@ -286,8 +292,7 @@ def main():
             with open(out) as handle:
                 lines = [line for line in handle if line.strip()]
             result = from_sglang_result(lines[-1], p["concurrency"])
-            result["running"], result["running_max"], result["running_samples"] = steady_running(
-                samples, float(result.get("duration") or (time.monotonic() - started)))
+            result.update(running_fields(samples, float(result.get("duration") or (time.monotonic() - started))))
         finally:
             os.unlink(out)
 

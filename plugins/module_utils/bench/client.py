@@ -16,10 +16,11 @@ It measures what ``sglang.bench_serving`` reports, under the same names:
 - ``completed``, ``failed``, ``errors`` (first few), ``duration``, ``concurrency``;
 - ``mean_in_flight``, ``mean_decoding``: time-averaged requests in flight / past their first token (how much of
   ``concurrency`` the client really kept busy: the client's own ceiling);
-- ``running``: the running batch the server reported while the load ran (``sglang:num_running_reqs`` from
-  ``/metrics``, the largest rank's, sampled every ``sample_interval`` s; the median of the samples in the steady
-  middle of the run, between STEADY[0] and STEADY[1] of its duration), ``running_max``, ``running_samples``;
-  None when the server has no /metrics (launched without --enable-metrics).
+- ``running``: the running batch the server reported while the load ran - the scheduler's own ``Decode batch ...
+  #running-req: N`` lines of the server log when given (``running_log``), else ``sglang:num_running_reqs`` from
+  ``/metrics`` (``running_metrics``, the largest rank's), sampled every ``sample_interval`` s; the median of the
+  samples in the steady middle of the run, between STEADY[0] and STEADY[1] of its duration; ``running_source``,
+  ``running_max``, ``running_samples``; None without either.
 
 ``accept_length`` comes from ``/server_info`` (the mean over DP ranks, module_utils/sglang/api.py), see
 :func:`server_accept_length`.
@@ -176,6 +177,46 @@ def running_batch(metrics_text):
     return max(values) if values else None
 
 
+_DECODE_RUNNING = re.compile(r"Decode batch\W.*?#running-req: (\d+)")
+
+
+class LogTail(object):
+    """The server log's ``Decode batch ... #running-req: N`` lines written since it was opened (SGLang's scheduler
+    prints one every --decode-log-interval decode steps: the batch it really decoded)."""
+
+    def __init__(self, path, limit=1 << 20):
+        self.path, self.limit, self.offset = path, limit, None
+        try:
+            with open(path, "rb") as handle:
+                handle.seek(0, 2)
+                self.offset = handle.tell()
+        except (IOError, OSError):
+            self.offset = None
+
+    def read(self):
+        """The largest running batch of the decode lines written since the last call; None without one."""
+        if self.offset is None:
+            return None
+        try:
+            with open(self.path, "rb") as handle:
+                handle.seek(0, 2)
+                end = handle.tell()
+                if end < self.offset:  # rotated or truncated: start again from its beginning
+                    self.offset = 0
+                handle.seek(max(self.offset, end - self.limit))
+                text = handle.read(end - handle.tell()).decode("utf-8", "replace")
+                self.offset = end
+        except (IOError, OSError):
+            return None
+        cut = text.rfind("\n")  # a line still being written is read next time
+        if cut < 0:
+            self.offset -= len(text.encode("utf-8"))
+            return None
+        self.offset -= len(text[cut + 1:].encode("utf-8"))
+        values = [int(n) for n in _DECODE_RUNNING.findall(text[:cut])]
+        return max(values) if values else None
+
+
 def steady_running(samples, duration):
     """(median, max, count) of the running-batch samples [(seconds since start, value)] in the steady part of a
     run; (None, None, 0) without samples."""
@@ -185,6 +226,20 @@ def steady_running(samples, duration):
     if not vals:
         return None, None, 0
     return percentile(vals, 50), max(vals), len(vals)
+
+
+def running_fields(samples, duration):
+    """running, running_max, running_samples, running_source, running_log, running_metrics of a run's samples
+    [(seconds since start, metrics value or (metrics value, decode-log value))]: the decode log's count (the batch
+    the scheduler decoded) where it has one, /metrics otherwise."""
+    metrics = [(t, v[0] if isinstance(v, tuple) else v) for t, v in samples or []]
+    decode = [(t, v[1]) for t, v in samples or [] if isinstance(v, tuple)]
+    out = {"running_metrics": steady_running(metrics, duration)[0], "running_log": steady_running(decode, duration)[0]}
+    source = decode if out["running_log"] is not None else metrics
+    out["running_source"] = ("decode log" if source is decode else "metrics") if out["running_log"] is not None or \
+        out["running_metrics"] is not None else None
+    out["running"], out["running_max"], out["running_samples"] = steady_running(source, duration)
+    return out
 
 
 def summarize(records, duration, concurrency, max_errors=5, samples=None):
@@ -214,7 +269,7 @@ def summarize(records, duration, concurrency, max_errors=5, samples=None):
     if duration:
         result["mean_in_flight"] = sum(r["latency"] for r in ok) / duration
         result["mean_decoding"] = sum(r["latency"] - r["ttft"] for r in ok) / duration
-    result["running"], result["running_max"], result["running_samples"] = steady_running(samples or [], duration)
+    result.update(running_fields(samples, duration))
     for name, values in (("ttft_ms", ttft), ("itl_ms", itl), ("tpot_ms", tpot), ("e2e_latency_ms", e2e),
                          ("per_request_tps", per_request_tps)):
         result["mean_" + name] = _mean(values)
@@ -277,11 +332,15 @@ def run_load(base_url, concurrency, num_requests, max_new_tokens=128, input_len=
     return summarize(records, duration, concurrency, samples=samples), records
 
 
-def metrics_sampler(client, timeout=2.0):
-    """A ``sample`` callable for run_load: the running batch from ``client``'s /metrics (None when it has none)."""
+def metrics_sampler(client, timeout=2.0, log_path=None):
+    """A ``sample`` callable for run_load: the running batch from ``client``'s /metrics (None when it has none) and,
+    with ``log_path``, from the server log's decode lines since the last sample: ``(metrics, decode log)``."""
+    tail = LogTail(log_path) if log_path else None
+
     def sample():
         status, text, _err = client.metrics(timeout=timeout)
-        return running_batch(text if isinstance(text, str) else "") if status == 200 else None
+        got = running_batch(text if isinstance(text, str) else "") if status == 200 else None
+        return (got, tail.read()) if tail else got
     return sample
 
 
