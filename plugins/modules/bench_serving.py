@@ -96,7 +96,7 @@ options:
   sample_interval:
     description: Seconds between two samples of the running batch.
     type: float
-    default: 0.5
+    default: 0.25
   server_log:
     description:
       - The server's log on this host; its C(Decode batch ... #running-req) lines written during the load give the
@@ -222,7 +222,7 @@ def main():
             expect_mode=dict(type="str", choices=list(modes.MODES)),
             expect_speculative=dict(type="dict", default={}),
             sample_running=dict(type="bool", default=True),
-            sample_interval=dict(type="float", default=0.5),
+            sample_interval=dict(type="float", default=0.25),
             server_log=dict(type="path"),
         ),
         supports_check_mode=True,

@@ -219,10 +219,11 @@ class LogTail(object):
 
 def steady_running(samples, duration):
     """(median, max, count) of the running-batch samples [(seconds since start, value)] in the steady part of a
-    run; (None, None, 0) without samples."""
-    vals = [v for t, v in samples if v is not None and STEADY[0] * duration <= t <= STEADY[1] * duration]
+    run; (None, None, 0) without samples. A sample of 0 is the server idle between two closed-loop requests (no decode
+    step runs, SGLang prints no decode line): there is no batch to measure then, so it is left out."""
+    vals = [v for t, v in samples if v and STEADY[0] * duration <= t <= STEADY[1] * duration]
     if not vals:
-        vals = [v for _t, v in samples if v is not None]
+        vals = [v for _t, v in samples if v]
     if not vals:
         return None, None, 0
     return percentile(vals, 50), max(vals), len(vals)

@@ -133,8 +133,9 @@ def test_running_batch_is_the_largest_ranks_gauge():
 
 
 def test_steady_running_leaves_ramp_up_and_drain_out():
-    samples = [(0.5, 1.0), (1.5, 8.0), (4.0, 8.0), (7.0, 8.0), (8.5, 2.0), (9.5, 0.0)]
-    assert bc.steady_running(samples, 10.0) == (8.0, 8.0, 3)
+    samples = [(0.5, 1.0), (1.5, 8.0), (4.0, 8.0), (5.0, 0.0), (6.0, 0.0), (7.0, 8.0), (8.5, 2.0), (9.5, 0.0)]
+    assert bc.steady_running(samples, 10.0) == (8.0, 8.0, 3)  # idle moments between requests are no batch
+    assert bc.steady_running([(5.0, 0.0)], 10.0) == (None, None, 0)
     assert bc.steady_running([(9.9, 3.0)], 10.0) == (3.0, 3.0, 1)  # nothing steady: every sample
     assert bc.steady_running([(1.0, None)], 10.0) == (None, None, 0)
     fields = bc.running_fields([(2.0, (7.0, 8)), (5.0, (7.0, None)), (6.0, (7.0, 8))], 10.0)
