@@ -23,8 +23,8 @@ description:
   - With O(expect_mode), reads C(/server_info) first and refuses (nothing sent) when the server does not run
     what the mode means - speculative algorithm, draft, num_steps, adaptive - with the fix.
   - Reads the EAGLE accept length from C(/server_info) after the run.
-  - With O(sample_running), samples the server's running batch every O(sample_interval) seconds while the load runs
-    - the decode log's C(#running-req) (O(server_log)), else C(sglang:num_running_reqs) from C(/metrics) (the
+  - With O(sample_running), samples the server's running batch every O(sample_interval) seconds while the load runs,
+    from the decode log's C(#running-req) (O(server_log)), else C(sglang:num_running_reqs) from C(/metrics) (the
     largest rank's); RV(result.running) is the median in the steady middle of the run (None without either), beside
     the client's own ceiling (RV(result.mean_decoding), built-in client).
 author:
@@ -90,7 +90,7 @@ options:
     type: dict
     default: {}
   sample_running:
-    description: Sample the server's running batch from C(/metrics) while the load runs.
+    description: Sample the server's running batch (decode log, C(/metrics)) while the load runs.
     type: bool
     default: true
   sample_interval:
@@ -99,8 +99,8 @@ options:
     default: 0.25
   server_log:
     description:
-      - The server's log on this host; its C(Decode batch ... #running-req) lines written during the load give the
-        running batch (RV(result.running), source C(decode log)), C(/metrics) where it has none.
+      - The server's log on this host; the C(#running-req) of its C(Decode batch) lines written during the load gives
+        the running batch (RV(result.running), source C(decode log)), C(/metrics) where it has none.
     type: path
   fail_on_errors:
     description: Fail when any request failed.
@@ -151,11 +151,16 @@ result:
     median_itl_ms: {description: Median gap between streamed chunks., type: float}
     p99_itl_ms: {description: 99th percentile gap between streamed chunks., type: float}
     median_per_request_tps: {description: Median decode speed one request saw (1000 / TPOT)., type: float}
-    mean_decoding: {description: Requests decoding at once, time-averaged (the client's ceiling; built-in client)., type: float}
-    running:
-      description: The server's running batch (median of the C(/metrics) samples in the steady part of the run); null
-        without samples.
+    mean_decoding:
+      description: Requests decoding at once, time-averaged (the client's ceiling; built-in client).
       type: float
+    running:
+      description: The server's running batch (median of the decode-log or C(/metrics) samples in the steady part of
+        the run, idle samples left out); null without samples.
+      type: float
+    running_source:
+      description: Where RV(result.running) comes from - C(decode log) or C(metrics); null without samples.
+      type: str
     accept_length: {description: EAGLE accept length from /server_info; null without speculation., type: float}
     engine: {description: Client used (builtin or the SGLang module name)., type: str}
     engine_note:
