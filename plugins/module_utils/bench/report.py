@@ -433,8 +433,9 @@ def curve_lines(raw: dict, rec: dict | None, conf: dict | None) -> list[str]:
     """The three curves on the running-batch axis, the recommendation with what it loses where, the confirmation."""
     table = curves.rows(raw.get("results", []))
     lines = ["", "## Three curves on the running-batch axis", "",
-             f"Decode tok/s per batch size; running = the server's running batch (sglang:num_running_reqs, median "
-             f"of the steady part), client = requests the client kept decoding at once. A point whose batch did not "
+             f"Decode tok/s per batch size; running = the server's running batch (its decode log's #running-req, "
+             f"else sglang:num_running_reqs; median of the steady part), client = requests the client kept decoding "
+             f"at once. A point whose batch did not "
              f"fill (running below {curves.FILL:.0%} of the batch) is marked and decides nothing.", "",
              "| batch | running (base / EAGLE-3 / adaptive / applied) | client | baseline | EAGLE-3 | adaptive | "
              "applied | adaptive / better static |", "|---:|---|---:|---:|---:|---:|---:|---:|"]
