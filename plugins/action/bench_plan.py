@@ -13,8 +13,15 @@ __metaclass__ = type
 from ansible.errors import AnsibleActionFail
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.bench import modes
+from ansible_collections.llmserve.sglang.plugins.plugin_utils import _bench_report as report
 from ansible_collections.llmserve.sglang.plugins.plugin_utils import _server_view as server_view
 from ansible_collections.llmserve.sglang.plugins.plugin_utils._action import CollectionAction
+
+
+def adaptive_candidate(results, meta):
+    """The adaptive setting of the crossover measured so far (report.candidate), or None."""
+    raw = {"results": list(results or []), "meta": dict(meta or {})}
+    return report.candidate(raw, report.analyse(raw))
 
 
 class ActionModule(CollectionAction):
@@ -31,9 +38,18 @@ class ActionModule(CollectionAction):
         if configured is None:
             configured = settings["speculative"]
         applied = args.get("applied")
+        candidate = None
+        if mode == "eagle3_threshold" and applied is None:
+            candidate = adaptive_candidate(args.get("results"), args.get("meta"))
+            if not candidate or candidate.get("action") != "adaptive":
+                result.update(mode=mode, changed=False, skip=True, candidate=candidate,
+                              why="no adaptive setting to measure: %s" % (
+                                  (candidate or {}).get("reason") or "no crossover of the baseline and EAGLE-3 measured"))
+                return result
+            applied = candidate["server_speculative"]
         try:
-            out = modes.launch(mode, configured, applied, settings["env"])
+            out = modes.launch(mode, configured, applied, settings["env"], settings["args"], args.get("max_batch"))
         except ValueError as exc:
             raise AnsibleActionFail("bench_plan: %s" % exc)
-        result.update(out, mode=mode, changed=False)
+        result.update(out, mode=mode, changed=False, skip=False, candidate=candidate)
         return result

@@ -14,12 +14,20 @@ short_description: Write the benchmark report - crossover, threshold, the settin
 version_added: "0.1.0"
 description:
   - An action plugin (runs on the controller). Writes O(run_dir)/raw.json from O(raw) when given, then
-    C(report.md), C(summary.json) and, when matplotlib is importable on the controller, PNG plots next to it.
+    C(report.md), C(summary.json) (issue 34's shape - sglang, gpu, accept_length, threshold, applied, confirmed,
+    points of batch, running, baseline, eagle3, adaptive, applied), C(analysis.json) (everything the report decided)
+    and, when matplotlib is importable on the controller, PNG plots next to it (decode throughput on the running-batch
+    axis).
+  - The three curves (baseline, static EAGLE-3, the adaptive setting) per batch size with the server's running batch
+    beside the client's ceiling; a point whose batch did not fill decides nothing. The recommendation is the adaptive
+    setting only with the step-0 patch recorded (meta C(step0_patched)) and within 10 % of the better static setting
+    at every point, else the static setting for the load (meta C(load_profile) or C(load_samples)), with what it
+    loses where (C(plugins/module_utils/bench/curves.py)).
   - Decode throughput per concurrency (concurrency x median per-request decode rate), mean and standard error over
     the repeats; where each speculative mode stops beating the baseline, interpolated, with a +-1 SE band and the
     crossover of each repeat; the threshold (speculate while at most that many requests run) turned into the
     installed SGLang's C(--speculative-adaptive-config) (0.5.14+), padded to the server's captured CUDA-graph sizes,
-    or a refusal with the fix; the confirming run against the better curve on both sides of the threshold.
+    or a refusal with the fix; the confirming run (mode C(applied)) against the best measured curve at every point.
   - Refuses to recommend anything from a speculative curve whose accept length is below the floor (the draft does
     not fit its target).
 author:
@@ -45,7 +53,8 @@ options:
     type: bool
     default: false
   check_confirm:
-    description: Fail when the confirming run does not follow the better curve on both sides of the threshold.
+    description: Fail when an applied adaptive setting is not confirmed (within 10 % of the best curve at every point),
+      or the confirming run does not reproduce the curve its setting was measured with.
     type: bool
     default: false
 attributes:
@@ -78,7 +87,8 @@ EXAMPLES = r"""
 
 RETURN = r"""
 summary:
-  description: What summary.json holds (analysis per speculative mode, recommendation, confirmation, client_limited).
+  description: What analysis.json holds (analysis per speculative mode, recommendation, confirmation, client_limited,
+    and C(summary), the content of summary.json).
   returned: success
   type: dict
 lines:

@@ -23,6 +23,10 @@ description:
   - With O(expect_mode), reads C(/server_info) first and refuses (nothing sent) when the server does not run
     what the mode means - speculative algorithm, draft, num_steps, adaptive - with the fix.
   - Reads the EAGLE accept length from C(/server_info) after the run.
+  - With O(sample_running), samples the server's running batch every O(sample_interval) seconds while the load runs,
+    from the decode log's C(#running-req) (O(server_log)), else C(sglang:num_running_reqs) from C(/metrics) (the
+    largest rank's); RV(result.running) is the median in the steady middle of the run (None without either), beside
+    the client's own ceiling (RV(result.mean_decoding), built-in client).
 author:
   - llmserve maintainers (@llmserve)
 extends_documentation_fragment:
@@ -74,9 +78,9 @@ options:
   expect_mode:
     description:
       - Benchmark mode the server must be running (C(baseline), C(eagle3), C(eagle3_adaptive), C(eagle3_threshold),
-        C(allreduce_nccl), C(allreduce_pcie_ipc)); checked against C(/server_info) before any load.
+        C(applied), C(allreduce_nccl), C(allreduce_pcie_ipc)); checked against C(/server_info) before any load.
     type: str
-    choices: [baseline, eagle3, eagle3_adaptive, eagle3_threshold, allreduce_nccl, allreduce_pcie_ipc]
+    choices: [baseline, eagle3, eagle3_adaptive, eagle3_threshold, applied, allreduce_nccl, allreduce_pcie_ipc]
   expect_speculative:
     description: The C(server_speculative) the mode was launched with (algorithm, draft_model_path, num_steps).
     type: dict
@@ -85,6 +89,19 @@ options:
     description: Keys copied into the result as they are (e.g. C(mode) and C(repeat) of a benchmark grid).
     type: dict
     default: {}
+  sample_running:
+    description: Sample the server's running batch (decode log, C(/metrics)) while the load runs.
+    type: bool
+    default: true
+  sample_interval:
+    description: Seconds between two samples of the running batch.
+    type: float
+    default: 0.25
+  server_log:
+    description:
+      - The server's log on this host; the C(#running-req) of its C(Decode batch) lines written during the load gives
+        the running batch (RV(result.running), source C(decode log)), C(/metrics) where it has none.
+    type: path
   fail_on_errors:
     description: Fail when any request failed.
     type: bool
@@ -134,6 +151,16 @@ result:
     median_itl_ms: {description: Median gap between streamed chunks., type: float}
     p99_itl_ms: {description: 99th percentile gap between streamed chunks., type: float}
     median_per_request_tps: {description: Median decode speed one request saw (1000 / TPOT)., type: float}
+    mean_decoding:
+      description: Requests decoding at once, time-averaged (the client's ceiling; built-in client).
+      type: float
+    running:
+      description: The server's running batch (median of the decode-log or C(/metrics) samples in the steady part of
+        the run, idle samples left out); null without samples.
+      type: float
+    running_source:
+      description: Where RV(result.running) comes from - C(decode log) or C(metrics); null without samples.
+      type: str
     accept_length: {description: EAGLE accept length from /server_info; null without speculation., type: float}
     engine: {description: Client used (builtin or the SGLang module name)., type: str}
     engine_note:
@@ -157,6 +184,8 @@ import json
 import os
 import subprocess
 import tempfile
+import threading
+import time
 
 from ansible.module_utils.basic import AnsibleModule
 
@@ -167,7 +196,8 @@ except ImportError:  # pragma: no cover
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.bench import modes
 from ansible_collections.llmserve.sglang.plugins.module_utils.bench.client import (
-    choose_engine, from_sglang_result, run_load, server_accept_length, server_info, sglang_bench_argv)
+    choose_engine, from_sglang_result, metrics_sampler, run_load, running_fields, server_accept_length, server_info,
+    sglang_bench_argv)
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.client import Client, endpoint_spec
 
 
@@ -196,6 +226,9 @@ def main():
             labels=dict(type="dict", default={}),
             expect_mode=dict(type="str", choices=list(modes.MODES)),
             expect_speculative=dict(type="dict", default={}),
+            sample_running=dict(type="bool", default=True),
+            sample_interval=dict(type="float", default=0.25),
+            server_log=dict(type="path"),
         ),
         supports_check_mode=True,
     )
@@ -227,10 +260,12 @@ def main():
     if engine is None:
         module.fail_json(msg="engine=sglang: " + engine_note)
 
+    sample = metrics_sampler(client, log_path=p["server_log"]) if p["sample_running"] else None
     if engine == "builtin":
         result, _records = run_load(p["url"], p["concurrency"], num, p["max_new_tokens"], p["input_len"],
                                     endpoint=p["endpoint"], model=p["model"], api_key=p["api_key"],
-                                    timeout=p["timeout"])
+                                    timeout=p["timeout"], client=client, sample=sample,
+                                    sample_interval=p["sample_interval"])
     else:
         parsed = urlparse(p["url"])
         fd, out = tempfile.mkstemp(suffix=".jsonl")
@@ -242,13 +277,27 @@ def main():
             env = dict(os.environ)
             if p["api_key"]:
                 env["OPENAI_API_KEY"] = p["api_key"]
+            samples, stop, started = [], threading.Event(), time.monotonic()
+
+            def sampler():
+                while sample and not stop.wait(p["sample_interval"]):
+                    try:
+                        samples.append((time.monotonic() - started, sample()))
+                    except Exception:  # pylint: disable=broad-except
+                        samples.append((time.monotonic() - started, None))
+            watcher = threading.Thread(target=sampler)
+            watcher.daemon = True
+            watcher.start()
             rc, stdout, stderr = module.run_command(argv, environ_update=env)
+            stop.set()
+            watcher.join(timeout=5)
             if rc != 0:
                 module.fail_json(msg="%s failed (rc %d)" % (engine, rc), stdout=stdout[-4000:],
                                  stderr=stderr[-4000:], cmd=argv)
             with open(out) as handle:
                 lines = [line for line in handle if line.strip()]
             result = from_sglang_result(lines[-1], p["concurrency"])
+            result.update(running_fields(samples, float(result.get("duration") or (time.monotonic() - started))))
         finally:
             os.unlink(out)
 

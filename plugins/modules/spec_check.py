@@ -27,6 +27,9 @@ description:
   - With O(requests=0) nothing is generated - a read-only look at C(/server_info) and the log, as the status
     playbook uses it; then an accept length that no source reported is not warned about.
   - A server whose C(/server_info) says C(speculative_algorithm) is empty gives C(off) (not a finding).
+  - With O(adaptive) (the launch asked for C(--speculative-adaptive)), fails whatever O(mode) when SGLang runs static
+    instead - its C(speculative_adaptive disabled:) warning in O(log_path), or C(/server_info) saying
+    C(speculative_adaptive) false - with RV(category) C(adaptive_disabled), the reason and the remedy.
 author:
   - llmserve maintainers (@llmserve)
 extends_documentation_fragment:
@@ -60,6 +63,10 @@ options:
   log_path:
     description: Server log to read C(accept len) from (its last 256 KiB). Optional.
     type: path
+  adaptive:
+    description: The launch asked for C(--speculative-adaptive); fail when SGLang turned it off and serves static.
+    type: bool
+    default: false
 notes:
   - Supports check mode; it only reads and generates, it changes nothing on the host.
 """
@@ -83,10 +90,22 @@ RETURN = r"""
 status:
   description: C(ok), C(low) (below the floor), C(stalled) (a generation did not finish in time), C(error)
     (generations failed), C(unknown) (no source reported an accept length), C(off) (the server does not
-    speculate).
+    speculate), C(adaptive_disabled) (O(adaptive) and SGLang serves static).
   type: str
   returned: always
   sample: low
+category:
+  description: C(adaptive_disabled) when O(adaptive) and SGLang turned adaptive speculation off.
+  type: str
+  returned: failure of the adaptive check
+remedy:
+  description: What to change so that SGLang runs adaptive.
+  type: str
+  returned: failure of the adaptive check
+reason:
+  description: The reason SGLang gave (its warning), or what C(/server_info) said.
+  type: str
+  returned: failure of the adaptive check
 accept_length:
   description: The accept length judged (null when unknown).
   type: float
@@ -133,8 +152,29 @@ msg:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.ready.spec_accept import check
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import adaptive as adaptive_rule
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.api import MIN_ACCEPT_LENGTH
-from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.client import endpoint_spec
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.client import Client, endpoint_spec
+
+LOG_TAIL = 4 * 1024 * 1024  # bytes of the log read for SGLang's "speculative_adaptive disabled:" warning
+
+
+def adaptive_disabled(url, api_key, log_path, timeout):
+    """The reason SGLang runs static although the launch asked for adaptive (sglang/adaptive.py), or None."""
+    text = ""
+    if log_path:
+        try:
+            with open(log_path, "rb") as handle:
+                handle.seek(0, 2)
+                handle.seek(max(0, handle.tell() - LOG_TAIL))
+                text = handle.read().decode("utf-8", "replace")
+        except (IOError, OSError):
+            text = ""
+    info = None
+    if not adaptive_rule.disabled(text):
+        status, body, _err = Client(url, api_key).server_info(timeout=timeout)
+        info = body if status == 200 else None
+    return adaptive_rule.disabled(text, info)
 
 
 def main():
@@ -147,6 +187,7 @@ def main():
             request_timeout=dict(type="float", default=30),
             info_timeout=dict(type="float", default=10),
             log_path=dict(type="path"),
+            adaptive=dict(type="bool", default=False),
         ),
         supports_check_mode=True,
     )
@@ -159,6 +200,13 @@ def main():
     if p["min_accept_length"] < 1.0:
         module.fail_json(msg="min_accept_length=%s is below 1.0, the least any speculative step emits: give a floor "
                              ">= 1.0 (1.3 flags a draft that almost never hits)" % p["min_accept_length"])
+    if p["adaptive"]:
+        why = adaptive_disabled(p["url"], p["api_key"], p["log_path"], p["info_timeout"])
+        if why:
+            module.fail_json(msg="the launch asked for --speculative-adaptive, but SGLang runs static speculation (%s: "
+                                 "%s): %s" % (adaptive_rule.DISABLED_LINE, why, adaptive_rule.DISABLED_REMEDY),
+                             category=adaptive_rule.DISABLED_CATEGORY, remedy=adaptive_rule.DISABLED_REMEDY,
+                             reason=why, status="adaptive_disabled", ok=False)
     res = check(p["url"], api_key=p["api_key"], requests=p["requests"], max_new_tokens=p["max_new_tokens"],
                 request_timeout=p["request_timeout"], info_timeout=p["info_timeout"],
                 min_accept_length=p["min_accept_length"], log_path=p["log_path"])

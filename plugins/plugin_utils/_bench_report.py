@@ -40,15 +40,17 @@ import math
 import os
 from pathlib import Path
 
+from ansible_collections.llmserve.sglang.plugins.module_utils.bench import curves
 from ansible_collections.llmserve.sglang.plugins.plugin_utils import _bench_spec_setting as spec_setting
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import api
 
 __metaclass__ = type
 
 BASELINE = "baseline"
-CONFIRM = "eagle3_threshold"
+ADAPTIVE = curves.ADAPTIVE  # the adaptive setting of the measured crossover, measured before anything is applied
+CONFIRM = curves.APPLIED    # the confirming run: the applied setting, deployed
 MODE_LABELS = {"baseline": "baseline", "eagle3": "EAGLE-3", "eagle3_adaptive": "EAGLE-3 adaptive (SGLang default)",
-               CONFIRM: "EAGLE-3 with the chosen threshold"}
+               ADAPTIVE: "adaptive (the threshold's config)", CONFIRM: "applied setting (confirming run)"}
 TABLE_COLUMNS = [
     ("decode_throughput", "decode tok/s", "{:.1f}"),
     ("output_throughput", "e2e tok/s", "{:.1f}"),
@@ -242,7 +244,13 @@ def drafting_limit(mode: str, meta: dict) -> float:
     if mode == BASELINE:
         return 0
     if mode == CONFIRM:
-        eff = ((meta or {}).get("applied") or {}).get("effective_threshold")
+        applied = (meta or {}).get("applied") or {}
+        if applied.get("setting") in ("baseline", "eagle3"):
+            return 0 if applied["setting"] == "baseline" else float("inf")
+        eff = applied.get("effective_threshold")
+        return float("inf") if eff is None else eff
+    if mode == ADAPTIVE:
+        eff = ((meta or {}).get("adaptive_candidate") or {}).get("effective_threshold")
         return float("inf") if eff is None else eff
     if mode == "eagle3_adaptive":
         # SGLang's default adaptive config: only the "64" slot is all zero; batches pad to capture sizes first
@@ -252,9 +260,27 @@ def drafting_limit(mode: str, meta: dict) -> float:
     return float("inf")
 
 
+STEP0_AT_256, STEP0_BATCH_EXP, STEP0_CONTEXT_REF = 5.0, 0.6, 160.0
+
+
+def step0_factor(batch: float, context: float, at_256: float = STEP0_AT_256) -> float:
+    """How many plain decode steps one unpatched adaptive step-0 step costs (issue 34, H200, 0.5.15.post1: 45 ms
+    against 8.9 ms at batch 256, 1.6x at 16, 2.7x at 64, 3.9x at 128), growing with batch and context length. The
+    SGLang double's engine uses the same model (tools/sglang_double/sglang/_double/engine.py)."""
+    return 1.0 + (at_256 - 1.0) * (max(batch, 1.0) / 256.0) ** STEP0_BATCH_EXP * max(context, 1.0) / STEP0_CONTEXT_REF
+
+
 def model_value(perf_model: dict, mode: str, c: int, meta: dict, fn=model_total) -> float | None:
-    perf = perf_model.get("eagle3") if c <= drafting_limit(mode, meta) else perf_model.get(BASELINE)
-    return fn(perf, c) if perf else None
+    drafting = c <= drafting_limit(mode, meta)
+    perf = perf_model.get("eagle3") if drafting else perf_model.get(BASELINE)
+    if not perf:
+        return None
+    value = fn(perf, c)
+    adaptive = mode == ADAPTIVE or (mode == CONFIRM and ((meta or {}).get("applied") or {}).get("setting") == "adaptive")
+    if adaptive and not drafting and not (meta or {}).get("step0_patched"):
+        context = float(meta.get("input_len") or 32) + float(meta.get("max_new_tokens") or 256) / 2
+        value /= step0_factor(c, context, float((perf_model.get("step0") or {}).get("at_256") or STEP0_AT_256))
+    return value
 
 
 def model_points(raw: dict) -> list[dict]:
@@ -279,31 +305,12 @@ def model_points(raw: dict) -> list[dict]:
     return out
 
 
-def confirm(base_curve: dict, spec_curve: dict, conf_curve: dict, threshold: int | None,
-            tolerance: float = CONFIRM_TOLERANCE) -> dict:
-    """Does the confirming run follow the better curve - EAGLE-3 up to the threshold, the baseline above it?"""
-    points = []
-    for c in sorted(conf_curve):
-        if c not in base_curve or c not in spec_curve or conf_curve[c]["mean"] is None:
-            continue
-        side = "eagle3" if threshold is not None and c <= threshold else BASELINE
-        target = spec_curve[c]["mean"] if side == "eagle3" else base_curve[c]["mean"]
-        best = max(spec_curve[c]["mean"], base_curve[c]["mean"])
-        got = conf_curve[c]["mean"]
-        rel = (got - target) / target if target else None
-        points.append({"concurrency": c, "follows": side, "decode_throughput": got, "target": target,
-                       "best": best, "rel_err": rel, "ok": rel is not None and abs(rel) <= tolerance})
-    below = [p for p in points if p["follows"] == "eagle3"]
-    above = [p for p in points if p["follows"] == BASELINE]
-    return {"tolerance": tolerance, "threshold": threshold, "points": points,
-            "both_sides": bool(below) and bool(above),
-            "ok": bool(points) and all(p["ok"] for p in points) and bool(below) and bool(above)}
-
-
 def analyse(raw: dict, tolerance: float = DEFAULT_TOLERANCE) -> dict:
     meta = raw.get("meta") or {}
     table = by_mode(raw.get("results", []))
-    base_rows = table.get(BASELINE, {})
+    # a point whose batch did not fill decides nothing: out of the crossover too
+    unfilled = set((m, b) for b, m, _run, _cli in curves.not_filled(curves.rows(raw.get("results", []))))
+    base_rows = dict((c, v) for c, v in table.get(BASELINE, {}).items() if (BASELINE, c) not in unfilled)
     base_dec = curve(base_rows)
     base_e2e = curve(base_rows, "output_throughput")
     perf_model = meta.get("perf_model")
@@ -311,6 +318,7 @@ def analyse(raw: dict, tolerance: float = DEFAULT_TOLERANCE) -> dict:
     for mode, rows in table.items():
         if mode in (BASELINE, CONFIRM) or mode.startswith("allreduce_"):
             continue
+        rows = dict((c, v) for c, v in rows.items() if (mode, c) not in unfilled)
         dec = curve(rows)
         entry = crossover({c: st["mean"] for c, st in base_dec.items()}, {c: st["mean"] for c, st in dec.items()})
         entry["metric"] = "decode_throughput"
@@ -340,18 +348,34 @@ def analyse(raw: dict, tolerance: float = DEFAULT_TOLERANCE) -> dict:
     return analysis
 
 
-def recommendation(raw: dict, analysis: dict) -> dict | None:
+def candidate(raw: dict, analysis: dict) -> dict | None:
+    """The adaptive setting of the measured crossover (spec_setting.recommend): what the adaptive curve measures."""
     meta = raw.get("meta") or {}
     entry = analysis.get("eagle3")
     if not entry or not entry["points"]:
         return None
-    rec = spec_setting.recommend(entry["threshold"], str(meta.get("sglang_version") or ""),
-                                 meta.get("speculative") or {}, capture=meta.get("cuda_graph_bs"),
-                                 cuda_graph_max_bs=meta.get("cuda_graph_max_bs") or 48,
-                                 cuda_graph=not meta.get("disable_cuda_graph", False))
+    return spec_setting.recommend(entry["threshold"], str(meta.get("sglang_version") or ""),
+                                  meta.get("speculative") or {}, capture=meta.get("cuda_graph_bs"),
+                                  cuda_graph_max_bs=meta.get("cuda_graph_max_bs") or 48,
+                                  cuda_graph=not meta.get("disable_cuda_graph", False))
+
+
+def recommendation(raw: dict, analysis: dict) -> dict | None:
+    """What the three curves support (curves.recommend), or a refusal when the draft does not fit its target."""
+    meta = raw.get("meta") or {}
+    entry = analysis.get("eagle3")
+    if not entry or not entry["points"]:
+        return None
+    cand = meta.get("adaptive_candidate") or candidate(raw, analysis)
+    version = str(meta.get("sglang_version") or "")
+    rec = curves.recommend(raw.get("results", []), version, spec_setting.capability(version),
+                           meta.get("step0_patched"), cand, meta.get("speculative") or {},
+                           meta.get("load_profile") if meta.get("load_profile") else meta.get("load_samples"))
+    rec["candidate"] = cand
+    rec["threshold"] = entry["threshold"]
     if entry.get("draft_unfit"):
         # Never turn speculation off (or tune it) on the strength of a draft that does not fit: fix the draft first.
-        rec = dict(rec, action="refuse", measured_action=rec["action"], reason=(
+        rec = dict(rec, action="refuse", setting=None, measured_action=rec["action"], reason=(
             "the draft does not fit its target (accept length %.2f, below %.2f): this run measured a broken draft, "
             "not EAGLE-3, so it cannot say where speculation pays. Fix the draft - one trained for this target model, "
             "the same tokenizer and vocabulary, the num_steps/eagle_topk it was trained with (llmserve.sglang."
@@ -361,12 +385,15 @@ def recommendation(raw: dict, analysis: dict) -> dict | None:
 
 
 def confirmation(raw: dict) -> dict | None:
-    table = by_mode(raw.get("results", []))
-    if CONFIRM not in table or BASELINE not in table or "eagle3" not in table:
+    """The confirming run against the best measured curve at every point (curves.confirm); None without one."""
+    results = raw.get("results", [])
+    if not any(r.get("mode") == CONFIRM for r in results):
         return None
-    applied = (raw.get("meta") or {}).get("applied") or {}
-    eff = applied.get("effective_threshold", applied.get("threshold"))
-    return confirm(curve(table[BASELINE]), curve(table["eagle3"]), curve(table[CONFIRM]), eff)
+    conf = curves.confirm(results)
+    setting = ((raw.get("meta") or {}).get("applied") or {}).get("setting")
+    conf["setting"] = setting
+    conf["reproduces"] = curves.reproduces(results, setting) if setting else None
+    return conf
 
 
 def allreduce_ab(raw: dict) -> list[dict]:
@@ -397,6 +424,71 @@ def _pm(st: dict) -> str:
     if st["mean"] is None:
         return "-"
     return f"{st['mean']:.1f}" + (f" ± {st['se']:.1f}" if st["n"] > 1 else "")
+
+
+def _cell(value, pattern="{:.0f}"):
+    return fmt(value, pattern)
+
+
+def curve_lines(raw: dict, rec: dict | None, conf: dict | None) -> list[str]:
+    """The three curves on the running-batch axis, the recommendation with what it loses where, the confirmation."""
+    table = curves.rows(raw.get("results", []))
+    lines = ["", "## Three curves on the running-batch axis", "",
+             f"Decode tok/s per batch size; running = the server's running batch (its decode log's #running-req, "
+             f"else sglang:num_running_reqs; median of the steady part), client = requests the client kept decoding "
+             f"at once. A point whose batch did not "
+             f"fill (running below {curves.FILL:.0%} of the batch) is marked and decides nothing.", "",
+             "| batch | running (base / EAGLE-3 / adaptive / applied) | client | baseline | EAGLE-3 | adaptive | "
+             "applied | adaptive / better static |", "|---:|---|---:|---:|---:|---:|---:|---:|"]
+    for row in table:
+        got = row["modes"]
+        if not any(m in got for m in curves.CURVES + (CONFIRM,)):
+            continue
+
+        def run(mode):
+            v = got.get(mode)
+            if not v:
+                return "-"
+            text = _cell(v["running"] if v["running"] is not None else None, "{:.1f}")
+            return text + (" **not filled**" if v["filled"] is False else "")
+
+        static = [got[m]["decode"] for m in (BASELINE, curves.STATIC) if m in got and got[m]["decode"] is not None]
+        ratio = (got[ADAPTIVE]["decode"] / max(static) if ADAPTIVE in got and static and
+                 got[ADAPTIVE]["decode"] is not None else None)
+        clients = [v["client"] for v in got.values() if v["client"] is not None]
+        lines.append(f"| {row['batch']} | {' / '.join(run(m) for m in curves.CURVES + (CONFIRM,))} | "
+                     f"{_cell(min(clients) if clients else None, '{:.1f}')} | "
+                     + " | ".join(_cell((got.get(m) or {}).get("decode")) for m in curves.CURVES + (CONFIRM,))
+                     + f" | {_cell(ratio, '{:.2f}')} |")
+    if rec is not None:
+        lines += ["", "## Recommended setting", "", f"SGLang `{rec.get('version') or '?'}` (adaptive config format: "
+                  f"{rec.get('capability') or 'unknown'}; {curves.STEP0_PATCH}: "
+                  f"{ {True: 'applied', False: 'absent'}.get(rec.get('patched'), 'not known') }): "
+                  f"**{rec.get('setting') or rec['action']}** - {rec['reason']}.", ""]
+        for name, loss in sorted((rec.get("losses") or {}).items()):
+            where = ", ".join(f"{round(100 * w['lost'])}% at {w['batch']}" for w in loss["where"]) or "nothing"
+            lines.append(f"- {name}: loses {100 * loss['weighted']:.1f}% over the load; where: {where}")
+        if rec.get("not_filled"):
+            lines.append("- not filled (decide nothing): " + ", ".join(
+                f"{label(m)} at batch {b} ({_cell(r, '{:.1f}')} running, client {_cell(c, '{:.1f}')})"
+                for b, m, r, c in rec["not_filled"]))
+        if rec.get("server_speculative") is not None:
+            lines += ["", "```yaml", "server_speculative: " + json.dumps(rec["server_speculative"], sort_keys=True),
+                      "```", "", "`playbooks/benchmark.yml -e benchmark_apply=true` writes it to the host group's "
+                      "vars file (shown as a diff), redeploys and measures every point again.", ""]
+    if conf is not None:
+        lines += ["", "## Confirming run (the applied setting deployed)", "",
+                  f"Each point against the best measured curve, within {conf['tolerance']:.0%}"
+                  + (f"; applied: {conf['setting']}" if conf.get("setting") else "") + ".", "",
+                  "| batch | applied tok/s | best | of | error | decides | ok |", "|---:|---:|---:|---|---:|---|---|"]
+        for p in conf["points"]:
+            lines.append(f"| {p['batch']} | {p['applied']:.1f} | {p['best']:.1f} | {p['best_setting']} | "
+                         f"{fmt(p['rel_err'], '{:+.1%}')} | {'yes' if p['decides'] else 'no (not filled)'} | "
+                         f"{'yes' if p['ok'] else 'NO'} |")
+        lines += ["", f"Confirmed: **{'yes' if conf['ok'] else 'NO'}**"
+                  + ("" if conf.get("reproduces") is not False else
+                     " (and the applied run does not reproduce the curve its setting was measured with)"), ""]
+    return lines
 
 
 def markdown(raw: dict, analysis: dict, rec: dict | None, conf: dict | None, plots: list[str],
@@ -467,26 +559,7 @@ def markdown(raw: dict, analysis: dict, rec: dict | None, conf: dict | None, plo
                   + ", ".join(f"{label(p['mode'])} c={p['concurrency']} ({p['mean_decoding']:.1f} decoding)"
                               for p in limited)
                   + ". The load generator or its host is starved: run it on a less busy host, or with longer outputs."]
-    if rec is not None:
-        lines += ["", "## Recommended setting", "", f"SGLang `{rec['version'] or '?'}` "
-                  f"(adaptive config format: {rec.get('capability') or 'unknown'}): "
-                  f"**{rec['action']}** - {rec['reason']}.", ""]
-        if rec.get("server_speculative") is not None:
-            lines += ["```yaml", "server_speculative: " + json.dumps(rec["server_speculative"], sort_keys=True), "```",
-                      "", "`playbooks/benchmark.yml -e benchmark_apply=true` writes it to the host group's vars file "
-                      "(shown as a diff), redeploys and measures again.", ""]
-    if conf is not None:
-        lines += ["", "## Confirming run (the chosen setting deployed)", "",
-                  f"Speculation on up to {fmt(conf['threshold'], '{}')} running requests; each point must be within "
-                  f"{conf['tolerance']:.0%} of the curve it should follow.", "",
-                  "| concurrency | follows | decode tok/s | target | best of both | error | ok |",
-                  "|---:|---|---:|---:|---:|---:|---|"]
-        for p in conf["points"]:
-            lines.append(f"| {p['concurrency']} | {label(p['follows'])} | {p['decode_throughput']:.1f} | "
-                         f"{p['target']:.1f} | {p['best']:.1f} | {fmt(p['rel_err'], '{:+.1%}')} | "
-                         f"{'yes' if p['ok'] else 'NO'} |")
-        lines += ["", f"Confirmed: **{'yes' if conf['ok'] else 'NO'}**"
-                  + ("" if conf["both_sides"] else " (the grid has no point on one side of the threshold)"), ""]
+    lines += curve_lines(raw, rec, conf)
     ab = allreduce_ab(raw)
     if ab:
         lines += ["", "## All-reduce: FlashInfer PCIe-IPC against NCCL", "",
@@ -524,7 +597,8 @@ def plot(raw: dict, analysis: dict, rec: dict | None, out_dir: Path) -> tuple[li
     table = by_mode(raw.get("results", []))
     meta = raw.get("meta") or {}
     specs = [
-        ("decode_throughput.png", "Decode throughput (concurrency x per-request decode rate)", "tokens/s",
+        ("decode_throughput.png", "Decode throughput on the running-batch axis (batch x per-request decode rate)",
+         "tokens/s",
          decode_throughput),
         ("throughput.png", "End-to-end output throughput (TTFT included)", "tokens/s", "output_throughput"),
         ("per_request_tps.png", "Per-request decode speed (median)", "tokens/s per request", "median_per_request_tps"),
@@ -539,9 +613,19 @@ def plot(raw: dict, analysis: dict, rec: dict | None, out_dir: Path) -> tuple[li
             cv = curve(table[mode], metric)
             xs = [c for c in sorted(cv) if cv[c]["mean"] is not None]
             if xs:
-                ax.errorbar(xs, [cv[c]["mean"] for c in xs], yerr=[cv[c]["se"] for c in xs], marker="o",
-                            capsize=3, linestyle=styles.get(mode, "-"), label=label(mode),
-                            linewidth=2.2 if mode == CONFIRM else 1.5)
+                # decode throughput on the running-batch axis: each point where the server's running batch was
+                # (its sample), not where the client meant it to be; a point that did not fill is drawn hollow
+                run = curve(table[mode], "running") if metric is decode_throughput else {}
+                at = [run[c]["mean"] if run.get(c, {}).get("mean") else c for c in xs]
+                line = ax.errorbar(at, [cv[c]["mean"] for c in xs], yerr=[cv[c]["se"] for c in xs], marker="o",
+                                   capsize=3, linestyle=styles.get(mode, "-"), label=label(mode),
+                                   linewidth=2.2 if mode == CONFIRM else 1.5)
+                hollow = [i for i, c in enumerate(xs) if run.get(c, {}).get("mean") is not None
+                          and run[c]["mean"] < curves.FILL * c]
+                if hollow:
+                    ax.plot([at[i] for i in hollow], [cv[xs[i]]["mean"] for i in hollow], "o", markersize=10,
+                            markerfacecolor="white", markeredgecolor=line[0].get_color(),
+                            label=f"{label(mode)}: batch not filled")
         if metric is decode_throughput:
             entry = analysis.get("eagle3") or {}
             unc = entry.get("uncertainty") or {}
@@ -559,11 +643,13 @@ def plot(raw: dict, analysis: dict, rec: dict | None, out_dir: Path) -> tuple[li
                            label=f"threshold: speculate up to {eff}")
         ax.set_xscale("log", base=2)
         ax.set_xticks(ticks, [str(t) for t in ticks])
-        ax.set_xlabel("concurrency (requests in flight)")
+        ax.set_xlabel("running batch (the server's, sampled)" if metric is decode_throughput
+                      else "batch (requests in flight)")
         ax.set_ylabel(ylabel)
         ax.set_title(title)
         ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=8)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=8)
         fig.tight_layout()
         path = out_dir / filename
         fig.savefig(path)
@@ -579,11 +665,14 @@ def build(run_dir: Path, with_plots: bool = True, tolerance: float = DEFAULT_TOL
     conf = confirmation(raw)
     plots, note = plot(raw, analysis, rec, run_dir) if with_plots else ([], None)
     (run_dir / "report.md").write_text(markdown(raw, analysis, rec, conf, plots, note))
+    shape = curves.summary(raw.get("results", []), raw.get("meta") or {}, rec, conf)
     summary = {"analysis": analysis, "recommendation": rec, "confirmation": conf,
                "client_limited": client_limited(by_mode(raw.get("results", []))),
                "plots": [Path(p).name for p in plots], "report": "report.md", "model_points": model_points(raw),
-               "allreduce_ab": allreduce_ab(raw)}
-    (run_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+               "allreduce_ab": allreduce_ab(raw), "summary": shape}
+    # analysis.json: everything the report decided; summary.json: the short form of issue 34, exactly its keys
+    (run_dir / "analysis.json").write_text(json.dumps(summary, indent=2) + "\n")
+    (run_dir / "summary.json").write_text(json.dumps(shape, indent=2) + "\n")
     return summary
 
 
@@ -606,11 +695,12 @@ def lines_of(summary: dict, run_dir) -> list[str]:
                    "on average")
     rec = summary["recommendation"]
     if rec:
-        out.append(f"recommendation: {rec['action']}: {rec['reason']}")
+        out.append(f"recommendation: {rec.get('setting') or rec['action']}: {rec['reason']}")
     conf = summary["confirmation"]
     if conf:
         out.append("confirmation: %s (%s)" % ("yes" if conf["ok"] else "NO", ", ".join(
-            "c=%d %s %+.1f%%" % (p["concurrency"], p["follows"], 100 * (p["rel_err"] or 0)) for p in conf["points"])))
+            "batch %d %+.1f%% of %s%s" % (p["batch"], 100 * (p["rel_err"] or 0), p["best_setting"],
+                                          "" if p["decides"] else " (not filled)") for p in conf["points"])))
     out.append(os.path.join(str(run_dir), "report.md"))
     return out
 
@@ -621,6 +711,11 @@ def failures(summary: dict, check_model: bool, check_confirm: bool) -> tuple[int
     if check_model and mismatch:
         return 3, f"{', '.join(mismatch)} does not match the rate model"
     conf = summary["confirmation"]
-    if check_confirm and not (conf and conf["ok"]):
-        return 4, "the confirming run does not follow the better curve on both sides of the threshold"
+    if check_confirm and not conf:
+        return 4, "no confirming run to check"
+    if check_confirm and conf.get("reproduces") is False:
+        return 4, "the confirming run does not reproduce the curve its setting (%s) was measured with" % conf["setting"]
+    if check_confirm and conf.get("setting") == "adaptive" and not conf["ok"]:
+        return 4, "the applied adaptive setting does not follow the best measured curve within %d%% at every point" % (
+            round(100 * conf["tolerance"]))
     return 0, None

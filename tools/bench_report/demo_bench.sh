@@ -12,12 +12,16 @@
 #                  crossover (default 1, env BENCH_SCALE)
 #   --concurrency  comma-separated levels (default 1,2,4,8,16,32, env BENCH_CONCURRENCY)
 #   --tokens       output tokens per request (default 64, env BENCH_TOKENS)
+#   --step0        verify (default, env BENCH_STEP0): the double is an SGLang without the step-0 patch - its adaptive
+#                  step 0 costs what the H200 measured, and the benchmark refuses the adaptive setting and applies a
+#                  static one; plain: the patch recorded in the venv (roles/sglang's record), step 0 a plain decode,
+#                  the adaptive setting applied
 # Extra arguments after -- go to ansible-playbook (e.g. -- -e benchmark_check_model=true).
 # Prints the run folder (benchmarks/results/<UTC time>/: raw.json, report.md, summary.json, *.png).
 # Needs root, podman, runc, debootstrap (docs/test-fleet.md) and .venv (make setup).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-keep=${BENCH_KEEP:-0} name=${BENCH_FLEET:-bench} scale=${BENCH_SCALE:-1}
+keep=${BENCH_KEEP:-0} name=${BENCH_FLEET:-bench} scale=${BENCH_SCALE:-1} step0=${BENCH_STEP0:-verify}
 conc=${BENCH_CONCURRENCY:-1,2,4,8,16,32} tokens=${BENCH_TOKENS:-64}
 extra=()
 while [ $# -gt 0 ]; do
@@ -27,8 +31,9 @@ while [ $# -gt 0 ]; do
     --scale) scale="$2"; shift ;;
     --concurrency) conc="$2"; shift ;;
     --tokens) tokens="$2"; shift ;;
+    --step0) step0="$2"; shift ;;
     --) shift; extra=("$@"); break ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
     *) echo "bench: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -41,6 +46,12 @@ trap teardown EXIT
 python3 tools/fleet/fleet.py up -n 1 --name "$name"
 inv=(-i ".fleet/$name/inventory.yml" -i playbooks/demo/inventory.yml)
 "$ap" "${inv[@]}" playbooks/demo/prepare.yml
+case "$step0" in
+  plain) .venv/bin/ansible "${inv[@]}" gpu_hosts -b -m ansible.builtin.copy -a \
+           'dest=/opt/sglang/venv/llmserve-patches.json mode=0644 content={"format": 1, "patches": [{"name": "adaptive-step0-plain-decode"}]}' ;;
+  verify) .venv/bin/ansible "${inv[@]}" gpu_hosts -b -m ansible.builtin.file -a 'path=/opt/sglang/venv/llmserve-patches.json state=absent' ;;
+  *) echo "bench: --step0 is plain or verify, not $step0" >&2; exit 2 ;;
+esac
 vars=$(python3 - "$scale" "$conc" "$tokens" <<'PY'
 import json, sys
 scale, conc, tokens = float(sys.argv[1]), [int(c) for c in sys.argv[2].split(",")], int(sys.argv[3])

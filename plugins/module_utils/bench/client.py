@@ -17,7 +17,12 @@ It measures what ``sglang.bench_serving`` reports, under the same names:
 - ``mean/median_per_request_tps`` (1000 / TPOT: the decode speed one user sees);
 - ``completed``, ``failed``, ``errors`` (first few), ``duration``, ``concurrency``;
 - ``mean_in_flight``, ``mean_decoding``: time-averaged requests in flight / past their first token (how much of
-  ``concurrency`` the client really kept busy).
+  ``concurrency`` the client really kept busy: the client's own ceiling);
+- ``running``: the running batch the server reported while the load ran - the scheduler's own ``Decode batch ...
+  #running-req: N`` lines of the server log when given (``running_log``), else ``sglang:num_running_reqs`` from
+  ``/metrics`` (``running_metrics``, the largest rank's), sampled every ``sample_interval`` s; the median of the
+  samples in the steady middle of the run, between STEADY[0] and STEADY[1] of its duration; ``running_source``,
+  ``running_max``, ``running_samples``; None without either.
 
 ``accept_length`` comes from ``/server_info`` (the mean over DP ranks, module_utils/sglang/api.py), see
 :func:`server_accept_length`.
@@ -29,6 +34,7 @@ __metaclass__ = type
 
 import json
 import math
+import re
 import threading
 import time
 
@@ -36,6 +42,9 @@ from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.api import 
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.client import Client
 
 ENDPOINTS = ("chat", "generate")
+STEADY = (0.1, 0.8)  # the part of a run whose running-batch samples count (ramp-up and drain left out)
+# One rank's sample of the running-requests gauge (Prometheus text 0.0.4, optional labels: tp_rank, dp_rank, ...).
+_RUNNING = re.compile(r"(?m)^sglang:num_running_reqs(?:\{[^}]*\})? ([0-9.eE+-]+)\s*$")
 _WORDS = ("alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november "
           "oscar papa quebec romeo sierra tango uniform victor whiskey xray yankee zulu").split()
 
@@ -156,8 +165,89 @@ def one_request(client, endpoint, prompt, max_new_tokens, model="default", timeo
     return record
 
 
-def summarize(records, duration, concurrency, max_errors=5):
-    """Aggregate per-request records into bench_serving-style metrics (milliseconds, tokens/s)."""
+def running_batch(metrics_text):
+    """The running batch from the text of ``GET /metrics``: the largest rank's ``sglang:num_running_reqs`` (each
+    rank decodes its own batch; summing tensor-parallel ranks would count one batch several times); None without."""
+    values = []
+    for raw in _RUNNING.findall(metrics_text or ""):
+        try:
+            value = float(raw)
+        except ValueError:
+            continue
+        if not math.isnan(value) and not math.isinf(value):
+            values.append(value)
+    return max(values) if values else None
+
+
+_DECODE_RUNNING = re.compile(r"Decode batch\W.*?#running-req: (\d+)")
+
+
+class LogTail(object):
+    """The server log's ``Decode batch ... #running-req: N`` lines written since it was opened (SGLang's scheduler
+    prints one every --decode-log-interval decode steps: the batch it really decoded)."""
+
+    def __init__(self, path, limit=1 << 20):
+        self.path, self.limit, self.offset = path, limit, None
+        try:
+            with open(path, "rb") as handle:
+                handle.seek(0, 2)
+                self.offset = handle.tell()
+        except (IOError, OSError):
+            self.offset = None
+
+    def read(self):
+        """The largest running batch of the decode lines written since the last call; None without one."""
+        if self.offset is None:
+            return None
+        try:
+            with open(self.path, "rb") as handle:
+                handle.seek(0, 2)
+                end = handle.tell()
+                if end < self.offset:  # rotated or truncated: start again from its beginning
+                    self.offset = 0
+                handle.seek(max(self.offset, end - self.limit))
+                text = handle.read(end - handle.tell()).decode("utf-8", "replace")
+                self.offset = end
+        except (IOError, OSError):
+            return None
+        cut = text.rfind("\n")  # a line still being written is read next time
+        if cut < 0:
+            self.offset -= len(text.encode("utf-8"))
+            return None
+        self.offset -= len(text[cut + 1:].encode("utf-8"))
+        values = [int(n) for n in _DECODE_RUNNING.findall(text[:cut])]
+        return max(values) if values else None
+
+
+def steady_running(samples, duration):
+    """(median, max, count) of the running-batch samples [(seconds since start, value)] in the steady part of a
+    run; (None, None, 0) without samples. A sample of 0 is the server idle between two closed-loop requests (no decode
+    step runs, SGLang prints no decode line): there is no batch to measure then, so it is left out."""
+    vals = [v for t, v in samples if v and STEADY[0] * duration <= t <= STEADY[1] * duration]
+    if not vals:
+        vals = [v for _t, v in samples if v]
+    if not vals:
+        return None, None, 0
+    return percentile(vals, 50), max(vals), len(vals)
+
+
+def running_fields(samples, duration):
+    """running, running_max, running_samples, running_source, running_log, running_metrics of a run's samples
+    [(seconds since start, metrics value or (metrics value, decode-log value))]: the decode log's count (the batch
+    the scheduler decoded) where it has one, /metrics otherwise."""
+    metrics = [(t, v[0] if isinstance(v, tuple) else v) for t, v in samples or []]
+    decode = [(t, v[1]) for t, v in samples or [] if isinstance(v, tuple)]
+    out = {"running_metrics": steady_running(metrics, duration)[0], "running_log": steady_running(decode, duration)[0]}
+    source = decode if out["running_log"] is not None else metrics
+    out["running_source"] = ("decode log" if source is decode else "metrics") if out["running_log"] is not None or \
+        out["running_metrics"] is not None else None
+    out["running"], out["running_max"], out["running_samples"] = steady_running(source, duration)
+    return out
+
+
+def summarize(records, duration, concurrency, max_errors=5, samples=None):
+    """Aggregate per-request records into bench_serving-style metrics (milliseconds, tokens/s); ``samples``: the
+    running batch sampled during the run [(seconds since start, value)]."""
     ok = [r for r in records if r.get("error") is None]
     failed = [r for r in records if r.get("error") is not None]
     ttft = [r["ttft"] * 1000.0 for r in ok]
@@ -182,6 +272,7 @@ def summarize(records, duration, concurrency, max_errors=5):
     if duration:
         result["mean_in_flight"] = sum(r["latency"] for r in ok) / duration
         result["mean_decoding"] = sum(r["latency"] - r["ttft"] for r in ok) / duration
+    result.update(running_fields(samples, duration))
     for name, values in (("ttft_ms", ttft), ("itl_ms", itl), ("tpot_ms", tpot), ("e2e_latency_ms", e2e),
                          ("per_request_tps", per_request_tps)):
         result["mean_" + name] = _mean(values)
@@ -191,12 +282,13 @@ def summarize(records, duration, concurrency, max_errors=5):
 
 
 def run_load(base_url, concurrency, num_requests, max_new_tokens=128, input_len=32, endpoint="chat",
-             model="default", api_key=None, timeout=600.0, seed=0, client=None):
+             model="default", api_key=None, timeout=600.0, seed=0, client=None, sample=None, sample_interval=0.5):
     """Closed loop: ``concurrency`` threads each send their next request as soon as the previous ends,
     until ``num_requests`` were sent.  Returns (summary, records).
 
     ``client``: the SGLang client to send through (sglang/client.Client), else one for ``base_url`` and ``api_key``.
-    One connection per request, as SGLang's own benchmark client opens them."""
+    One connection per request, as SGLang's own benchmark client opens them. ``sample``: a callable returning the
+    server's running batch (or None), called every ``sample_interval`` seconds while the load runs."""
     build_request(endpoint, "", 1)  # an unknown endpoint is refused before a thread starts
     client = client or Client(base_url, api_key)
     concurrency = max(1, int(concurrency))
@@ -218,14 +310,41 @@ def run_load(base_url, concurrency, num_requests, max_new_tokens=128, input_len=
                 records.append(rec)
 
     threads = [threading.Thread(target=worker, name="bench-%d" % i) for i in range(min(concurrency, num_requests))]
+    samples = []
+    done = threading.Event()
+
+    def sampler():
+        while not done.wait(sample_interval):
+            try:
+                value = sample()
+            except Exception:  # pylint: disable=broad-except  # a missed sample is no reason to stop the load
+                value = None
+            samples.append((time.monotonic() - started, value))
+
     started = time.monotonic()
-    for thread in threads:
+    watcher = threading.Thread(target=sampler, name="bench-sampler") if sample else None
+    for thread in threads + ([watcher] if watcher else []):
         thread.daemon = True
         thread.start()
     for thread in threads:
         thread.join()
     duration = time.monotonic() - started
-    return summarize(records, duration, concurrency), records
+    done.set()
+    if watcher:
+        watcher.join(timeout=max(2 * sample_interval, 5.0))
+    return summarize(records, duration, concurrency, samples=samples), records
+
+
+def metrics_sampler(client, timeout=2.0, log_path=None):
+    """A ``sample`` callable for run_load: the running batch from ``client``'s /metrics (None when it has none) and,
+    with ``log_path``, from the server log's decode lines since the last sample: ``(metrics, decode log)``."""
+    tail = LogTail(log_path) if log_path else None
+
+    def sample():
+        status, text, _err = client.metrics(timeout=timeout)
+        got = running_batch(text if isinstance(text, str) else "") if status == 200 else None
+        return (got, tail.read()) if tail else got
+    return sample
 
 
 def server_info(base_url, api_key=None, timeout=10.0, client=None):

@@ -16,11 +16,20 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import adaptive as adaptive_rule
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import speculative as spec_rule
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.api import accept_length
 
-MODES = ("baseline", "eagle3", "eagle3_adaptive", "eagle3_threshold", "allreduce_nccl", "allreduce_pcie_ipc")
+MODES = ("baseline", "eagle3", "eagle3_adaptive", "eagle3_threshold", "applied", "allreduce_nccl", "allreduce_pcie_ipc")
 SPECULATIVE_MODES = ("eagle3", "eagle3_adaptive", "eagle3_threshold")
+# What SGLang logs when it turns --speculative-adaptive off and serves static (arg_groups/speculative_hook.py,
+# _maybe_disable_adaptive, 0.5.15.post1 and 0.5.23); /server_info then says speculative_adaptive false.
+ADAPTIVE_DISABLED = adaptive_rule.DISABLED_LINE
+ADAPTIVE_DISABLED_FIX = (
+    "when a launch asks for adaptive and SGLang logs '%s <reason>. Falling back to static speculative params.', it "
+    "serves static speculation: "
+    "adaptive needs eagle_topk 1 (an explicit topk other than 1 disables it), no attention DP, no multi-layer EAGLE, "
+    "no two-batch overlap; read the reason in the server log and fix that setting" % ADAPTIVE_DISABLED)
 
 FIX = ("the usual cause is server_speculative given as an extra var (-e server_speculative=...), which outranks "
        "the settings each benchmark mode launches with: give the speculative settings as "
@@ -65,7 +74,7 @@ def _describe(facts):
 def meaning(mode, speculative):
     """What a mode means, in words (for the refusal)."""
     spec = speculative or {}
-    if mode == "baseline":
+    if mode == "baseline" or (mode == "applied" and not spec_rule.resolve(spec)["on"]):
         return "no speculation"
     if mode in ("allreduce_nccl", "allreduce_pcie_ipc"):
         return "the configured speculation (%s)" % (spec_rule.algorithm(spec) or "none")
@@ -74,6 +83,8 @@ def meaning(mode, speculative):
         return what + ", not adaptive"
     if mode == "eagle3_adaptive":
         return what + ", adaptive with SGLang's default config"
+    if mode == "applied":
+        return what + (", adaptive with the applied config" if spec.get("adaptive") else ", not adaptive")
     return what + ", adaptive with the chosen threshold's config"
 
 
@@ -84,7 +95,7 @@ def problems(mode, speculative, facts):
     spec = speculative or {}
     spec_on = spec_rule.resolve(speculative)["on"]
     out = []
-    if mode == "baseline" or (mode in ("allreduce_nccl", "allreduce_pcie_ipc") and not spec_on):
+    if mode == "baseline" or (mode in ("allreduce_nccl", "allreduce_pcie_ipc", "applied") and not spec_on):
         if facts.get("algorithm"):
             out.append("speculative_algorithm is %s (draft %s), not none" % (facts["algorithm"],
                                                                              facts.get("draft_model_path")))
@@ -98,9 +109,14 @@ def problems(mode, speculative, facts):
         out.append("the draft is %s, not %s" % (facts.get("draft_model_path"), spec["draft_model_path"]))
     if spec.get("num_steps") is not None and facts.get("num_steps") != int(spec["num_steps"]):
         out.append("num_steps is %s, not %s" % (facts.get("num_steps"), spec["num_steps"]))
-    if mode in SPECULATIVE_MODES:
-        want_adaptive = mode != "eagle3"
-        if facts.get("adaptive") != want_adaptive:
+    if mode == "eagle3" and facts.get("eagle_topk") not in (None, 1):
+        out.append("eagle_topk is %s, not 1 (static EAGLE-3 is measured as the topk-1 chain adaptive runs)"
+                   % facts.get("eagle_topk"))
+    if mode in SPECULATIVE_MODES or mode == "applied":
+        want_adaptive = bool(spec.get("adaptive")) if mode == "applied" else mode != "eagle3"
+        if want_adaptive and not facts.get("adaptive"):
+            out.append("speculative_adaptive is %s, not True (%s)" % (facts.get("adaptive"), ADAPTIVE_DISABLED_FIX))
+        elif facts.get("adaptive") != want_adaptive:
             out.append("speculative_adaptive is %s, not %s" % (facts.get("adaptive"), want_adaptive))
         elif mode == "eagle3_threshold" and not facts.get("adaptive_config"):
             out.append("no --speculative-adaptive-config (SGLang's default slots, not the chosen threshold)")
@@ -121,11 +137,15 @@ def refusal(mode, speculative, facts):
 ALLREDUCE_ENV = "SGLANG_ENABLE_PCIE_IPC_ALLREDUCE"
 
 
-def launch(mode, configured, applied=None, env=None):
-    """What roles/server launches for ``mode``: ``{"speculative": ..., "env": ...}``.
+def launch(mode, configured, applied=None, env=None, args=None, max_batch=None):
+    """What roles/server launches for ``mode``: ``{"speculative": ..., "env": ..., "args": ...}``.
 
     ``configured``: the speculative settings the benchmark starts from (benchmark_speculative, else the instance's);
-    ``applied``: the setting benchmark_apply chose (the confirming run, eagle3_threshold); ``env``: server_env.
+    ``applied``: the adaptive setting measured (eagle3_threshold) or the one benchmark_apply chose (applied, the
+    confirming run); ``env``: server_env; ``args``: server_args. Static EAGLE-3 runs the topk-1 chain with explicit
+    steps (a Llama target without them auto-selects topk 4, no baseline for adaptive's chain). ``max_batch``: every
+    mode gets --max-running-requests (and, unless set, --cuda-graph-max-bs) of at least that, so the batch can fill
+    (0.5.15.post1 caps an EAGLE server at 48 without it), and --enable-metrics (the running batch is sampled there).
     The all-reduce A/B launches the configured speculation with FlashInfer's PCIe-IPC all-reduce on or off (NCCL);
     roles/server refuses it where SGLang or the GPUs lack it (sglang/allreduce.py).
     """
@@ -138,15 +158,24 @@ def launch(mode, configured, applied=None, env=None):
         steps = conf.get("num_steps")
         spec = dict(conf, adaptive=True, eagle_topk=1, adaptive_config=None,
                     num_draft_tokens=(int(steps) + 1) if steps else None)
-    elif mode == "eagle3_threshold":
+    elif mode in ("eagle3_threshold", "applied"):
         if not isinstance(applied, dict):
-            raise ValueError("eagle3_threshold measures the applied setting: run it after benchmark_apply wrote one")
+            raise ValueError("%s measures %s: give it (applied)" % (mode, "the adaptive setting of the measured "
+                                                                     "crossover" if mode == "eagle3_threshold" else
+                                                                     "the setting benchmark_apply chose"))
         spec = dict(applied)
     elif mode.startswith("allreduce_"):
         spec = conf
     else:
-        spec = dict(conf, adaptive=False, adaptive_config=None)
+        steps = int(conf.get("num_steps") or 3)
+        spec = dict(conf, adaptive=False, adaptive_config=None, eagle_topk=1, num_steps=steps,
+                    num_draft_tokens=steps + 1)
     out_env = dict(env or {})
     if mode.startswith("allreduce_"):
         out_env[ALLREDUCE_ENV] = "1" if mode == "allreduce_pcie_ipc" else "0"
-    return {"speculative": spec, "env": out_env}
+    out_args = dict(args or {})
+    if max_batch:
+        out_args["max-running-requests"] = max(int(max_batch), int(out_args.get("max-running-requests") or 0))
+        out_args.setdefault("cuda-graph-max-bs", int(max_batch))
+        out_args["enable-metrics"] = True
+    return {"speculative": spec, "env": out_env, "args": out_args}

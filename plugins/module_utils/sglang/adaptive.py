@@ -24,6 +24,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import re
+
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import gates
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.version import release
 
@@ -149,3 +151,29 @@ def validate(cfg, version, num_steps=None):
         errors.append('speculative.adaptive_config needs at least one batch-size key, e.g. '
                       '{"1": {"candidate_steps": [1, 3]}}')
     return errors, steps
+
+
+# A launch that asked for --speculative-adaptive and runs static: arg_groups/speculative_hook.py _maybe_disable_adaptive
+# (0.5.15.post1 and 0.5.23) logs this warning and sets speculative_adaptive false (so /server_info says so too).
+DISABLED_LINE = "speculative_adaptive disabled:"
+DISABLED_CATEGORY = "adaptive_disabled"
+DISABLED_REMEDY = ("SGLang turned --speculative-adaptive off and serves static speculation: adaptive needs "
+                   "speculative eagle_topk 1 (an explicit topk other than 1 disables it; set server_speculative.eagle_topk: "
+                   "1 and num_draft_tokens: num_steps + 1), EAGLE or EAGLE3, no attention DP (enable-dp-attention), no "
+                   "multi-layer EAGLE, no two-batch overlap, no pdmux; fix the setting the reason names, or deploy "
+                   "without adaptive")
+_DISABLED_RE = re.compile(r"speculative_adaptive disabled: (.*?)\.? Falling back to static speculative params")
+
+
+def disabled(log_text=None, server_info=None):
+    """Why a launch that asked for adaptive runs static: the reason of SGLang's warning in ``log_text``, else a note
+    when ``server_info`` (its /server_info) says speculative_adaptive false; None when nothing says so."""
+    found = _DISABLED_RE.findall(log_text or "")
+    if found:
+        return found[-1]
+    if DISABLED_LINE in (log_text or ""):
+        return "(reason not readable in the log)"
+    if isinstance(server_info, dict) and server_info.get("speculative_algorithm") and \
+            server_info.get("speculative_adaptive") is False:
+        return "/server_info says speculative_adaptive false"
+    return None

@@ -19,8 +19,9 @@ BASE = {"per_request_tps": 60.0, "saturation_tps": 773.0}
 EAGLE = {"per_request_tps": 96.0, "saturation_tps": 354.0, "accept_length": 3.2}
 
 
-def make(adaptive=None, capture=None, perf=None):
-    return eng.Engine(perf or EAGLE, True, 1, threading.Event(), base_perf=BASE, adaptive=adaptive, capture_bs=capture)
+def make(adaptive=None, capture=None, perf=None, plain_step0=False):
+    return eng.Engine(perf or EAGLE, True, 1, threading.Event(), base_perf=BASE, adaptive=adaptive, capture_bs=capture,
+                      plain_step0=plain_step0)
 
 
 def rate_at(e, running):
@@ -29,11 +30,14 @@ def rate_at(e, running):
 
 
 def test_threshold_config_follows_eagle3_below_and_the_baseline_above():
-    e = make(adaptive={1: [3], 6: [0]}, capture=eng.capture_sizes(48))
+    e = make(adaptive={1: [3], 6: [0]}, capture=eng.capture_sizes(48), plain_step0=True)  # the step-0 patch
     assert [e.drafting(b) for b in range(1, 9)] == [True] * 5 + [False] * 3
     assert rate_at(e, 4) == pytest.approx(min(96, 354 / 4))
     assert rate_at(e, 8) == pytest.approx(min(60, 773 / 8))   # baseline rate, not EAGLE-3's 354 / 8
     assert rate_at(e, 16) == pytest.approx(773 / 16)
+    # without it, SGLang's step 0 costs more than a plain decode step
+    e = make(adaptive={1: [3], 6: [0]}, capture=eng.capture_sizes(48))
+    assert rate_at(e, 16) == pytest.approx(773 / 16 / eng.step0_factor(16, eng.STEP0_CONTEXT_REF))
 
 
 def test_padding_to_capture_sizes_decides_the_slot_like_sglang():
@@ -85,3 +89,68 @@ def test_the_environment_gives_the_double_its_rate_model(monkeypatch):
     assert Settings().perf == perf
     monkeypatch.delenv("SGLANG_DOUBLE_PERF")
     assert Settings().perf == DEFAULT_PERF
+
+
+# ---- step 0 of --speculative-adaptive (issue 34) and the running-batch cap
+
+def test_step0_costs_what_the_h200_measured_unless_patched():
+    # the H200 table: adaptive step 0 at 0.64x, 0.37x, 0.26x, 0.20x of the baseline at batch 16, 64, 128, 256
+    assert eng.step0_factor(256, eng.STEP0_CONTEXT_REF) == pytest.approx(5.0)
+    assert [round(eng.step0_factor(b, eng.STEP0_CONTEXT_REF), 1) for b in (16, 64, 128)] == [1.8, 2.7, 3.6]
+    assert eng.step0_factor(64, 2 * eng.STEP0_CONTEXT_REF) > eng.step0_factor(64, eng.STEP0_CONTEXT_REF)
+    big = {"per_request_tps": 200.0, "saturation_tps": 30000.0}
+    unpatched = eng.Engine(EAGLE, True, 1, threading.Event(), base_perf=big, adaptive={1: [3], 9: [0]},
+                           capture_bs=eng.capture_sizes(256), max_running=256)
+    patched = eng.Engine(EAGLE, True, 1, threading.Event(), base_perf=big, adaptive={1: [3], 9: [0]},
+                         capture_bs=eng.capture_sizes(256), max_running=256, plain_step0=True)
+    for e in (unpatched, patched):
+        e.running = 256
+    assert patched.rate() == pytest.approx(30000.0 / 256)  # the baseline's plain decode
+    assert unpatched.rate() == pytest.approx(30000.0 / 256 / 5.0)
+    unpatched.running = 4  # drafting below the threshold: EAGLE-3's rate, no step-0 cost
+    assert unpatched.rate() == pytest.approx(min(96, 354 / 4))
+    static = make()  # static EAGLE-3 never runs step 0
+    static.running = 256
+    assert static.rate() == pytest.approx(354 / 256)
+
+
+@pytest.mark.parametrize("env,record,plain", [({"SGLANG_DOUBLE_STEP0": "plain"}, None, True),
+                                              ({"SGLANG_DOUBLE_STEP0": "verify"}, [eng.STEP0_PATCH], False),
+                                              ({}, [eng.STEP0_PATCH], True), ({}, ["sm120-symm-mem"], False),
+                                              ({}, None, False)])
+def test_the_patch_record_or_the_environment_says_whether_step0_is_plain(tmp_path, env, record, plain):
+    if record is not None:
+        (tmp_path / "llmserve-patches.json").write_text(json.dumps({"patches": [{"name": n} for n in record]}))
+    assert eng.step0_plain(env, str(tmp_path)) is plain
+
+
+def test_requests_above_max_running_wait_in_the_queue():
+    e = eng.Engine({"per_request_tps": 1e6, "saturation_tps": 1e9}, False, 1, threading.Event(), max_running=2)
+    assert eng.Engine(EAGLE, True, 1, threading.Event()).max_running == 48  # 0.5.15.post1's EAGLE cap
+    gate = threading.Event()
+    seen = []
+
+    def hold(i):
+        seen.append(e.running)
+        gate.wait(5)
+    threads = [threading.Thread(target=e.generate, args=(1, 1, hold)) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for _ in range(200):
+        if e.running == 2 and e.queued == 1:
+            break
+        threading.Event().wait(0.01)
+    assert (e.running, e.queued) == (2, 1)
+    gate.set()
+    for t in threads:
+        t.join(5)
+    assert (e.running, e.queued) == (0, 0) and max(seen) <= 2
+
+
+def test_the_report_models_step0_and_names_the_patch_as_the_double_does():
+    from ansible_collections.llmserve.sglang.plugins.module_utils.bench import curves
+    from ansible_collections.llmserve.sglang.plugins.plugin_utils import _bench_report as report
+    for batch in (1, 16, 64, 256):
+        for context in (40, 160, 400):
+            assert report.step0_factor(batch, context) == eng.step0_factor(batch, context)
+    assert curves.STEP0_PATCH == eng.STEP0_PATCH

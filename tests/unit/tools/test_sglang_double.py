@@ -511,3 +511,15 @@ def test_streaming_chat(run):
     body = urllib.request.urlopen(req, timeout=10).read().decode()
     chunks = [line for line in body.split("\n") if line.startswith("data: ")]
     assert len(chunks) == 7 and chunks[-1] == "data: [DONE]"
+
+
+@pytest.mark.parametrize("topk,disabled", [("4", True), ("1", False)])
+def test_adaptive_with_topk_above_one_falls_back_to_static_as_sglang(run, topk, disabled):
+    # arg_groups/speculative_hook.py _maybe_disable_adaptive: a warning, then /server_info says static
+    r = run(args=["--speculative-algorithm", "EAGLE3", "--speculative-adaptive", "--speculative-eagle-topk", topk,
+                  "--speculative-num-steps", "3", "--speculative-num-draft-tokens", "4" if topk == "1" else "8"])
+    r.wait_event("ready")
+    line = "speculative_adaptive disabled: speculative_eagle_topk=4 (only topk=1 is supported). " \
+           "Falling back to static speculative params."
+    assert (line in r.stdout() + r.stderr()) is disabled
+    assert json.loads(r.get("/server_info")[1])["speculative_adaptive"] is (not disabled)

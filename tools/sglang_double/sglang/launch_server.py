@@ -46,6 +46,10 @@ def main():
     except SystemExit as e:  # argparse: status 2 and "prog: error: ..." already on stderr
         exit_now(e.code if isinstance(e.code, int) else 1)
     a = server_args.__dict__
+    reason = _adaptive_unsupported(a)
+    if reason:  # arg_groups/speculative_hook.py _maybe_disable_adaptive (0.5.15.post1, 0.5.23): static from here on
+        log("speculative_adaptive disabled: %s. Falling back to static speculative params." % reason)
+        a["speculative_adaptive"] = False
     log("server_args=%r" % server_args)
     if settings.scenario == "crash_model_not_found":
         raw(texts.model_not_found(a.get("model_path")) + "\n")
@@ -212,6 +216,21 @@ def main():
         hung.set()
     while True:
         time.sleep(3600)
+
+
+def _adaptive_unsupported(a):
+    """speculative/adaptive_spec_params.py adaptive_unsupported_reason, the cases the double can see."""
+    if not a.get("speculative_adaptive") or not a.get("speculative_algorithm"):
+        return None
+    algo = str(a.get("speculative_algorithm")).upper()
+    if algo not in ("EAGLE", "EAGLE3"):
+        return "speculative_algorithm=%s (only EAGLE/EAGLE3 are supported)" % algo
+    topk = a.get("speculative_eagle_topk")
+    if topk is not None and int(topk) != 1:
+        return "speculative_eagle_topk=%s (only topk=1 is supported)" % topk
+    if a.get("enable_dp_attention"):
+        return "attention DP is not supported (adaptive tier decisions are not synchronized across DP ranks)"
+    return None
 
 
 def _warmup_reaches(host, port, a):

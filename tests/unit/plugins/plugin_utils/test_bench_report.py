@@ -107,7 +107,7 @@ def test_build_writes_report_table_and_plots(tmp_path):
     for name in summary["plots"]:
         data = (tmp_path / name).read_bytes()
         assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 5000
-    saved = json.loads((tmp_path / "summary.json").read_text())
+    saved = json.loads((tmp_path / "analysis.json").read_text())
     assert saved["analysis"]["eagle3"]["threshold"] == 5
     assert math.isclose(saved["analysis"]["eagle3_adaptive"]["crossover"], 354 / 60)
     assert saved["recommendation"] is not None
@@ -169,7 +169,7 @@ def repeated(perf, repeats=3, noise=0.03, ttft_ms=300.0, tokens=32, grid=None, m
         wob = 1.0 + noise * ((k % 3) - 1)
         for res in synthetic(perf, grid=grid, modes=modes):
             mode, conc = res["mode"], res["concurrency"]
-            model = perf[BASE] if mode == BASE or (limit is not None and mode == "eagle3_threshold"
+            model = perf[BASE] if mode == BASE or (limit is not None and mode in ("eagle3_threshold", "applied")
                                                    and conc > limit) else perf["eagle3"]
             per_req = min(model["per_request_tps"], model["saturation_tps"] / conc) * (wob if mode != BASE else 1 / wob)
             decode_s = tokens / per_req
@@ -249,23 +249,28 @@ def test_no_crossover_keeps_and_never_paying_turns_off_and_topk_is_refused():
     assert rec["action"] == "refuse" and "eagle_topk 1" in rec["reason"]
 
 
-def test_confirming_run_must_follow_the_better_curve_on_both_sides(tmp_path):
-    meta = {"perf_model": SEED, "sglang_version": "0.5.23", "speculative": {"num_steps": 3, "eagle_topk": 1}, "applied": {"effective_threshold": 5}}
-    good = repeated(SEED, modes=("baseline", "eagle3", "eagle3_threshold"), limit=5)
+def test_confirming_run_must_follow_the_best_curve_at_every_point(tmp_path):
+    meta = {"perf_model": SEED, "sglang_version": "0.5.23", "speculative": {"num_steps": 3, "eagle_topk": 1},
+            "step0_patched": True, "applied": {"setting": "adaptive", "effective_threshold": 5}}
+    good = repeated(SEED, modes=("baseline", "eagle3", "eagle3_threshold", "applied"), limit=5)
     conf = bench_report.confirmation({"results": good, "meta": meta})
-    assert conf["ok"] and conf["both_sides"]
-    assert [p["follows"] for p in conf["points"]] == ["eagle3"] * 3 + ["baseline"] * 4
+    assert conf["ok"] and conf["reproduces"] and conf["deciding"] == GRID
+    assert [p["best_setting"] for p in conf["points"]] == ["eagle3"] * 3 + ["baseline"] * 4
     # a server that ignores the threshold (EAGLE-3 rates everywhere) is caught above it
-    bad = repeated(SEED, modes=("baseline", "eagle3", "eagle3_threshold"), limit=None)
+    ignores = [dict(r, mode="applied") for r in repeated(SEED, modes=("eagle3",))]
+    bad = [r for r in good if r["mode"] != "applied"] + ignores
     conf = bench_report.confirmation({"results": bad, "meta": meta})
     assert not conf["ok"] and [p["ok"] for p in conf["points"]] == [True] * 3 + [False] * 4
+    assert conf["reproduces"] is False
     (tmp_path / "raw.json").write_text(json.dumps({"results": good, "meta": meta}))
     assert cli.main([str(tmp_path), "--no-plots", "--check-confirm", "--check-model"]) == 0
     report = (tmp_path / "report.md").read_text()
     assert "## Confirming run" in report and "Confirmed: **yes**" in report
     assert '"6": {"candidate_steps": [0]}' in report
+    assert json.loads((tmp_path / "summary.json").read_text())["confirmed"] is True
     (tmp_path / "raw.json").write_text(json.dumps({"results": bad, "meta": meta}))
     assert cli.main([str(tmp_path), "--no-plots", "--check-confirm"]) == 4
+    assert json.loads((tmp_path / "summary.json").read_text())["confirmed"] is False
 
 
 def test_points_the_client_could_not_fill_are_flagged(tmp_path):
@@ -303,8 +308,8 @@ def test_the_floor_follows_the_deployment(meta_floor, accept, unfit):
     entry = bench_report.analyse({"results": synthetic(perf), "meta": meta})["eagle3"]
     assert entry["draft_unfit"] is unfit
     if not unfit:
-        assert bench_report.recommendation({"meta": {"sglang_version": "0.5.23", "adaptive_flag": True}},
-                                           {"eagle3": entry})["action"] == "adaptive"
+        assert bench_report.candidate({"meta": {"sglang_version": "0.5.23", "adaptive_flag": True}},
+                                      {"eagle3": entry})["action"] == "adaptive"
 
 
 def test_no_accept_length_measured_is_not_a_finding():
@@ -334,3 +339,29 @@ def test_the_checkout_wrapper_runs_the_shipped_report(tmp_path):
     done = subprocess.run([sys.executable, wrapper, str(tmp_path), "--no-plots"], capture_output=True, text=True,
                           check=False)
     assert done.returncode == 0 and "eagle3: decode throughput stops paying at 8" in done.stdout
+
+
+def test_the_report_of_the_h200_table_refuses_adaptive_and_marks_what_did_not_fill(tmp_path):
+    # issue 34's table, SGLang 0.5.15.post1 without the step-0 patch; baseline at 256 ran 200 of 256 (not filled)
+    table = {1: (226, 513, 512), 16: (3344, 5852, 2130), 64: (11950, 11277, 4366), 256: (28819, 12661, 5632)}
+    results = []
+    for batch, values in table.items():
+        for mode, tok_s in zip(("baseline", "eagle3", "eagle3_threshold"), values):
+            running = 200.0 if (batch, mode) == (256, "baseline") else float(batch)
+            results.append({"mode": mode, "concurrency": batch, "repeat": 0, "median_per_request_tps": tok_s / batch,
+                            "output_throughput": tok_s, "running": running, "mean_decoding": float(batch),
+                            "accept_length": 3.0 if mode != "baseline" else None, "completed": 8, "failed": 0})
+    meta = {"sglang_version": "0.5.15.post1", "gpu": "NVIDIA H200", "step0_patched": False, "cuda_graph_max_bs": 256,
+            "speculative": {"algorithm": "EAGLE3", "draft_model_path": "/d", "num_steps": 3, "eagle_topk": 1}}
+    (tmp_path / "raw.json").write_text(json.dumps({"meta": meta, "results": results}))
+    bench_report.build(tmp_path)
+    report = (tmp_path / "report.md").read_text()
+    assert "## Three curves on the running-batch axis" in report and "200.0 **not filled**" in report
+    assert "has no adaptive-step0-plain-decode patch" in report
+    rec = json.loads((tmp_path / "analysis.json").read_text())["recommendation"]
+    assert rec["setting"] == "eagle3" and rec["deciding"] == [1, 16, 64] and rec["not_filled"] == [[256, "baseline", 200.0, 256.0]]
+    short = json.loads((tmp_path / "summary.json").read_text())
+    assert list(short) == ["sglang", "gpu", "accept_length", "threshold", "applied", "confirmed", "points"]
+    assert short["applied"] == "eagle3" and short["confirmed"] is False and short["accept_length"] == 3.0
+    assert short["points"][-1] == {"batch": 256, "running": 200.0, "baseline": 28819.0, "eagle3": 12661.0,
+                                   "adaptive": 5632.0, "applied": None}

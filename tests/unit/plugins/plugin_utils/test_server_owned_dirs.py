@@ -43,7 +43,7 @@ def test_directories_of_their_own_are_planned(name, value):
 
 def _instance(tmp_path, home, adopt=(), check=False):
     s = {"instance": "t", "config_dir": str(tmp_path / "etc"), "log_dir": str(tmp_path / "log")}
-    p = sp.paths(s)
+    p = layout.paths(s)
     p.update(run_dir=str(tmp_path / "run" / "t"), helper_dir=str(tmp_path / "lib"))
     dirs = layout.instance_dirs(home, s["config_dir"], s["log_dir"], p, "nobody", "nogroup")
     dirs += [(caches.root(home, "t"), "nobody", "nogroup", "0750"),

@@ -13,8 +13,18 @@ Speculative modes (perf["eagle3"], see docs/sglang-double.md):
   saturated throughput);
 - ``"stall_seconds": S``: the first generation of more than 8 tokens stops half-way for S seconds while /health
   stays 200 and /server_info waits behind it (seen on the H200 with the random draft).
+- Step 0 of ``--speculative-adaptive`` (a slot whose steps are 0) is not a plain decode in SGLang: the target runs its
+  verify graph and the draft extends every step. Measured on the H200 (0.5.15.post1, issue 34) a step-0 step cost
+  45 ms at batch 256 against the baseline's 8.9 ms, 1.6x at 16, 2.7x at 64, 3.9x at 128, growing with context
+  length: the double's step-0 steps cost ``step0_factor`` plain decode steps. ``SGLANG_DOUBLE_STEP0=plain`` (or the
+  venv's roles/sglang patch record listing STEP0_PATCH) stands for the patch that runs it as a plain decode;
+  ``SGLANG_DOUBLE_STEP0=verify`` forces the unpatched cost; ``perf["step0"] = {"at_256": X}`` changes the cost.
+- The running batch is capped at ``--max-running-requests`` (default 48 with speculation, as 0.5.15.post1 caps an
+  EAGLE server, else 2048): requests above it wait in the queue (``#queue-req``, sglang:num_queue_reqs).
 """
 import json
+import os
+import sys
 import threading
 import time
 
@@ -26,6 +36,28 @@ DEFAULT_ADAPTIVE = {"0.5.23": {1: [1, 3, 5, 7], 8: [0, 1, 3], 32: [0, 1], 64: [0
                     "0.5.15": {1: [1, 3, 7], 8: [0, 1, 3], 32: [0, 1], 64: [0]}}
 MISMATCH_PER_REQUEST, MISMATCH_SATURATION = 0.5, 0.44  # of the baseline rates (H200, random draft)
 DECODE_LOG_INTERVAL = 40  # --decode-log-interval: /server_info has avg_spec_accept_length after the first line
+# The step-0 cost (issue 34's H200 table; plugins/plugin_utils/_bench_report.py step0_factor is the same model).
+STEP0_AT_256, STEP0_BATCH_EXP, STEP0_CONTEXT_REF = 5.0, 0.6, 160.0
+STEP0_PATCH = "adaptive-step0-plain-decode"  # the patch roles/sglang records (module_utils/bench/curves.py)
+
+
+def step0_factor(batch, context, at_256=STEP0_AT_256):
+    """Plain decode steps one unpatched step-0 step costs at this batch size and context length (tokens)."""
+    return 1.0 + (at_256 - 1.0) * (max(batch, 1.0) / 256.0) ** STEP0_BATCH_EXP * max(context, 1.0) / STEP0_CONTEXT_REF
+
+
+def step0_plain(env=None, prefix=None):
+    """Does step 0 run as a plain decode?  SGLANG_DOUBLE_STEP0 (plain | verify), else the venv's patch record."""
+    env = os.environ if env is None else env
+    mode = env.get("SGLANG_DOUBLE_STEP0", "")
+    if mode in ("plain", "verify"):
+        return mode == "plain"
+    try:
+        with open(os.path.join(prefix or sys.prefix, "llmserve-patches.json")) as f:
+            record = json.load(f)
+        return any(p.get("name") == STEP0_PATCH for p in record.get("patches") or [])
+    except (IOError, OSError, ValueError, AttributeError):
+        return False
 
 
 def load_adaptive(path):
@@ -50,8 +82,15 @@ def capture_sizes(max_bs):
 
 
 class Engine(object):
-    def __init__(self, perf, speculative, tp, hung, base_perf=None, adaptive=None, capture_bs=None):
+    def __init__(self, perf, speculative, tp, hung, base_perf=None, adaptive=None, capture_bs=None,
+                 max_running=None, plain_step0=False):
         self.perf, self.speculative = dict(perf), speculative
+        self.max_running = int(max_running or (48 if speculative else 2048))
+        self.plain_step0 = bool(plain_step0)
+        self.step0_at_256 = float((self.perf.get("step0") or {}).get("at_256") or STEP0_AT_256) \
+            if isinstance(self.perf.get("step0"), dict) else STEP0_AT_256
+        self.queued = 0
+        self.slots = threading.Condition()
         self.base_perf = dict(base_perf or perf)
         self.mismatched = speculative and self.perf.get("draft") == "mismatched"
         if self.mismatched:
@@ -80,7 +119,8 @@ class Engine(object):
         adaptive = load_adaptive(args.get("speculative_adaptive_config")) if args.get("speculative_adaptive") else None
         capture = None if args.get("disable_cuda_graph") else capture_sizes(max_bs)
         return cls(settings.mode_perf(spec), spec, tp, hung, base_perf=settings.mode_perf(False),
-                   adaptive=adaptive, capture_bs=capture)
+                   adaptive=adaptive, capture_bs=capture, max_running=args.get("max_running_requests"),
+                   plain_step0=step0_plain())
 
     # ---- the speculative decision for the current batch
     def drafting(self, batch=None):
@@ -100,10 +140,15 @@ class Engine(object):
         pick = min(steps) if self.accept_length_value() - 1.0 <= 0.5 else max(steps)
         return pick > 0
 
-    def rate(self):
+    def rate(self, context=None):
+        """Tokens/s of one running request; ``context``: its length (tokens), for the step-0 cost."""
         c = max(self.running, 1)
-        perf = self.perf if self.drafting(c) else self.base_perf
-        return min(float(perf["per_request_tps"]), float(perf["saturation_tps"]) / c)
+        drafting = self.drafting(c)
+        perf = self.perf if drafting else self.base_perf
+        value = min(float(perf["per_request_tps"]), float(perf["saturation_tps"]) / c)
+        if self.adaptive and not drafting and not self.plain_step0:
+            value /= step0_factor(c, STEP0_CONTEXT_REF if context is None else context, self.step0_at_256)
+        return value
 
     def accept_length_value(self):
         return float(self.perf.get("accept_length", 1.0))
@@ -137,10 +182,16 @@ class Engine(object):
             self.stalling.clear()
 
     def generate(self, n_tokens, prompt_tokens, on_token=None):
-        """Sleep through n_tokens at the modelled rate, calling on_token(i) per token."""
-        with self.lock:
-            self.running += 1
-            self.prompt_total += prompt_tokens
+        """Sleep through n_tokens at the modelled rate, calling on_token(i) per token; waits in the queue while
+        --max-running-requests requests run."""
+        with self.slots:
+            self.queued += 1
+            while self.running >= self.max_running:
+                self.slots.wait(0.5)
+            self.queued -= 1
+            with self.lock:
+                self.running += 1
+                self.prompt_total += prompt_tokens
         try:
             # Pace against deadlines, not per-token sleeps: on a loaded machine each sleep
             # overshoots, and the overshoot would pile up into a slower modelled rate.
@@ -152,7 +203,7 @@ class Engine(object):
                 self._maybe_stall(i, n_tokens)
                 if self.stall_seconds and i == n_tokens // 2:
                     due = max(due, time.monotonic())
-                due += 1.0 / self.rate()
+                due += 1.0 / self.rate(prompt_tokens + i)
                 delay = due - time.monotonic()
                 if delay > 0:
                     time.sleep(delay)
@@ -163,8 +214,10 @@ class Engine(object):
                 if on_token:
                     on_token(i)
         finally:
-            with self.lock:
-                self.running -= 1
+            with self.slots:
+                with self.lock:
+                    self.running -= 1
+                self.slots.notify()
 
     def decode_log_loop(self, stop):
         """Every ~40 decode steps while busy, the line SGLang's scheduler prints."""
@@ -182,5 +235,6 @@ class Engine(object):
                 al = self.accept_length() if self.drafting(running) else 1.0
                 spec = "accept len: %.2f, accept rate: %.2f, " % (al, (al - 1.0) / 3.0)
             log("Decode batch, #running-req: %d, #token: %d, token usage: %.2f, %scuda graph: True, "
-                "gen throughput (token/s): %.2f, #queue-req: 0," % (
-                    running, running * 1100, min(running * 1100 / 412160.0, 1.0), spec, self.last_tps), self.prefix)
+                "gen throughput (token/s): %.2f, #queue-req: %d," % (
+                    running, running * 1100, min(running * 1100 / 412160.0, 1.0), spec, self.last_tps, self.queued),
+                self.prefix)

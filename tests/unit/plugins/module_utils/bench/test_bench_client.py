@@ -120,3 +120,55 @@ def test_http_errors_are_counted_with_their_body():
         assert res["errors"][0].startswith("HTTP 500") and "illegal memory access" in res["errors"][0]
         res, _recs = bc.run_load("http://127.0.0.1:%d" % _free_port(), 1, 1, max_new_tokens=8)
         assert res["failed"] == 1 and "Connection refused" in res["errors"][0]
+
+
+# ---- the running batch (issue 34): /metrics and the decode log, beside the client's ceiling
+
+def test_running_batch_is_the_largest_ranks_gauge():
+    text = ('# HELP sglang:num_running_reqs x\nsglang:num_running_reqs{tp_rank="0"} 16.0\n'
+            'sglang:num_running_reqs{tp_rank="1"} 15.0\nsglang:num_running_reqs_total 3\n')
+    assert bc.running_batch(text) == 16.0
+    assert bc.running_batch("sglang:num_running_reqs NaN\n") is None
+    assert bc.running_batch("") is None and bc.running_batch(None) is None
+
+
+def test_steady_running_leaves_ramp_up_and_drain_out():
+    samples = [(0.5, 1.0), (1.5, 8.0), (4.0, 8.0), (5.0, 0.0), (6.0, 0.0), (7.0, 8.0), (8.5, 2.0), (9.5, 0.0)]
+    assert bc.steady_running(samples, 10.0) == (8.0, 8.0, 3)  # idle moments between requests are no batch
+    assert bc.steady_running([(5.0, 0.0)], 10.0) == (None, None, 0)
+    assert bc.steady_running([(9.9, 3.0)], 10.0) == (3.0, 3.0, 1)  # nothing steady: every sample
+    assert bc.steady_running([(1.0, None)], 10.0) == (None, None, 0)
+    fields = bc.running_fields([(2.0, (7.0, 8)), (5.0, (7.0, None)), (6.0, (7.0, 8))], 10.0)
+    assert (fields["running"], fields["running_source"], fields["running_metrics"]) == (8.0, "decode log", 7.0)
+    fields = bc.running_fields([(2.0, (7.0, None))], 10.0)
+    assert (fields["running"], fields["running_source"]) == (7.0, "metrics")
+    assert bc.running_fields([], 10.0)["running_source"] is None
+
+
+def test_log_tail_reads_only_new_whole_decode_lines(tmp_path):
+    log = tmp_path / "server.log"
+    log.write_text("[x] Decode batch, #running-req: 99, #token: 1\n")
+    tail = bc.LogTail(str(log))
+    assert tail.read() is None  # what was there before the load does not count
+    with open(log, "a") as f:
+        f.write("[x] Prefill batch, #new-seq: 4\n[x] Decode batch. #running-req: 12, #token: 9\n"
+                "[x] Decode batch, #running-req: 16, #tok")
+    assert tail.read() == 12  # the half-written line waits
+    with open(log, "a") as f:
+        f.write("en: 3\n")
+    assert tail.read() == 16 and tail.read() is None
+    log.write_text("[y] Decode batch, #running-req: 5, #token: 1\n")  # rotated: read from the start
+    assert tail.read() == 5
+    assert bc.LogTail(str(tmp_path / "missing.log")).read() is None
+
+
+@pytest.mark.skipif(not os.path.isfile(os.path.join(DOUBLE, "sglang", "launch_server.py")), reason="no double")
+def test_the_running_batch_is_sampled_from_the_double_and_capped_by_max_running_requests():
+    perf = {"baseline": {"per_request_tps": 200, "saturation_tps": 100000}}
+    with _double(["--enable-metrics", "--max-running-requests", "4"], SGLANG_DOUBLE_PERF=json.dumps(perf)) as url:
+        client = bc.Client(url)
+        res, _recs = bc.run_load(url, 8, 16, max_new_tokens=60, client=client, sample=bc.metrics_sampler(client),
+                                 sample_interval=0.1)
+    assert res["completed"] == 16 and res["running_source"] == "metrics"
+    # the client kept 8 in flight, the server ran 4: the batch did not fill
+    assert res["running_max"] == 4.0 and res["running"] <= 4.0 and res["mean_in_flight"] > 5

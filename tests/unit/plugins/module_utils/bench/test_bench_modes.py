@@ -68,7 +68,9 @@ def test_speculative_modes_check_algorithm_draft_steps_and_adaptive(eagle3_info,
     assert modes.problems("eagle3", dict(SPEC, draft_model_path="/srv/models/other"), spec) == \
         ["the draft is /srv/models/eagle3-tiny, not /srv/models/other"]
     assert modes.problems("eagle3", dict(SPEC, num_steps=5), spec) == ["num_steps is 3, not 5"]
-    assert modes.problems("eagle3_threshold", SPEC, spec) == ["speculative_adaptive is False, not True"]
+    found = modes.problems("eagle3_threshold", SPEC, spec)
+    assert len(found) == 1 and found[0].startswith("speculative_adaptive is False, not True (")
+    assert modes.ADAPTIVE_DISABLED in found[0]
     adaptive_default = modes.server_facts(dict(eagle3_info, speculative_adaptive=True))
     assert "no --speculative-adaptive-config" in modes.problems("eagle3_threshold", SPEC, adaptive_default)[0]
     assert modes.problems("eagle3", SPEC, adaptive_default) == ["speculative_adaptive is True, not False"]
@@ -123,14 +125,18 @@ CONF = {"algorithm": "EAGLE3", "draft_model_path": "/d", "num_steps": 3, "eagle_
 
 def test_launch_of_each_mode():
     env = {"A": "1"}
-    assert modes.launch("baseline", CONF, env=env) == {"speculative": {"algorithm": ""}, "env": {"A": "1"}}
+    assert modes.launch("baseline", CONF, env=env) == {"speculative": {"algorithm": ""}, "env": {"A": "1"}, "args": {}}
     eagle3 = modes.launch("eagle3", CONF, env=env)["speculative"]
     assert eagle3 == dict(CONF, adaptive=False, adaptive_config=None)
+    # static EAGLE-3 is the topk-1 chain with explicit steps, whatever the configured tree
+    tree = modes.launch("eagle3", dict(CONF, eagle_topk=4, num_steps=None, num_draft_tokens=8))["speculative"]
+    assert (tree["eagle_topk"], tree["num_steps"], tree["num_draft_tokens"]) == (1, 3, 4)
     adaptive = modes.launch("eagle3_adaptive", dict(CONF, eagle_topk=4, num_draft_tokens=9))["speculative"]
     assert adaptive == dict(CONF, adaptive=True, eagle_topk=1, adaptive_config=None, num_draft_tokens=4)
     assert modes.launch("eagle3_adaptive", dict(CONF, num_steps=None))["speculative"]["num_draft_tokens"] is None
     applied = {"algorithm": "EAGLE3", "draft_model_path": "/d", "adaptive": True, "adaptive_config": {"8": {}}}
     assert modes.launch("eagle3_threshold", CONF, applied)["speculative"] == applied
+    assert modes.launch("applied", CONF, {"algorithm": ""})["speculative"] == {"algorithm": ""}
     nccl = modes.launch("allreduce_nccl", CONF, env=env)
     assert nccl["speculative"] == CONF and nccl["env"] == {"A": "1", "SGLANG_ENABLE_PCIE_IPC_ALLREDUCE": "0"}
     assert modes.launch("allreduce_pcie_ipc", CONF)["env"] == {"SGLANG_ENABLE_PCIE_IPC_ALLREDUCE": "1"}
@@ -149,5 +155,33 @@ def test_each_launch_is_what_the_mode_check_accepts():
 def test_launch_refuses_an_unknown_mode_and_a_threshold_without_a_setting():
     with pytest.raises(ValueError, match="unknown benchmark mode"):
         modes.launch("fast", CONF)
-    with pytest.raises(ValueError, match="after benchmark_apply"):
+    with pytest.raises(ValueError, match="the adaptive setting of the measured crossover"):
         modes.launch("eagle3_threshold", CONF)
+    with pytest.raises(ValueError, match="the setting benchmark_apply chose"):
+        modes.launch("applied", CONF)
+
+
+@pytest.mark.parametrize("given,want", [({}, {"max-running-requests": 256, "cuda-graph-max-bs": 256}),
+                                        ({"max-running-requests": 512, "cuda-graph-max-bs": 160},
+                                         {"max-running-requests": 512, "cuda-graph-max-bs": 160}),
+                                        ({"max-running-requests": 255}, {"max-running-requests": 256,
+                                                                         "cuda-graph-max-bs": 256})])
+def test_every_mode_can_fill_the_largest_batch(given, want):
+    # 0.5.15.post1 caps an EAGLE server's running batch at 48 without --max-running-requests (issue 34)
+    for mode in ("baseline", "eagle3"):
+        args = modes.launch(mode, CONF, args=given, max_batch=256)["args"]
+        assert args == dict(want, **{"enable-metrics": True}), mode
+    assert modes.launch("baseline", CONF, args=given)["args"] == given
+
+
+def test_applied_mode_checks_what_was_applied():
+    static = modes.launch("eagle3", CONF)["speculative"]
+    facts = {"algorithm": "EAGLE3", "draft_model_path": "/d", "num_steps": 3, "adaptive": False, "eagle_topk": 1}
+    assert modes.problems("applied", static, facts) == []
+    assert modes.problems("applied", {"algorithm": ""}, {"algorithm": None}) == []
+    assert modes.problems("applied", {"algorithm": ""}, facts)[0].startswith("speculative_algorithm is EAGLE3")
+    assert modes.problems("applied", dict(static, adaptive=True), facts)[0].startswith(
+        "speculative_adaptive is False, not True (when a launch asks for adaptive and SGLang logs "
+        "'speculative_adaptive disabled:")
+    assert modes.problems("eagle3", static, dict(facts, eagle_topk=4)) == [
+        "eagle_topk is 4, not 1 (static EAGLE-3 is measured as the topk-1 chain adaptive runs)"]

@@ -128,3 +128,29 @@ def test_argv_renders_the_config_file_only_where_the_release_reads_it():
     assert any("0.5.14" in e for e in old["errors"])
     flat = render(settings, "0.5.12", adaptive_config_path="/x.json")
     assert any("flat" in e for e in flat["errors"])
+
+
+@pytest.mark.parametrize("version", ["0.5.15.post1", "0.5.23"])
+def test_the_disabled_warning_is_read_as_the_real_wheel_writes_it(version):
+    # arg_groups/speculative_hook.py _maybe_disable_adaptive: logger.warning(f"speculative_adaptive disabled:
+    # {reason}. " "Falling back to static speculative params."), reason from adaptive_unsupported_reason
+    import re
+    text = W.read_member(version, "sglang/srt/arg_groups/speculative_hook.py")
+    found = re.search(r'f"(speculative_adaptive disabled: )\{reason\}(\. )"\s*"([^"]+)"', text)
+    assert found, "the warning moved in %s" % version
+    reason = "speculative_eagle_topk=4 (only topk=1 is supported)"
+    assert "(only topk=1 is supported)" in W.read_member(version, SOURCE)
+    line = "[2026-12-04 10:00:00] WARNING " + found.group(1) + reason + found.group(2) + found.group(3)
+    assert found.group(1).strip() == adaptive.DISABLED_LINE
+    assert adaptive.disabled("Load weight begin\n" + line + "\nready\n") == reason
+    assert adaptive.disabled("Load weight begin\nready\n") is None
+
+
+@pytest.mark.parametrize("info,why", [({"speculative_algorithm": "EAGLE3", "speculative_adaptive": False},
+                                       "/server_info says speculative_adaptive false"),
+                                      ({"speculative_algorithm": "EAGLE3", "speculative_adaptive": True}, None),
+                                      ({"speculative_algorithm": None, "speculative_adaptive": False}, None),
+                                      ("not json", None), (None, None)])
+def test_server_info_says_when_adaptive_was_turned_off(info, why):
+    assert adaptive.disabled("", info) == why
+    assert adaptive.disabled("speculative_adaptive disabled: x", info) == "(reason not readable in the log)"
