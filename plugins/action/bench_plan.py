@@ -29,6 +29,9 @@ class ActionModule(CollectionAction):
         "mode": {"type": "str", "required": True, "choices": list(modes.MODES)},
         "speculative": {"type": "dict"},
         "applied": {"type": "dict"},
+        "results": {"type": "list", "elements": "dict"},
+        "meta": {"type": "dict"},
+        "max_batch": {"type": "int"},
     }
 
     def decide(self, args, task_vars, result):

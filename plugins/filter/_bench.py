@@ -2,7 +2,7 @@
 # Copyright: (c) 2026, llmserve.sglang contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Private filters of playbooks/benchmark.yml (may change without notice): the doubling grid and whether to measure
-its next point (module_utils/bench/curves.py), and whether the installed SGLang carries the step-0 patch (roles/sglang's
+its next point (plugin_utils/_bench_curves.py), and whether the installed SGLang carries the step-0 patch (roles/sglang's
 patch record)."""
 
 from __future__ import absolute_import, division, print_function
@@ -11,7 +11,7 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.llmserve.sglang.plugins.module_utils.bench import curves
+from ansible_collections.llmserve.sglang.plugins.plugin_utils import _bench_curves as curves
 
 
 def _bench_grid(max_batch, given=None):

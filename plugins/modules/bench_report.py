@@ -22,7 +22,7 @@ description:
     beside the client's ceiling; a point whose batch did not fill decides nothing. The recommendation is the adaptive
     setting only with the step-0 patch recorded (meta C(step0_patched)) and within 10 % of the better static setting
     at every point, else the static setting for the load (meta C(load_profile) or C(load_samples)), with what it
-    loses where (C(plugins/module_utils/bench/curves.py)).
+    loses where (C(plugins/plugin_utils/_bench_curves.py)).
   - Decode throughput per concurrency (concurrency x median per-request decode rate), mean and standard error over
     the repeats; where each speculative mode stops beating the baseline, interpolated, with a +-1 SE band and the
     crossover of each repeat; the threshold (speculate while at most that many requests run) turned into the

@@ -40,7 +40,7 @@ import math
 import os
 from pathlib import Path
 
-from ansible_collections.llmserve.sglang.plugins.module_utils.bench import curves
+from ansible_collections.llmserve.sglang.plugins.plugin_utils import _bench_curves as curves
 from ansible_collections.llmserve.sglang.plugins.plugin_utils import _bench_spec_setting as spec_setting
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import api
 

@@ -48,7 +48,7 @@ inv=(-i ".fleet/$name/inventory.yml" -i playbooks/demo/inventory.yml)
 "$ap" "${inv[@]}" playbooks/demo/prepare.yml
 case "$step0" in
   plain) .venv/bin/ansible "${inv[@]}" gpu_hosts -b -m ansible.builtin.copy -a \
-           'dest=/opt/sglang/venv/llmserve-patches.json mode=0644 content={"format": 1, "patches": [{"name": "adaptive-step0-plain-decode"}]}' ;;
+           'dest=/opt/sglang/venv/llmserve-patches.json mode=0644 content={"format": 1, "patches": [{"name": "spec-step0-plain-decode"}]}' ;;
   verify) .venv/bin/ansible "${inv[@]}" gpu_hosts -b -m ansible.builtin.file -a 'path=/opt/sglang/venv/llmserve-patches.json state=absent' ;;
   *) echo "bench: --step0 is plain or verify, not $step0" >&2; exit 2 ;;
 esac

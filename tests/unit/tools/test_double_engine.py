@@ -148,7 +148,7 @@ def test_requests_above_max_running_wait_in_the_queue():
 
 
 def test_the_report_models_step0_and_names_the_patch_as_the_double_does():
-    from ansible_collections.llmserve.sglang.plugins.module_utils.bench import curves
+    from ansible_collections.llmserve.sglang.plugins.plugin_utils import _bench_curves as curves
     from ansible_collections.llmserve.sglang.plugins.plugin_utils import _bench_report as report
     for batch in (1, 16, 64, 256):
         for context in (40, 160, 400):

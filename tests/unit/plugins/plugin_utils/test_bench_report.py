@@ -357,7 +357,7 @@ def test_the_report_of_the_h200_table_refuses_adaptive_and_marks_what_did_not_fi
     bench_report.build(tmp_path)
     report = (tmp_path / "report.md").read_text()
     assert "## Three curves on the running-batch axis" in report and "200.0 **not filled**" in report
-    assert "has no adaptive-step0-plain-decode patch" in report
+    assert "has no spec-step0-plain-decode patch" in report
     rec = json.loads((tmp_path / "analysis.json").read_text())["recommendation"]
     assert rec["setting"] == "eagle3" and rec["deciding"] == [1, 16, 64] and rec["not_filled"] == [[256, "baseline", 200.0, 256.0]]
     short = json.loads((tmp_path / "summary.json").read_text())

@@ -38,7 +38,7 @@ MISMATCH_PER_REQUEST, MISMATCH_SATURATION = 0.5, 0.44  # of the baseline rates (
 DECODE_LOG_INTERVAL = 40  # --decode-log-interval: /server_info has avg_spec_accept_length after the first line
 # The step-0 cost (issue 34's H200 table; plugins/plugin_utils/_bench_report.py step0_factor is the same model).
 STEP0_AT_256, STEP0_BATCH_EXP, STEP0_CONTEXT_REF = 5.0, 0.6, 160.0
-STEP0_PATCH = "adaptive-step0-plain-decode"  # the patch roles/sglang records (module_utils/bench/curves.py)
+STEP0_PATCH = "spec-step0-plain-decode"  # the patch roles/sglang records (plugin_utils/_bench_curves.py)
 
 
 def step0_factor(batch, context, at_256=STEP0_AT_256):

@@ -1,13 +1,13 @@
 # Copyright: (c) 2026, llmserve.sglang contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Three curves on the running-batch axis (module_utils/bench/curves.py): batch filled, the 10 % rule between the
+"""Three curves on the running-batch axis (plugin_utils/_bench_curves.py): batch filled, the 10 % rule between the
 adaptive and the better static setting, the step-0 patch, the load profile, the confirm rule, summary.json's shape,
 the doubling grid. The H200 table of issue 34 (SGLang 0.5.15.post1, 13 GiB target, accept length 3.00) is the data."""
 import testpaths  # puts the checkout on sys.path as the collection
 
 import pytest
 
-from ansible_collections.llmserve.sglang.plugins.module_utils.bench import curves
+from ansible_collections.llmserve.sglang.plugins.plugin_utils import _bench_curves as curves
 
 REPO = testpaths.REPO
 # batch: (baseline, static EAGLE-3, adaptive unpatched) decode tok/s, issue 34 (32: adaptive not measured there)
@@ -98,7 +98,7 @@ def test_the_h200_table_refuses_adaptive_and_says_what_is_lost_where():
     rec = recommend(table(), patched_=False)
     assert rec["setting"] in ("eagle3", "baseline") and rec["action"] in ("keep", "off")
     assert [s["batch"] for s in rec["shortfalls"]] == [16, 64, 128, 256]
-    assert "has no adaptive-step0-plain-decode patch" in rec["reason"]
+    assert "has no spec-step0-plain-decode patch" in rec["reason"]
     # each measured batch weighing the same: EAGLE-3 loses 6 %, 39 %, 56 % at 64, 128, 256 (16.8 % in all), the
     # baseline 56 %, 43 %, 28 % at 1, 16, 32 (21.1 %)
     assert rec["setting"] == "eagle3"

@@ -1,6 +1,4 @@
 # -*- coding: utf-8 -*-
-# Note that this module util is **PRIVATE** to the collection. It can have breaking changes at any time.
-# Do not use this from other collections or standalone plugins/modules!
 # Copyright: (c) 2026, llmserve.sglang contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 # llmserve: controller-only (planning: action plugins and filters import it, modules must not - tools/import_graph)
@@ -38,7 +36,7 @@ FILL = 0.9          # a point decides only when the running batch reached this s
 TOLERANCE = 0.10    # adaptive against the better static setting; the confirming run against the best curve
 SATURATION_GAIN = 0.10  # the first mode stops doubling once doubling the batch gains less than this
 # The patch roles/sglang records when the installed SGLang's step 0 runs as the target's plain decode (issue 34).
-STEP0_PATCH = "adaptive-step0-plain-decode"
+STEP0_PATCH = "spec-step0-plain-decode"
 
 
 def _mean(values):
