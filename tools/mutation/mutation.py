@@ -48,14 +48,14 @@ ROOMS = {
               MU + "host/ownership.py", MU + "host/proc_watch.py"], [UT + "host/", UT + "server/test_server_lock.py"]),
     "server/preflight": ([MU + "server/preflight.py"], [UT + "server/test_server_preflight.py", UT + "server/test_preflight_bounds.py"]),
     "server/plan": ([MU + "server/plan.py"], [UT + "server/test_server_plan.py", UT + "server/test_server_plan_inputs.py"]),
-    "server/drift": ([MU + "server/drift.py"], [UT + "server/test_server_drift.py"]),
+    "server/drift": ([MU + "server/drift.py"], [UT + "server/test_server_drift.py", UT + "server/test_drift_secrets.py"]),
     "ready/verdicts": ([MU + "ready/verdicts.py"], [UT + "ready/test_ready_verdicts.py", UT + "ready/test_verdicts_bounds.py"]),
-    "ready/spec_accept": ([MU + "ready/spec_accept.py"], [UT + "ready/test_spec_accept.py"]),
+    "ready/spec_accept": ([MU + "ready/spec_accept.py"], [UT + "ready/test_spec_accept.py", UT + "ready/test_spec_accept_bounds.py"]),
     "sglang/argv": ([MU + "sglang/argv.py"],
                     [UT + "sglang/test_server_argv.py", UT + "sglang/test_sglang_adaptive.py", UT + "sglang/test_sglang_allreduce.py"]),
     "sglang/ports": ([MU + "sglang/ports.py"], [UT + "sglang/test_sglang_ports.py", UT + "sglang/test_ports_bounds.py"]),
     "nvidia/health": ([MU + "nvidia/health.py"], [UT + "nvidia/test_gpu_health.py", UT + "nvidia/test_gpu_health_checks.py"]),
-    "router/drain": ([MU + "router/drain.py"], [UT + "router/test_router_drain.py"]),
+    "router/drain": ([MU + "router/drain.py"], [UT + "router/test_router_drain.py", UT + "router/test_drain_bounds.py"]),
 }
 PKG = os.path.join("ansible_collections", "llmserve", "sglang")
 EQUIVALENT = os.path.join(HERE, "equivalent.txt")
