@@ -171,7 +171,7 @@ def main(argv=None):
         if result["survived"]:
             print("    survivors (cd %s && mutmut show NAME):" % result["work"])
         for name, status in result["survived"]:
-            print("    %s: %s" % (name, status))
+            print("    %s: %s" % (name.replace(PKG.replace(os.sep, ".") + ".plugins.module_utils.", ""), status))
         if result["score"] < args.floor or (args.strict and result["survived"]):
             failed.append(room)
     if args.json:
