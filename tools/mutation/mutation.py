@@ -13,7 +13,7 @@ the checkout is copied into .cache/mutation/<room>/ansible_collections/llmserve/
 copy has no collections/ symlink, so tests/unit/conftest.py cannot put the unmutated tree ahead of the mutants).
 
 A surviving mutant that no test can kill because the program does the same either way is written down in
-tools/mutation/equivalent.txt (``<mutant name>  <reason>``) and leaves the count. The room's score is
+tools/mutation/equivalent.txt (``<mutant name without the collection's prefix> <reason>``) and leaves the count. The room's score is
 killed / (mutants - equivalent); the run fails (exit 1) when a room is below --floor (90 by default), when a
 survivor is neither killed nor written down as equivalent and --strict is given, or when a room has no mutant.
 """
@@ -59,6 +59,7 @@ ROOMS = {
 }
 PKG = os.path.join("ansible_collections", "llmserve", "sglang")
 EQUIVALENT = os.path.join(HERE, "equivalent.txt")
+PREFIX = PKG.replace(os.sep, ".") + ".plugins.module_utils."
 # mutmut's statuses that count as the tests catching the mutant.
 KILLED = ("killed", "timeout", "segfault", "caught by type check")
 
@@ -67,6 +68,11 @@ def checkout_files():
     """Tracked and untracked-not-ignored files of the checkout (what a fresh clone plus the work in hand holds)."""
     out = subprocess.check_output(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=REPO)
     return [p for p in out.decode().split("\0") if p and not p.startswith("collections/")]
+
+
+def short(name):
+    """A mutant's name without the collection's prefix: sglang.ports.x_check__mutmut_4."""
+    return name[len(PREFIX):] if name.startswith(PREFIX) else name
 
 
 def equivalents():
@@ -136,8 +142,8 @@ def run_room(room, jobs, equivalent):
         print(done.stdout[-4000:])
         raise SystemExit("mutation: room %s produced no mutant (mutmut exit %d)" % (room, done.returncode))
     killed = sorted(n for n, s in found.items() if s in KILLED)
-    equiv = sorted(n for n in found if n not in killed and n in equivalent)
-    survived = sorted(n for n in found if n not in killed and n not in equivalent)
+    equiv = sorted(n for n in found if n not in killed and short(n) in equivalent)
+    survived = sorted(n for n in found if n not in killed and short(n) not in equivalent)
     counted = len(found) - len(equiv)
     score = 100.0 * len(killed) / counted if counted else 100.0
     return {"room": room, "mutants": len(found), "killed": len(killed), "equivalent": len(equiv),
@@ -171,7 +177,7 @@ def main(argv=None):
         if result["survived"]:
             print("    survivors (cd %s && mutmut show NAME):" % result["work"])
         for name, status in result["survived"]:
-            print("    %s: %s" % (name.replace(PKG.replace(os.sep, ".") + ".plugins.module_utils.", ""), status))
+            print("    %s: %s" % (short(name), status))
         if result["score"] < args.floor or (args.strict and result["survived"]):
             failed.append(room)
     if args.json:
