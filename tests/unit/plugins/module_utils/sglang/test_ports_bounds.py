@@ -123,3 +123,20 @@ def test_parse_range(text, want):
     ("x,9", {9}), ("1-x,9", {9}), ("-3,9", {9}), ("", set()), (None, set())])
 def test_parse_reserved(text, want):
     assert ports.parse_reserved(text) == want
+
+
+def test_nnodes_zero_counts_as_one_node():
+    assert ports.fixed_ports(["--enable-dp-attention", "--nnodes", "0"], "0.5.15.post1") == (
+        [HTTP] + expected(30233, ONE, 6, 30013, "--port + 13"))
+
+
+def test_an_empty_item_in_the_reserved_list_is_skipped_not_the_end():
+    assert ports.parse_reserved("1,,2") == {1, 2}
+    assert ports.parse_reserved("1,\n,2") == {1, 2}
+
+
+def test_each_port_inside_the_range_is_listed_with_what_it_is():
+    problems, _w = ports.check(["--port", "15000", "--nccl-port", "15001"], "0.5.23", (10000, 20000))
+    assert problems[0].startswith("SGLang would bind 15000 (the HTTP port (--port)); 15001 (the torch.distributed "
+                                  "store (--nccl-port)) inside the host's ephemeral port range 10000-20000 ")
+    assert "ip_local_reserved_ports=15000-15001 " in problems[0]
