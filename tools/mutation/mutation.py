@@ -9,8 +9,9 @@
 
 Each room's mutants (mutmut, pinned in requirements/mutation.txt) run against that room's own tests only. mutmut
 names a mutant after its module's path, and the collection imports as ``ansible_collections.llmserve.sglang``, so
-the checkout is copied into .cache/mutation/<room>/ansible_collections/llmserve/sglang/ and mutmut runs there (the
-copy has no collections/ symlink, so tests/unit/conftest.py cannot put the unmutated tree ahead of the mutants).
+the checkout is copied into .cache/mutation/<room>/ansible_collections/llmserve/sglang/ and mutmut runs there (its
+collections/ symlink points at the mutated copy itself, so neither tests/unit/conftest.py nor a module run as a
+subprocess can reach the unmutated tree).
 
 A surviving mutant that no test can kill because the program does the same either way is written down in
 tools/mutation/equivalent.txt (``<mutant name without the collection's prefix> <reason>``) and leaves the count. The room's score is
@@ -120,6 +121,11 @@ def stage(room, work):
              ["    -k", "    " + DESELECT[room]] if room in DESELECT else []) + [""]
     with open(os.path.join(work, "setup.cfg"), "w") as handle:
         handle.write("\n".join(lines))
+    # Tests that run a module file as a subprocess put <checkout>/collections on its PYTHONPATH: give the mutants'
+    # copy that symlink (made here, since mutmut's copy would follow it round and round), pointing at itself.
+    link = os.path.join(work, "mutants", PKG, "collections", PKG)
+    os.makedirs(os.path.dirname(link))
+    os.symlink(os.path.join("..", "..", ".."), link)
     return tests, missing
 
 
@@ -147,6 +153,9 @@ def run_room(room, jobs, equivalent):
     if not found:
         print(done.stdout[-4000:])
         raise SystemExit("mutation: room %s produced no mutant (mutmut exit %d)" % (room, done.returncode))
+    if all(s == "not checked" for s in found.values()):
+        print(done.stdout[-4000:])
+        raise SystemExit("mutation: room %s: mutmut checked no mutant (exit %d; its output above)" % (room, done.returncode))
     killed = sorted(n for n, s in found.items() if s in KILLED)
     equiv = sorted(n for n in found if n not in killed and short(n) in equivalent)
     survived = sorted(n for n in found if n not in killed and short(n) not in equivalent)
