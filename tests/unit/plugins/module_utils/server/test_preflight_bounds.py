@@ -204,3 +204,62 @@ def test_run_all_runs_each_check_it_has_inputs_for(tmp_path):
     checks, _v, warnings = pf.run_all(params, runner=lambda cmd: "")
     assert [c["name"] for c in checks] == ["model_path", "draft_model_path", "tp", "gpu_processes"]
     assert warnings == ["draft_model_path org/draft is not a local path; SGLang will download it from the hub at start"]
+
+
+def fake_python(tmp_path, version="0.5.23", ok=True):
+    """A venv python that answers the parse probe as SGLang's would, echoing the env it was given."""
+    fake = tmp_path / "python"
+    fake.write_text("#!/bin/sh\ncat >/dev/null\necho \"{\\\"version\\\": \\\"%s\\\", \\\"ok\\\": %s, \\\"error\\\": \\\"$MARK\\\"}\"\n"
+                    % (version, "true" if ok else "false"))
+    fake.chmod(0o755)
+    return str(fake)
+
+
+def test_run_all_passes_each_input_to_its_check(tmp_path, monkeypatch):
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.delenv("TRANSFORMERS_OFFLINE", raising=False)
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "config.json").write_text("{}")
+    (model / "model.safetensors").write_text("")
+    holder = socket.socket()
+    holder.bind(("127.0.0.1", 0))
+    holder.listen(1)
+    port = holder.getsockname()[1]
+    asked = []
+    apps = "%d, python, 10\n" % os.getpid()
+    try:
+        params = {"python": fake_python(tmp_path, ok=False), "argv": ["--port", str(port), "--nccl-port", "1"],
+                  "env": {"MARK": "from-env", "HF_HUB_OFFLINE": "1"}, "model_path": str(model),
+                  "draft_model_path": "org/draft", "gpu_count": None, "tp": 4, "nnodes": 2, "port": port,
+                  "host": "127.0.0.1", "owner_pid": os.getpid(), "owner_unit": None, "sglang_version": "0.5.9"}
+        checks, version, warnings = pf.run_all(params, runner=lambda cmd: asked.append(cmd[1]) or (
+            "0\n1\n" if cmd[1].startswith("--query-gpu") else apps))
+    finally:
+        holder.close()
+    by = dict((c["name"], c) for c in checks)
+    assert [c["name"] for c in checks] == ["argv", "model_path", "draft_model_path", "tp", "port", "ports",
+                                           "gpu_processes"]
+    assert version == "0.5.23" and by["argv"]["msg"] == "SGLang 0.5.23 rejects the argv: from-env"
+    # the env reaches the checkpoint check too: offline, a hub id is refused
+    assert not by["draft_model_path"]["ok"] and "HF_HUB_OFFLINE is set" in by["draft_model_path"]["msg"]
+    assert by["model_path"]["ok"]
+    # no gpu_count, CUDA_VISIBLE_DEVICES unset in env: nvidia-smi's two GPUs, tp 4 over 2 nodes fits
+    assert by["tp"]["msg"] == "tp=4 fits 2 visible GPU(s) x 2 node(s)"
+    # the port is held by the owner: ours; the window check gets the argv and the parsed version
+    assert by["port"]["ok"] and "held by this server" in by["port"]["msg"]
+    assert by["gpu_processes"]["ok"] and asked[-1].startswith("--query-compute-apps=")
+    # a port bind(0) gave is inside the ephemeral range: the window check names it, with the argv it was given
+    assert not by["ports"]["ok"] and "%d (the HTTP port (--port))" % port in by["ports"]["msg"]
+    assert warnings == []  # --nccl-port given: nothing to warn about
+
+
+def test_run_all_falls_back_to_the_given_version_when_the_parse_has_none(tmp_path):
+    silent = tmp_path / "python"
+    silent.write_text("#!/bin/sh\nexit 1\n")
+    silent.chmod(0o755)
+    _checks, version, warnings = pf.run_all({"python": str(silent), "argv": ["--port", "1000"], "model_path": "/nope",
+                                            "gpu_count": 1, "sglang_version": "0.5.9"}, runner=lambda cmd: "")
+    assert version is None
+    # 0.5.9 picks its nccl port among the ephemeral ports: the window check warns with that version's words
+    assert any(w.startswith("no --nccl-port: SGLang 0.5.9 picks it") for w in warnings), warnings
