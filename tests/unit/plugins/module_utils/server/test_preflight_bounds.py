@@ -263,3 +263,17 @@ def test_run_all_falls_back_to_the_given_version_when_the_parse_has_none(tmp_pat
     assert version is None
     # 0.5.9 picks its nccl port among the ephemeral ports: the window check warns with that version's words
     assert any(w.startswith("no --nccl-port: SGLang 0.5.9 picks it") for w in warnings), warnings
+
+
+def test_the_default_runner_gives_stdout_of_a_success_and_none_otherwise(tmp_path):
+    assert pf._run(["echo", "hi"]) == "hi\n"
+    assert pf._run(["sh", "-c", "echo out; echo err >&2"]) == "out\n"
+    assert pf._run(["sh", "-c", "echo partial; exit 1"]) is None
+    assert pf._run([str(tmp_path / "no-such-tool")]) is None
+
+
+def test_check_gpu_procs_asks_nvidia_smi_for_the_apps(monkeypatch):
+    asked = []
+    monkeypatch.setattr(pf, "_run", lambda cmd: asked.append(cmd) or "")
+    assert pf.check_gpu_procs()["ok"] and asked == [
+        ["nvidia-smi", "--query-compute-apps=pid,process_name,used_memory", "--format=csv,noheader,nounits"]]
