@@ -15,6 +15,7 @@ trap 'rm -rf "$out"' EXIT
 ANSIBLE_CONFIG="$repo/ansible.cfg" "$bin/ansible-playbook" -i "$here/inventory.yml" "$here/render.yml" -e "out=$out" >"$out/render.log" \
   || { cat "$out/render.log"; exit 1; }
 promtool check config "$out/prometheus.yml"
+compgen -G "$out/rules.d/*.yml" >/dev/null || { echo "promtool: the role rendered no rule file: nothing to check" >&2; exit 1; }
 promtool check rules "$out"/rules.d/*.yml
 cp "$here/alerts.test.yml" "$out/"
 promtool test rules "$out/alerts.test.yml"
@@ -30,6 +31,8 @@ for i, e in enumerate(exprs):
     for k, v in subst.items():
         e = e.replace(k, v)
     rules.append({"record": "dashboard:query_%d" % i, "expr": e})
+if not rules:
+    sys.exit("dashboard: no query found in %s: nothing to check" % sys.argv[1])
 json.dump({"groups": [{"name": "dashboard", "rules": rules}]}, open(sys.argv[2], "w"))
 print("dashboard: %d queries" % len(rules))
 PY

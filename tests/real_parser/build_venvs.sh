@@ -72,9 +72,12 @@ for v in "${VERSIONS[@]}"; do
   extra="$(extra_for "$v")"
   torch="$(torch_for "$v")"
   dir="$CACHE/$v"
-  stamp="sglang==$v ${COMMON[*]} $extra base:$torch"
-  if [ -f "$dir/.stamp" ] && [ "$(cat "$dir/.stamp")" = "$stamp" ] && "$dir/bin/python" -c "$probe" >/dev/null 2>&1; then
-    echo "parser venv $v: up to date ($dir)"; continue
+  # The stamp is a hash of every input: the package lists, this script, the python that builds it. When it matches
+  # and the venv's parser file is there, the venv is reused without importing torch (seconds, not a minute each).
+  stamp="$(printf '%s\n' "sglang==$v ${COMMON[*]} $extra base:$torch" "$("$PY" -VV 2>&1)" | cat - "$0" | sha256sum | cut -d' ' -f1)"
+  if [ -f "$dir/.stamp" ] && [ "$(cat "$dir/.stamp")" = "$stamp" ] && [ -x "$dir/bin/python" ] &&
+     compgen -G "$dir/lib/python*/site-packages/sglang/srt/server_args.py" >/dev/null; then
+    echo "parser venv $v: up to date, stamp ${stamp:0:12} ($dir)"; continue
   fi
   base="$(base_for "$torch")"
   start=$(date +%s)

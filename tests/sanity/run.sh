@@ -80,4 +80,20 @@ while IFS=$'\t' read -r name secs; do
   printf '  %-24s %-7s %4ss\n' "$name" "$status" "$secs"
 done < "$times.dur"
 printf '  total %ss, ansible-test exit status %s: %s\n' "$((end - start))" "$rc" "$([ "$rc" = 0 ] && echo PASSED || echo FAILED)"
+# No stage passes doing nothing: no test run, or a test skipped because its tool is missing, fails the stage
+# (ansible-test itself exits 0 then). SANITY_ALLOW_MISSING="test ..." lets named ones pass, printed as such.
+if [ ! -s "$times" ]; then
+  echo "sanity: FAILED: ansible-test ran no sanity test"; exit 1
+fi
+missing=
+while IFS= read -r name; do
+  [ -z "$name" ] && continue
+  case " ${SANITY_ALLOW_MISSING:-} " in
+    *" $name "*) echo "sanity: $name skipped, its tool missing (allowed by SANITY_ALLOW_MISSING)" ;;
+    *) missing="$missing $name" ;;
+  esac
+done < <(sort -u "$times.skip")
+if [ -n "$missing" ]; then
+  echo "sanity: FAILED: skipped because their tool is missing:$missing (make system-deps installs them)"; exit 1
+fi
 exit "$rc"

@@ -33,7 +33,7 @@ SKIP_DIRS = (".cache",)
 # Our bookkeeping files inside a tree (and temporaries of our own writes), never part of the weights.
 OWN_SUFFIXES = (".incomplete", ".llmserve-tmp")
 READ_BUFFER = 8 * 1024 * 1024
-SHA256 = re.compile(r"^[0-9a-f]{64}$")
+SHA256 = re.compile(r"^[0-9a-f]{64}\Z")
 # Modes every staged file and directory gets, whatever the source had: readable by all, writable by the owner only.
 FILE_MODE = 0o644
 DIR_MODE = 0o755

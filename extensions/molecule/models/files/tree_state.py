@@ -2,8 +2,11 @@
 # Copyright: (c) 2026, llmserve.sglang contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The state of the host's whole tree: every path under / on the root file system with its type, size, mode,
-owner, mtime and link target, and the sha256 of every regular file's content up to 1 MiB plus its size (weights are
-larger; their size and mtime move with any write). Prints the digest of the listing; writes the listing to argv[1].
+owner, mtime and link target, and a sha256 of each regular file's content: the whole content of a file up to
+HASHED bytes (1 MiB), the first HASHED bytes of a larger one (weights: a write to them moves their size or mtime,
+which the listing holds; a same-size edit past the first MiB with its mtime put back is the one change it misses).
+Prints the digest of the listing; writes the listing to argv[1]. ``--flip FILE``: the positive control's edit. tests/unit/tools/test_tree_state.py shows it
+catching a same-size, same-mtime edit of a small file (the positive control) and names what it leaves out.
 
 Left out, because they change on their own while nothing of ours runs (the scenario checks that first, with two
 snapshots around a no-op task): /proc, /sys, /dev, /run (kernel and runtime state), /tmp and /var/tmp (scratch:
@@ -18,13 +21,15 @@ import stat
 import sys
 
 SKIP = ["/proc", "/sys", "/dev", "/run", "/tmp", "/var/tmp", "/var/log", "/var/lib/systemd", "/root/.ansible"]
+HASHED = 1 << 20
 
 
-def main(out, extra):
-    skip = set(SKIP + extra)
+def listing(extra, root="/", skip_default=None):
+    """The listing's lines for the tree at root (the host's / in the scenario; a test's folder in the unit test)."""
+    skip = set((SKIP if skip_default is None else skip_default) + extra)
     parents = set(os.path.dirname(x) for x in extra)
     lines = []
-    for dirpath, dirnames, filenames in os.walk("/"):
+    for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if os.path.join(dirpath, d) not in skip)
         for name in sorted(dirnames + filenames):
             path = os.path.join(dirpath, name)
@@ -46,10 +51,27 @@ def main(out, extra):
             elif stat.S_ISREG(st.st_mode):
                 try:
                     with open(path, "rb") as f:
-                        line += "\t" + hashlib.sha256(f.read(1 << 20)).hexdigest()
+                        line += "\t" + hashlib.sha256(f.read(HASHED)).hexdigest()
                 except OSError:
                     line += "\tunreadable"
             lines.append(line)
+    return lines
+
+
+def flip(path, offset=0):
+    """Flip the low bit of one byte in place and put the file's mtime back (twice = as it was): the scenario's
+    positive control, a change only the content hash can see."""
+    st = os.stat(path)
+    with open(path, "r+b") as f:
+        f.seek(offset)
+        byte = f.read(1)
+        f.seek(offset)
+        f.write(bytes([byte[0] ^ 1]))
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
+def main(out, extra):
+    lines = listing(extra)
     text = "\n".join(lines) + "\n"
     with open(out, "w") as f:
         f.write(text)
@@ -57,4 +79,7 @@ def main(out, extra):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2:])
+    if sys.argv[1] == "--flip":
+        flip(sys.argv[2])
+    else:
+        main(sys.argv[1], sys.argv[2:])

@@ -6,6 +6,8 @@ import os
 import sys
 import time
 
+from sglang._double.texts import weights_bar_desc
+
 
 def stamp():
     return time.strftime("%Y-%m-%d %H:%M:%S")
@@ -84,8 +86,8 @@ def _remaining(n, total, elapsed):
 def weights_bar_text(n, total, elapsed):
     # BAR_FORMAT in sglang/srt/utils/common.py
     pct = 100.0 * n / total
-    return "Loading safetensors checkpoint shards: %3.0f%% Completed | %d/%d [%s<%s, %s]" % (
-        pct, n, total, _fmt_time(elapsed), _remaining(n, total, elapsed), _rate(n, elapsed))
+    return "%s: %3.0f%% Completed | %d/%d [%s<%s, %s]" % (
+        weights_bar_desc(), pct, n, total, _fmt_time(elapsed), _remaining(n, total, elapsed), _rate(n, elapsed))
 
 
 def capture_bar_text(desc, n, total, elapsed):

@@ -157,14 +157,14 @@ class Child(object):
                 bar.update()
         if bar:
             bar.close()
-        self.log_all("Load weight end. elapsed=%.2f s, type=DeepseekV3ForCausalLM, dtype=torch.bfloat16, "
-                     "avail mem=24.61 GB, mem usage=69.56 GB." % s.duration("load_weights"))
+        self.log_all(texts.load_weight_end(s.duration("load_weights")))
 
         self.stage("kv_cache")
         self.watchdog_if("kv_cache")
         self.sleep("kv_cache")
         self.maybe_fail("crash_oom_kv")
-        self.log_all("KV Cache is allocated. #tokens: 412160, KV size: 14.47 GB")
+        if texts.kv_cache_line():
+            self.log_all(texts.kv_cache_line())
         self.log_all("Memory pool end. avail mem=8.93 GB")
 
         # --disable-cuda-graph: real SGLang logs no capture at all, and the stages go kv_cache -> http.
@@ -211,6 +211,8 @@ class Child(object):
         self.log_all("max_total_num_tokens=412160, chunked_prefill_size=8192, max_prefill_tokens=16384, "
                      "max_running_requests=%d, context_len=262144, available_gpu_mem=7.10 GB"
                      % self.cfg["max_running_requests"])
+        if texts.tree_cache_line():
+            self.log_all(texts.tree_cache_line())
         os.write(ready_fd, (json.dumps({"status": "ready", "ranks": self.ranks}) + "\n").encode())
         os.close(ready_fd)
         idle_forever()

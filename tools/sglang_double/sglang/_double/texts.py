@@ -182,3 +182,36 @@ def warmup_error(body):
     return tb([("sglang/srt/entrypoints/http_server.py", 1381, "_execute_server_warmup",
                 'assert res.status_code == 200, f"{res.text}"')],
               "AssertionError: " + body)
+
+
+# Lines of the start-up whose wording moved between versions, each as the wheel's format string writes it
+# (tests/unit/tools/test_double_startup_vs_real.py holds them to the wheels and to the real H200 capture).
+def load_weight_end(elapsed):
+    """model_runner.py: ``dtype=`` up to 0.5.9; from 0.5.10 a quantization word takes its place (none here)."""
+    dtype = "" if at_least("0.5.10") else "dtype=torch.bfloat16, "
+    return ("Load weight end. elapsed=%.2f s, type=DeepseekV3ForCausalLM, %savail mem=24.61 GB, mem usage=69.56 GB."
+            % (elapsed, dtype))
+
+
+def kv_cache_line():
+    """memory_pool.py's MLA pool line: ``dtype:`` first from 0.5.15; 0.5.23 logs no such line (None)."""
+    if at_least("0.5.23"):
+        return None
+    dtype = "dtype: torch.bfloat16, " if at_least("0.5.15") else ""
+    return "KV Cache is allocated. %s#tokens: 412160, KV size: 14.47 GB" % dtype
+
+
+def tree_cache_line():
+    """mem_cache/registry.py, from 0.5.15 (None before)."""
+    if at_least("0.5.23"):
+        return ("Tree cache initialized: source=default impl=RadixCache hybrid_swa=False hybrid_ssm=False "
+                "hicache_attached=False")
+    if at_least("0.5.15"):
+        return ("Tree cache initialized: source=default impl=RadixCache hybrid_swa=False hybrid_ssm=False "
+                "hierarchical=False streaming_wrapped=False")
+    return None
+
+
+def weights_bar_desc():
+    """The shard loader's tqdm desc: multi-threaded loading is the default from 0.5.10 (model_loader/loader.py)."""
+    return "Multi-thread loading shards" if at_least("0.5.10") else "Loading safetensors checkpoint shards"

@@ -182,7 +182,8 @@ class ServerArgs:
                        "dp_size": 1, "data_parallel_size": 1, "nnodes": 1, "node_rank": 0}
 
     def __repr__(self):
-        return "ServerArgs(" + ", ".join("%s=%r" % kv for kv in sorted(self.__dict__.items())) + ")"
+        # in the parser's order (model_path first), as the real dataclass's repr lists its fields
+        return "ServerArgs(" + ", ".join("%s=%r" % kv for kv in self.__dict__.items()) + ")"
 
     # A value the double reads, with its own fallback where the parser left None.
     def get(self, name, default=None):

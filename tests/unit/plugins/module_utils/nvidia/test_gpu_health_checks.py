@@ -1,0 +1,241 @@
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The gpu_health checks no other test ran (issue 37): retired pages, pending ECC mode, lifetime ECC errors, a failed
+remap, banks without spare rows, temperature, the PCIe generation; each bound at, below and above, and each remedy
+held to its words (a wrong remedy for a fatal Xid must fail a test, not only an empty one)."""
+import pytest
+
+from ansible_collections.llmserve.sglang.plugins.module_utils.nvidia import health as gh
+
+HEALTHY = {
+    "index": "0", "name": "NVIDIA H200", "pci.bus_id": "00000000:18:00.0", "uuid": "GPU-1", "driver_version": "580.95.05",
+    "persistence_mode": "Enabled", "ecc.mode.current": "Enabled", "ecc.mode.pending": "Enabled",
+    "ecc.errors.uncorrected.volatile.total": "0", "ecc.errors.uncorrected.aggregate.total": "0",
+    "ecc.errors.corrected.volatile.total": "0", "retired_pages.single_bit_ecc.count": "[N/A]",
+    "retired_pages.double_bit.count": "[N/A]", "retired_pages.pending": "[N/A]", "remapped_rows.correctable": "0",
+    "remapped_rows.uncorrectable": "0", "remapped_rows.pending": "No", "remapped_rows.failure": "No",
+    "remapped_rows.histogram.low": "0", "remapped_rows.histogram.none": "0", "clocks_event_reasons.active": "0x0000000000000001",
+    "clocks_event_reasons_counters.hw_thermal_slowdown": "0", "clocks_event_reasons_counters.hw_power_brake_slowdown": "0",
+    "clocks_event_reasons_counters.sw_thermal_slowdown": "0", "pcie.link.gen.current": "5", "pcie.link.gen.max": "5",
+    "pcie.link.gen.gpumax": "5", "pcie.link.gen.hostmax": "5", "pcie.link.width.current": "16",
+    "pcie.link.width.max": "16", "temperature.gpu": "30", "temperature.gpu.tlimit": "57", "power.draw": "75.5",
+    "memory.used": "0", "memory.total": "143771", "compute_cap": "9.0", "pstate": "P0", "gpu_recovery_action": "None",
+    "mig.mode.current": "Disabled", "fabric.state": "N/A", "fabric.status": "N/A",
+}
+RESET = "reset the GPU (nvidia-smi -r -i 0 with nothing running on it) or reboot"
+
+
+def gpu(**fields):
+    row = dict(HEALTHY)
+    row.update(fields)
+    return gh.normalize_health_row(row)
+
+
+def by_check(problems, check):
+    return [(p["severity"], p["detail"], p["remedy"]) for p in problems if p["check"] == check]
+
+
+def test_the_healthy_row_has_no_problem():
+    g = gpu()
+    assert gh.check_memory(g) == [] and gh.check_clocks(g, gh.DEFAULTS) == [] and gh.check_pcie(g, gh.DEFAULTS) == []
+    assert gh.check_modes(g) == []
+
+
+@pytest.mark.parametrize("sbe, dbe, warned", [("59", "0", False), ("60", "0", True), ("61", "0", True),
+                                              ("30", "29", False), ("30", "30", True), ("[N/A]", "60", True)])
+def test_retired_pages_warn_from_60(sbe, dbe, warned):
+    got = by_check(gh.check_memory(gpu(**{"retired_pages.single_bit_ecc.count": sbe,
+                                          "retired_pages.double_bit.count": dbe})), "retired_pages")
+    total = (0 if sbe == "[N/A]" else int(sbe)) + int(dbe)
+    assert got == ([("warning", "GPU0 (00000000:18:00.0): %d pages retired (the limit is 64)" % total,
+                     "plan an RMA: at the limit the GPU can no longer retire bad memory")] if warned else [])
+
+
+def test_a_pending_retired_page_is_an_error_with_the_reset():
+    got = by_check(gh.check_memory(gpu(**{"retired_pages.pending": "Yes"})), "retired_pages")
+    assert got == [("error", "GPU0 (00000000:18:00.0): a retired page is pending (it takes effect at the next reset)",
+                    RESET)]
+    assert by_check(gh.check_memory(gpu(**{"retired_pages.pending": "No"})), "retired_pages") == []
+
+
+@pytest.mark.parametrize("current, pending, words", [("Enabled", "Disabled", "pending off"),
+                                                     ("Disabled", "Enabled", None), ("Enabled", "Enabled", None),
+                                                     ("Enabled", "[N/A]", None)])
+def test_a_pending_ecc_mode_change_warns(current, pending, words):
+    got = by_check(gh.check_memory(gpu(**{"ecc.mode.current": current, "ecc.mode.pending": pending})), "ecc_mode")
+    if words:
+        assert got == [("warning", "GPU0 (00000000:18:00.0): ECC mode changes at the next reset (%s)" % words,
+                        RESET + " to apply it")]
+    elif current == "Disabled":
+        assert got == [("warning", "GPU0 (00000000:18:00.0) runs with ECC disabled: memory errors go undetected",
+                        "enable it (nvidia-smi -e 1 -i 0, then reset or reboot), or accept it with gpu_health_ignore:"
+                        " [ecc_mode]")]
+    else:
+        assert got == []
+
+
+def test_a_pending_ecc_mode_on_names_on():
+    got = by_check(gh.check_memory(gpu(**{"ecc.mode.current": "Enabled", "ecc.mode.pending": "Enabled"})), "ecc_mode")
+    assert got == []
+    g = gpu()
+    g["ecc_mode_current"], g["ecc_mode_pending"] = True, True
+    g["ecc_mode_current"] = None
+    assert gh.check_memory(g) == []
+
+
+def test_lifetime_ecc_errors_warn_only_without_remap_counters_and_volatile_errors():
+    no_remap = {"ecc.errors.uncorrected.aggregate.total": "1", "remapped_rows.correctable": "[N/A]",
+                "remapped_rows.uncorrectable": "[N/A]"}
+    got = by_check(gh.check_memory(gpu(**no_remap)), "ecc_errors")
+    assert got == [("warning", "GPU0 (00000000:18:00.0): 1 uncorrectable ECC error(s) over its lifetime",
+                    "watch the count; run 'dcgmi diag -r 3' when the host is drained")]
+    assert by_check(gh.check_memory(gpu(**dict(no_remap, **{"ecc.errors.uncorrected.aggregate.total": "0"}))),
+                    "ecc_errors") == []
+    # with remap counters the lifetime count is a note (repaired), not a problem
+    assert by_check(gh.check_memory(gpu(**{"ecc.errors.uncorrected.aggregate.total": "1"})), "ecc_errors") == []
+    assert by_check(gh.check_memory(gpu(**dict(no_remap, **{"remapped_rows.uncorrectable": "0"}))), "ecc_errors") == []
+    # a volatile error is the error; the lifetime one is not repeated
+    got = by_check(gh.check_memory(gpu(**dict(no_remap, **{"ecc.errors.uncorrected.volatile.total": "2"}))), "ecc_errors")
+    assert got == [("error", "GPU0 (00000000:18:00.0): 2 uncorrectable ECC error(s) since the last reset: data in GPU "
+                    "memory may be corrupt", RESET + "; if they return, drain the host and RMA the GPU")]
+
+
+def test_a_failed_remap_is_an_rma():
+    got = by_check(gh.check_memory(gpu(**{"remapped_rows.failure": "Yes"})), "remapped_rows")
+    assert got == [("error", "GPU0 (00000000:18:00.0): a row remapping failed: the GPU has memory it cannot repair",
+                    "drain the host and RMA the GPU")]
+
+
+@pytest.mark.parametrize("banks", ["0", "1", "3"])
+def test_banks_without_spare_rows_warn_from_one(banks):
+    got = by_check(gh.check_memory(gpu(**{"remapped_rows.histogram.none": banks})), "remapped_rows")
+    assert got == ([] if banks == "0" else [
+        ("warning", "GPU0 (00000000:18:00.0): %s memory bank(s) have no spare rows left" % banks,
+         "plan an RMA: the next error in those banks cannot be repaired")])
+
+
+def test_a_pending_remap_is_an_error_with_the_reset():
+    got = by_check(gh.check_memory(gpu(**{"remapped_rows.pending": "Yes"})), "remapped_rows")
+    assert got == [("error", "GPU0 (00000000:18:00.0): a row remapping is pending: the bad memory row is still in use "
+                    "until the GPU is reset", RESET)]
+
+
+@pytest.mark.parametrize("action, asked", [("None", False), ("none", False), ("[N/A]", False), ("Reset", True),
+                                           ("Drain and Reset", True)])
+def test_a_recovery_action_is_named(action, asked):
+    got = by_check(gh.check_memory(gpu(gpu_recovery_action=action)), "recovery_action")
+    assert got == ([("error", "GPU0 (00000000:18:00.0): the driver asks for a recovery action: %s" % action,
+                     "do it (GPU reset: nvidia-smi -r -i 0; node reboot; drain): nothing runs reliably until then")]
+                   if asked else [])
+
+
+@pytest.mark.parametrize("temp, warned", [(84, False), (85, True), (86, True)])
+def test_temperature_warns_at_the_limit(temp, warned):
+    g = gpu(**{"temperature.gpu": str(temp), "temperature.gpu.tlimit": "[N/A]"})
+    got = by_check(gh.check_clocks(g, dict(gh.DEFAULTS)), "temperature")
+    assert got == ([("warning", "GPU0 (00000000:18:00.0) is %d C (limit set: 85 C)" % temp,
+                     "check the airflow and fans before loading it")] if warned else [])
+
+
+@pytest.mark.parametrize("margin, text", [(6, None), (5, None), (4, "4 C from its slowdown limit"),
+                                          (0, "0 C from its slowdown limit"), (-1, "1 C past its slowdown limit")])
+def test_the_tlimit_margin_warns_below_its_floor(margin, text):
+    g = gpu(**{"temperature.gpu": "70", "temperature.gpu.tlimit": str(margin)})
+    got = by_check(gh.check_clocks(g, dict(gh.DEFAULTS)), "temperature")
+    assert got == ([("warning", "GPU0 (00000000:18:00.0) is 70 C, %s" % text,
+                     "check the airflow and fans before loading it")] if text else [])
+
+
+def test_a_low_margin_is_the_one_temperature_line_and_an_ample_one_leaves_the_absolute_limit():
+    g = gpu(**{"temperature.gpu": "90", "temperature.gpu.tlimit": "2"})
+    assert [d for _s, d, _r in by_check(gh.check_clocks(g, dict(gh.DEFAULTS)), "temperature")] == [
+        "GPU0 (00000000:18:00.0) is 90 C, 2 C from its slowdown limit"]
+    g = gpu(**{"temperature.gpu": "90", "temperature.gpu.tlimit": "20"})
+    assert [d for _s, d, _r in by_check(gh.check_clocks(g, dict(gh.DEFAULTS)), "temperature")] == [
+        "GPU0 (00000000:18:00.0) is 90 C (limit set: 85 C)"]
+
+
+@pytest.mark.parametrize("gen, gen_max, idle, warned", [(4, 5, "0x0000000000000000", True),
+                                                        (5, 5, "0x0000000000000000", False),
+                                                        (4, 5, "0x0000000000000001", False)])
+def test_a_pcie_generation_below_its_max_warns_only_when_busy(gen, gen_max, idle, warned):
+    g = gpu(**{"pcie.link.gen.current": str(gen), "pcie.link.gen.max": str(gen_max), "clocks_event_reasons.active": idle})
+    got = by_check(gh.check_pcie(g, dict(gh.DEFAULTS)), "pcie_link")
+    assert got == ([("warning", "GPU0 (00000000:18:00.0): PCIe Gen%d while busy, Gen%d possible" % (gen, gen_max),
+                     "check the slot, riser and BIOS link speed")] if warned else [])
+
+
+@pytest.mark.parametrize("expected, refused", [(4, False), (5, False), (6, True)])
+def test_an_expected_pcie_generation_is_enforced_from_both_sides(expected, refused):
+    got = by_check(gh.check_pcie(gpu(), dict(gh.DEFAULTS, expected_pcie_gen=expected)), "pcie_link")
+    assert got == ([("error", "GPU0 (00000000:18:00.0): PCIe Gen5 at most, Gen%d expected" % expected,
+                     "fix the slot or BIOS link speed, or set gpu_health_expected_pcie_gen")] if refused else [])
+
+
+@pytest.mark.parametrize("width, want, factor", [(8, 16, 2), (4, 16, 4), (15, 16, 1)])
+def test_a_narrow_link_names_the_slowdown_factor(width, want, factor):
+    g = gpu(**{"pcie.link.width.current": str(width)})
+    got = by_check(gh.check_pcie(g, dict(gh.DEFAULTS)), "pcie_link")
+    assert got == [("error", "GPU0 (00000000:18:00.0) runs at PCIe x%d, the card can do x%d: the link trained below "
+                    "what the slot allows; host-device copies and every all-reduce that crosses PCIe slow down by up "
+                    "to %dx" % (width, want, factor), "reseat the card, check the riser/cable, and reboot")]
+
+
+def test_clock_counters_warn_when_not_active_now():
+    g = gpu(**{"clocks_event_reasons_counters.hw_thermal_slowdown": "2500000"})
+    got = by_check(gh.check_clocks(g, dict(gh.DEFAULTS)), "clock_events")
+    assert got == [("warning", "GPU0 (00000000:18:00.0) was slowed by hardware since the driver loaded: "
+                    "hw_thermal_slowdown 2.5 s", "check cooling and power under load (not active now)")]
+    g = gpu(**{"clocks_event_reasons_counters.hw_thermal_slowdown": "2500000", "clocks_event_reasons.active": "0x40"})
+    assert [s for s, _d, _r in by_check(gh.check_clocks(g, dict(gh.DEFAULTS)), "clock_events")] == ["error"]
+
+
+@pytest.mark.parametrize("mask, words", [("0x8", "hardware slowdown"), ("0x48", "hardware thermal slowdown"),
+                                         ("0xc8", "hardware thermal slowdown (the GPU is over its temperature limit) "
+                                                  "and hardware power brake")])
+def test_the_specific_hardware_slowdown_is_named(mask, words):
+    got = by_check(gh.check_clocks(gpu(**{"clocks_event_reasons.active": mask}), dict(gh.DEFAULTS)), "clock_events")
+    assert len(got) == 1 and got[0][0] == "error" and got[0][1].startswith("GPU0 (00000000:18:00.0): " + words)
+    assert got[0][1].endswith(" active (30 C)")
+    assert got[0][2].startswith("check the airflow, fans and inlet temperature, the power cables and PSU")
+
+
+def test_a_software_thermal_slowdown_warns():
+    got = by_check(gh.check_clocks(gpu(**{"clocks_event_reasons.active": "0x20"}), dict(gh.DEFAULTS)), "clock_events")
+    assert got == [("warning", "GPU0 (00000000:18:00.0): software thermal slowdown (the driver lowers clocks to stay "
+                    "under the thermal target) is active (30 C)", "improve cooling; throughput drops while it lasts")]
+
+
+def facts_with_xid(code, pci="0000:18:00"):
+    return {"kernel_log_source": "dmesg", "kernel_log_errors": [], "gpus": [gpu()],
+            "xids": [{"pci": pci, "code": code, "pid": "<unknown>", "process": None, "message": "driver text"}]}
+
+
+@pytest.mark.parametrize("code, severity, remedy", [
+    (79, "error", "drain the host and reboot it; if it comes back, reseat the GPU, check its power cables and riser, "
+                  "and RMA"),
+    (48, "error", "reset the GPU (nvidia-smi -r -i 0, with nothing running on it) or reboot the host, then run the "
+                  "gate again; if it comes back, drain the host and contact the vendor"),
+    (64, "error", "reset the GPU (nvidia-smi -r -i 0, with nothing running on it) or reboot the host, then run the "
+                  "gate again; if it comes back, drain the host and contact the vendor; a failed remap means RMA"),
+    (13, "warning", "a program faulted on this GPU; nothing is wrong with the GPU by itself: read the log of the "
+                    "program that ran (pid in the detail) before relaunching")])
+def test_a_fatal_xid_gets_its_own_remedy(code, severity, remedy):
+    got = gh.check_xids(facts_with_xid(code))
+    assert [(p["severity"], p["remedy"], p["gpu"]) for p in got] == [(severity, remedy, 0)]
+    assert got[0]["detail"].startswith("GPU0 (PCI 0000:18:00): Xid %d x1 since the driver loaded, " % code)
+    assert got[0]["detail"].endswith("; driver said: driver text")
+
+
+def test_an_xid_of_a_gpu_the_driver_lost_names_its_pci_address():
+    got = gh.check_xids(facts_with_xid(79, pci="0000:3b:00"))
+    assert got[0]["detail"].startswith("PCI 0000:3b:00 (not visible to nvidia-smi): Xid 79 x1")
+    assert got[0]["gpu"] is None and "{gpu}" not in got[0]["remedy"]
+
+
+def test_order_puts_errors_first_then_check_order_then_gpu():
+    ps = [gh.problem("temperature", "warning", "t", "r", 1), gh.problem("xid", "error", "x", "r", 0),
+          gh.problem("ecc_errors", "error", "e", "r", 1), gh.problem("ecc_errors", "error", "e", "r", 0),
+          gh.problem("gpu_count", "error", "c", "r")]
+    assert [(p["check"], p["gpu"]) for p in gh.order_problems(ps)] == [
+        ("gpu_count", None), ("ecc_errors", 0), ("ecc_errors", 1), ("xid", 0), ("temperature", 1)]

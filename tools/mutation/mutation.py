@@ -1,0 +1,209 @@
+#!/usr/bin/env python3
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Mutation score of the rooms whose rules keep hosts safe and verdicts true (``make mutation``).
+
+    tools/mutation/mutation.py                      # every room, one after another
+    tools/mutation/mutation.py sglang/ports nvidia/health   # some rooms
+    tools/mutation/mutation.py --list               # the rooms, their files and their tests
+
+Each room's mutants (mutmut, pinned in requirements/mutation.txt) run against that room's own tests only. mutmut
+names a mutant after its module's path, and the collection imports as ``ansible_collections.llmserve.sglang``, so
+the checkout is copied into .cache/mutation/<room>/ansible_collections/llmserve/sglang/ and mutmut runs there (its
+collections/ symlink points at the mutated copy itself, so neither tests/unit/conftest.py nor a module run as a
+subprocess can reach the unmutated tree).
+
+A surviving mutant that no test can kill because the program does the same either way is written down in
+tools/mutation/equivalent.txt (``<mutant name without the collection's prefix> <reason>``) and leaves the count. The room's score is
+killed / (mutants - equivalent); the run fails (exit 1) when a room is below --floor (90 by default), when a
+survivor is neither killed nor written down as equivalent and --strict is given, or when a room has no mutant.
+"""
+from __future__ import print_function
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+MU = "plugins/module_utils/"
+UT = "tests/unit/plugins/module_utils/"
+
+# room -> (files mutated, tests that hold them). A room's tests are the tests of the files it mutates.
+ROOMS = {
+    "models/contain": ([MU + "models/contain.py"], [UT + "models/test_models_safety.py", UT + "models/test_contain_bounds.py"]),
+    "models/checkpoint": ([MU + "models/checkpoint.py"],
+                          [UT + "models/test_models_checkpoint.py", UT + "models/test_models_servable.py",
+                           UT + "models/test_checkpoint_bounds.py"]),
+    "models/manifest": ([MU + "models/manifest.py"],
+                        [UT + "models/test_models_manifest.py", UT + "models/test_models_safety.py",
+                         UT + "models/test_models_stage.py", UT + "models/test_manifest_bounds.py"]),
+    "models/verify": ([MU + "models/verify.py"],
+                      [UT + "models/test_models_manifest.py", UT + "models/test_models_stage.py",
+                       UT + "models/test_models_draft.py", UT + "models/test_models_servable.py"]),
+    "models/draft": ([MU + "models/draft.py"], [UT + "models/test_models_draft.py", UT + "models/test_models_servable.py"]),
+    "host": ([MU + "host/access.py", MU + "host/lock.py", MU + "host/mounts.py", MU + "host/net.py",
+              MU + "host/ownership.py", MU + "host/proc_watch.py"], [UT + "host/", UT + "server/test_server_lock.py"]),
+    "server/preflight": ([MU + "server/preflight.py"], [UT + "server/test_server_preflight.py", UT + "server/test_preflight_bounds.py",
+                                                   UT + "sglang/test_sglang_ports.py"]),
+    "server/plan": ([MU + "server/plan.py"], [UT + "server/test_server_plan.py", UT + "server/test_server_plan_inputs.py"]),
+    "server/drift": ([MU + "server/drift.py"], [UT + "server/test_server_drift.py", UT + "server/test_drift_secrets.py"]),
+    "ready/verdicts": ([MU + "ready/verdicts.py"], [UT + "ready/test_ready_verdicts.py", UT + "ready/test_verdicts_bounds.py"]),
+    "ready/spec_accept": ([MU + "ready/spec_accept.py"], [UT + "ready/test_spec_accept.py", UT + "ready/test_spec_accept_bounds.py"]),
+    "sglang/argv": ([MU + "sglang/argv.py"],
+                    [UT + "sglang/test_server_argv.py", UT + "sglang/test_sglang_adaptive.py", UT + "sglang/test_sglang_allreduce.py"]),
+    "sglang/ports": ([MU + "sglang/ports.py"], [UT + "sglang/test_sglang_ports.py", UT + "sglang/test_ports_bounds.py"]),
+    "nvidia/health": ([MU + "nvidia/health.py"], [UT + "nvidia/test_gpu_health.py", UT + "nvidia/test_gpu_health_checks.py"]),
+    "router/drain": ([MU + "router/drain.py"], [UT + "router/test_router_drain.py", UT + "router/test_drain_bounds.py"]),
+}
+# Tests a room's mutants do not run (pytest -k): ones that start the SGLang double as real processes and wait on it
+# take tens of seconds per mutant; the room's other tests hold the same rules without a server.
+DESELECT = {
+    "ready/spec_accept": "not (matched_draft or mismatched_draft or stuck_generation or without_speculation)",
+}
+PKG = os.path.join("ansible_collections", "llmserve", "sglang")
+EQUIVALENT = os.path.join(HERE, "equivalent.txt")
+PREFIX = PKG.replace(os.sep, ".") + ".plugins.module_utils."
+# mutmut's statuses that count as the tests catching the mutant.
+KILLED = ("killed", "timeout", "segfault", "caught by type check")
+
+
+def checkout_files():
+    """Tracked and untracked-not-ignored files of the checkout (what a fresh clone plus the work in hand holds)."""
+    out = subprocess.check_output(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=REPO)
+    return [p for p in out.decode().split("\0") if p and not p.startswith("collections/")]
+
+
+def short(name):
+    """A mutant's name without the collection's prefix: sglang.ports.x_check__mutmut_4."""
+    return name[len(PREFIX):] if name.startswith(PREFIX) else name
+
+
+def equivalents():
+    found = {}
+    if os.path.exists(EQUIVALENT):
+        with open(EQUIVALENT) as handle:
+            for line in handle:
+                line = line.strip()
+                if line and not line.startswith("#"):
+                    name, _, reason = line.partition(" ")
+                    found[name] = reason.strip()
+    return found
+
+
+def stage(room, work):
+    """Copy the checkout under work/ansible_collections/llmserve/sglang and write mutmut's setup.cfg for room."""
+    mutate, tests = ROOMS[room]
+    if os.path.isdir(work):
+        shutil.rmtree(work)
+    root = os.path.join(work, PKG)
+    for rel in checkout_files():
+        src = os.path.join(REPO, rel)
+        if not os.path.isfile(src) or os.path.islink(src):
+            continue
+        dst = os.path.join(root, rel)
+        if not os.path.isdir(os.path.dirname(dst)):
+            os.makedirs(os.path.dirname(dst))
+        shutil.copy2(src, dst)
+    missing = [t for t in tests if not os.path.exists(os.path.join(REPO, t))]
+    tests = [t for t in tests if t not in missing]
+    if not tests:
+        raise SystemExit("mutation: room %s has no test file in the checkout" % room)
+    tops = sorted(set(p.split("/")[0] for p in os.listdir(root)) - {"plugins"})
+    lines = ["[mutmut]",
+             "source_paths = %s/plugins" % PKG,
+             "only_mutate ="] + ["    %s/%s" % (PKG, m) for m in mutate] + [
+             "also_copy ="] + ["    %s/%s" % (PKG, t) for t in tops] + [
+             "pytest_add_cli_args_test_selection ="] + ["    %s/%s" % (PKG, t) for t in tests] + [
+             "pytest_add_cli_args =", "    -p", "    no:cacheprovider", "    -p", "    no:xdist"] + (
+             ["    -k", "    " + DESELECT[room]] if room in DESELECT else []) + [""]
+    with open(os.path.join(work, "setup.cfg"), "w") as handle:
+        handle.write("\n".join(lines))
+    # Tests that run a module file as a subprocess put <checkout>/collections on its PYTHONPATH: give the mutants'
+    # copy that symlink (made here, since mutmut's copy would follow it round and round), pointing at itself.
+    link = os.path.join(work, "mutants", PKG, "collections", PKG)
+    os.makedirs(os.path.dirname(link))
+    os.symlink(os.path.join("..", "..", ".."), link)
+    return tests, missing
+
+
+def mutmut(work, *args):
+    exe = os.path.join(os.path.dirname(sys.executable), "mutmut")
+    return subprocess.run([exe] + list(args), cwd=work, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          universal_newlines=True, check=False)
+
+
+def statuses(work):
+    """mutant name -> status, from ``mutmut results --all true``."""
+    found = {}
+    for line in mutmut(work, "results", "--all", "true").stdout.splitlines():
+        name, sep, status = line.strip().rpartition(": ")
+        if sep and "__mutmut_" in name:
+            found[name] = status.strip()
+    return found
+
+
+def run_room(room, jobs, equivalent):
+    work = os.path.join(REPO, ".cache", "mutation", room.replace("/", "-"))
+    tests, missing = stage(room, work)
+    done = mutmut(work, "run", "--max-children", str(jobs))
+    found = statuses(work)
+    if not found:
+        print(done.stdout[-4000:])
+        raise SystemExit("mutation: room %s produced no mutant (mutmut exit %d)" % (room, done.returncode))
+    if all(s == "not checked" for s in found.values()):
+        print(done.stdout[-4000:])
+        raise SystemExit("mutation: room %s: mutmut checked no mutant (exit %d; its output above)" % (room, done.returncode))
+    killed = sorted(n for n, s in found.items() if s in KILLED)
+    equiv = sorted(n for n in found if n not in killed and short(n) in equivalent)
+    survived = sorted(n for n in found if n not in killed and short(n) not in equivalent)
+    counted = len(found) - len(equiv)
+    score = 100.0 * len(killed) / counted if counted else 100.0
+    return {"room": room, "mutants": len(found), "killed": len(killed), "equivalent": len(equiv),
+            "survived": [(n, found[n]) for n in survived], "score": round(score, 1), "tests": tests,
+            "tests_missing": missing, "work": work}
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("rooms", nargs="*", help="rooms to run (default: all): %s" % ", ".join(sorted(ROOMS)))
+    parser.add_argument("--list", action="store_true", help="print the rooms, their files and tests")
+    parser.add_argument("--jobs", type=int, default=max(1, (os.cpu_count() or 2) // 2), help="mutmut --max-children")
+    parser.add_argument("--floor", type=float, default=90.0, help="lowest score a room may have (percent)")
+    parser.add_argument("--strict", action="store_true", help="fail on any survivor not written down as equivalent")
+    parser.add_argument("--json", help="write the per-room results here")
+    args = parser.parse_args(argv)
+    unknown = [r for r in args.rooms if r not in ROOMS]
+    if unknown:
+        parser.error("unknown room(s) %s; known: %s" % (", ".join(unknown), ", ".join(sorted(ROOMS))))
+    if args.list:
+        for room in sorted(ROOMS):
+            print("%-18s %s\n%18s tests: %s" % (room, " ".join(ROOMS[room][0]), "", " ".join(ROOMS[room][1])))
+        return 0
+    equivalent = equivalents()
+    results, failed = [], []
+    for room in args.rooms or sorted(ROOMS):
+        result = run_room(room, args.jobs, equivalent)
+        results.append(result)
+        print("%-18s %5.1f%%  %d mutants, %d killed, %d equivalent, %d survived" % (
+            room, result["score"], result["mutants"], result["killed"], result["equivalent"], len(result["survived"])))
+        if result["survived"]:
+            print("    survivors (cd %s && mutmut show NAME):" % result["work"])
+        for name, status in result["survived"]:
+            print("    %s: %s" % (short(name), status))
+        if result["score"] < args.floor or (args.strict and result["survived"]):
+            failed.append(room)
+    if args.json:
+        with open(args.json, "w") as handle:
+            json.dump(results, handle, indent=1)
+    if failed:
+        print("mutation: below %.0f%% or with unexplained survivors: %s" % (args.floor, ", ".join(failed)))
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
