@@ -73,6 +73,15 @@ latch:
   type: dict
   returned: always
   sample: {"latched": false, "serving": null, "line": null, "note": null}
+allreduce_tuning:
+  description:
+    - What the last start did with FlashInfer's PCIe-IPC all-reduce tuning, from O(log_path) - C(state)
+      (C(tuned) - measured and saved, C(reused) - loaded from the compile cache, C(seed) - not tuned, C(unknown)),
+      C(line) (the log line that says so) and C(path) (the tuning file); null without O(log_path) or when the start
+      did not use the PCIe-IPC all-reduce.
+  type: dict
+  returned: always
+  sample: {"state": "reused", "line": "[Autotuner]: Loaded 24 configs from /var/lib/sglang/...", "path": "/var/lib/sglang/..."}
 model:
   description: What C(/model_info) answered (empty when not ready or not answered).
   type: dict

@@ -12,6 +12,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import allreduce
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import api
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import gates
 
@@ -19,9 +20,8 @@ READY_LINE = "The server is fired up and ready to roll!"
 LOG_TAIL_BYTES = 1 << 20
 
 
-def latch_in_log(log_path, tail_bytes=LOG_TAIL_BYTES):
-    """The last ``Health check failed`` line SGLang logged after its last start (its fired-up line), or None; a log
-    that cannot be read is None (the status says what it could not tell)."""
+def log_tail(log_path, tail_bytes=LOG_TAIL_BYTES):
+    """The last ``tail_bytes`` of the server's log, or None where it cannot be read."""
     if not log_path:
         return None
     try:
@@ -29,8 +29,16 @@ def latch_in_log(log_path, tail_bytes=LOG_TAIL_BYTES):
             f.seek(0, 2)
             size = f.tell()
             f.seek(max(0, size - tail_bytes))
-            text = f.read().decode("utf-8", "replace")
+            return f.read().decode("utf-8", "replace")
     except (IOError, OSError):
+        return None
+
+
+def latch_in_log(log_path, tail_bytes=LOG_TAIL_BYTES):
+    """The last ``Health check failed`` line SGLang logged after its last start (its fired-up line), or None; a log
+    that cannot be read is None (the status says what it could not tell)."""
+    text = log_tail(log_path, tail_bytes)
+    if text is None:
         return None
     since = text.rfind(READY_LINE)
     at = text.rfind(gates.HEALTH_LATCH_LINE)
@@ -80,6 +88,8 @@ def read(client, health_path=None, version=None, timeout=10.0, log_path=None):
     out = {"ready": st == 200, "health": {"path": path, "status": st, "answer": _answer(st, err)},
            "model": {}, "server_info": {}, "accept_length": None, "model_path": None, "served_model_name": None,
            "answers": {}}
+    # what the last start did with FlashInfer's PCIe-IPC all-reduce tuning (sglang/allreduce.py): from the log only
+    out["allreduce_tuning"] = allreduce.tuning_from_log(log_tail(log_path)) if log_path else None
     if st != 200:
         out["latch"] = health_latch(client, st if path == "/ready" else None, log_path, timeout)
         return out

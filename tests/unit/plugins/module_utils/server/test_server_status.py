@@ -125,3 +125,14 @@ def test_a_ready_server_or_an_unreadable_log_is_not_latched(server, tmp_path):
     assert not status.read(client, "/ready", log_path=_log(tmp_path, LATCH))["latch"]["latched"]
     client, _seen = server("starting")
     assert status.read(client, "/ready", log_path=str(tmp_path / "missing.log"))["latch"]["line"] is None
+
+
+def test_the_status_says_whether_the_last_start_reused_the_all_reduce_tuning(server, tmp_path):
+    client, seen = server("new")
+    tune = "/var/lib/sglang/compile-cache/kimi/0.5.23/.cache/flashinfer/0.7.2/120/autotune/pcie_ipc_all_reduce_ws8.json"
+    log = _log(tmp_path, "server_args={'tp_size': 8}", "FlashInfer PCIe-IPC all-reduce enabled (world=8, ...)",
+               "... flashinfer.jit: [Autotuner]: Loaded 8 configs from %s" % tune,
+               "The server is fired up and ready to roll!")
+    r = status.read(client, "/ready", log_path=log)
+    assert r["allreduce_tuning"]["state"] == "reused" and r["allreduce_tuning"]["path"] == tune
+    assert status.read(client, "/ready")["allreduce_tuning"] is None
