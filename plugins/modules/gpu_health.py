@@ -155,6 +155,14 @@ options:
   nvidia_smi_path:
     description: Path of C(nvidia-smi). Default is the one on C(PATH).
     type: path
+  gpu_facts:
+    description:
+      - The GPU facts this run already gathered (C(ansible_facts.gpu), module M(llmserve.sglang.gpu_facts)). The
+        gate's own health query always runs; when it reports the same GPUs under the same driver, the driver and CUDA
+        versions, C(topo -m), the compute apps and nvcc are taken from these facts instead of asking again
+        (RV(facts.reused) lists what was). Empty asks everything.
+    type: dict
+    default: {}
 attributes:
   check_mode:
     support: full
@@ -284,6 +292,7 @@ def main():
             nccl_min_busbw_gbps=dict(type="float", default=0),
             probe_timeout=dict(type="int", default=300),
             nvidia_smi_path=dict(type="path"),
+            gpu_facts=dict(type="dict", default={}),
         ),
         supports_check_mode=True,
     )

@@ -26,7 +26,7 @@ def check(params, run, which, tmpdir):
     """``(result, warnings)``: the module's return values (healthy, problems, ignored, summary, notes, checks, facts,
     nccl) and the warnings to show. ``run(argv, data=None) -> (rc, out, err)``, ``which(name) -> path or None``."""
     facts = gh.collect(run, which, nvidia_smi=params["nvidia_smi_path"], kernel_log=params["kernel_log"],
-                       pcie_fabric=params.get("pcie_fabric", True))
+                       pcie_fabric=params.get("pcie_fabric", True), known=params.get("gpu_facts") or None)
     problems = gh.evaluate(facts, params)
     skipped = set()
     if not params["kernel_log"]:
