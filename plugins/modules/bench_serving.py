@@ -182,7 +182,6 @@ result:
 
 import json
 import os
-import subprocess
 import tempfile
 import threading
 import time
@@ -195,18 +194,11 @@ except ImportError:  # pragma: no cover
     from urlparse import urlparse
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.bench import modes
+from ansible_collections.llmserve.sglang.plugins.module_utils.host.run import module_runner
 from ansible_collections.llmserve.sglang.plugins.module_utils.bench.client import (
     choose_engine, from_sglang_result, metrics_sampler, run_load, running_fields, server_accept_length, server_info,
     sglang_bench_argv)
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.client import Client, endpoint_spec
-
-
-def _run(argv):
-    try:
-        proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, check=False, timeout=180)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return 127, "", str(exc)
-    return proc.returncode, proc.stdout.decode("utf-8", "replace"), proc.stderr.decode("utf-8", "replace")
 
 
 def main():
@@ -256,7 +248,7 @@ def main():
             module.fail_json(msg=why, server=server)
 
     python = p["sglang_python"] if p["sglang_python"] and os.access(p["sglang_python"], os.X_OK) else None
-    engine, engine_note = choose_engine(p["engine"], python, _run)
+    engine, engine_note = choose_engine(p["engine"], python, module_runner(module, timeout=180))
     if engine is None:
         module.fail_json(msg="engine=sglang: " + engine_note)
 

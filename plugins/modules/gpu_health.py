@@ -103,10 +103,39 @@ options:
     default: false
   nccl_allreduce:
     description:
-      - Run an all-reduce over every GPU with NCCL through C(nccl_python)'s torch and compare its bus bandwidth
-        with what the topology should give. On one GPU it says what it could not measure.
-    type: bool
-    default: false
+      - A short NCCL all-reduce over exactly the instance's GPUs on this host (O(nccl_gpus), else the first
+        O(nccl_world)) through O(nccl_python)'s torch, under a hard deadline (O(nccl_timeout)): a hang or a wrong sum
+        refuses the host naming the GPUs and the remedies (C(NCCL_P2P_DISABLE=1), ACS, IOMMU); the bus bandwidth is
+        compared with what the topology should give and reported. C(nvidia-smi topo -p2p) saying OK does not prove
+        the first collective finishes.
+      - C(auto) runs it where the instance spans two or more GPUs here and no GPU process runs; a one-GPU instance,
+        or a host with GPU processes, reports the check skipped (with why in RV(nccl)). C(on) also runs it over
+        every GPU without an instance. C(off) skips it on purpose. C(true)/C(false) mean C(on)/C(off).
+    type: str
+    default: auto
+  nccl_gpus:
+    description: GPU indices (nvidia-smi numbering) the instance runs on; empty = the first O(nccl_world).
+    type: list
+    elements: int
+    default: []
+  nccl_world:
+    description: GPUs the instance spans on this host (tensor parallel size / nodes); 0 = no instance given.
+    type: int
+    default: 0
+  nccl_env:
+    description: NCCL settings the server gets (its C(NCCL_*) variables), so the probe runs as the server will.
+    type: dict
+    default: {}
+  nccl_timeout:
+    description:
+      - Seconds the all-reduce may take, start-up included (torch import, NCCL init, one warm-up, the timed
+        iterations). Past it the probe's whole process group is killed and the host refused as hung.
+    type: int
+    default: 120
+  nccl_iters:
+    description: Timed all-reduce iterations after the warm-up.
+    type: int
+    default: 10
   nccl_python:
     description: Python of the SGLang virtualenv (it has torch with NCCL).
     type: path
@@ -114,18 +143,26 @@ options:
   nccl_size_mb:
     description: All-reduce message size, MiB.
     type: int
-    default: 256
+    default: 64
   nccl_min_busbw_gbps:
     description: Lowest acceptable bus bandwidth, GB/s. C(0) derives it from the topology (see RETURN C(nccl)).
     type: float
     default: 0
   probe_timeout:
-    description: Seconds each optional probe may run.
+    description: Seconds the DCGM diagnostic may run.
     type: int
     default: 300
   nvidia_smi_path:
     description: Path of C(nvidia-smi). Default is the one on C(PATH).
     type: path
+  gpu_facts:
+    description:
+      - The GPU facts this run already gathered (C(ansible_facts.gpu), module M(llmserve.sglang.gpu_facts)). The
+        gate's own health query always runs; when it reports the same GPUs under the same driver, the driver and CUDA
+        versions, C(topo -m), the compute apps and nvcc are taken from these facts instead of asking again
+        (RV(facts.reused) lists what was). Empty asks everything.
+    type: dict
+    default: {}
 attributes:
   check_mode:
     support: full
@@ -160,7 +197,8 @@ EXAMPLES = r"""
 - name: Accept ECC off on purpose, and measure the all-reduce too
   llmserve.sglang.gpu_health:
     ignore: [ecc_mode]
-    nccl_allreduce: true
+    nccl_allreduce: "on"
+    nccl_gpus: [0, 1, 2, 3]
     nccl_python: /opt/sglang/venv/bin/python
 """
 
@@ -213,9 +251,10 @@ facts:
   type: dict
 nccl:
   description:
-    - The all-reduce result when C(nccl_allreduce), else null. C(busbw_gbps), C(algbw_gbps), C(world_size),
-      C(correct), C(expected_min_busbw_gbps), C(expectation) (how the floor was derived) and, on one GPU,
-      C(not_measured).
+    - The all-reduce - C(gpus) (the indices it ran over, or would have), and either C(skipped) (why it did not
+      run), C(timed_out) with C(deadline_s), or its result - C(busbw_gbps), C(algbw_gbps), C(world_size),
+      C(correct), C(expected_min_busbw_gbps), C(expectation) (how the floor was derived), C(report) (one line, also
+      in RV(notes)) and C(env) (the CUDA and NCCL variables it ran with).
   returned: always
   type: dict
 """
@@ -242,12 +281,18 @@ def main():
             kernel_log=dict(type="bool", default=True),
             pcie_fabric=dict(type="bool", default=True),
             dcgm_diag=dict(type="bool", default=False),
-            nccl_allreduce=dict(type="bool", default=False),
+            nccl_allreduce=dict(type="str", default="auto"),
+            nccl_gpus=dict(type="list", elements="int", default=[]),
+            nccl_world=dict(type="int", default=0),
+            nccl_env=dict(type="dict", default={}),
+            nccl_timeout=dict(type="int", default=120),
+            nccl_iters=dict(type="int", default=10),
             nccl_python=dict(type="path", default="/opt/sglang/venv/bin/python"),
-            nccl_size_mb=dict(type="int", default=256),
+            nccl_size_mb=dict(type="int", default=64),
             nccl_min_busbw_gbps=dict(type="float", default=0),
             probe_timeout=dict(type="int", default=300),
             nvidia_smi_path=dict(type="path"),
+            gpu_facts=dict(type="dict", default={}),
         ),
         supports_check_mode=True,
     )
@@ -257,8 +302,8 @@ def main():
         module.fail_json(msg="ignore: unknown check(s) %s; the checks are: %s"
                          % (", ".join(unknown), ", ".join(ALL_CHECKS)))
 
-    def run(argv, data=None):
-        return module.run_command(argv, environ_update={"LC_ALL": "C"}, data=data)
+    def run(argv, data=None, env=None):
+        return module.run_command(argv, environ_update=dict({"LC_ALL": "C"}, **(env or {})), data=data)
 
     result, warnings = gate.check(params, run, module.get_bin_path, module.tmpdir)
     for warning in warnings:

@@ -164,6 +164,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.host import owned_dirs
 from ansible_collections.llmserve.sglang.plugins.module_utils.models import contain
+from ansible_collections.llmserve.sglang.plugins.module_utils.host.run import module_runner
 from ansible_collections.llmserve.sglang.plugins.module_utils.models.verify import MODES, verify_pair
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import registry
 
@@ -209,7 +210,7 @@ def main():
     start = time.time()
     notes, sglang = [], None
     if p["python"]:
-        models, transformers, error = registry.find_models_dirs(p["python"], p["env"])
+        models, transformers, error = registry.find_models_dirs(p["python"], p["env"], run=module_runner(module))
         if error:
             notes.append("architectures not checked: %s" % error)
         else:

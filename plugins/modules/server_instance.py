@@ -214,6 +214,7 @@ import sys
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.llmserve.sglang.plugins.module_utils.host.run import module_runner
 from ansible_collections.llmserve.sglang.plugins.module_utils.server.instance import ACTIONS, Instance, act
 
 
@@ -239,10 +240,7 @@ def main():
         supports_check_mode=True,
     )
 
-    def run(argv):
-        return module.run_command(argv, environ_update={"LC_ALL": "C"})
-
-    inst = Instance(module.params, run, check_mode=module.check_mode, python=sys.executable)
+    inst = Instance(module.params, module_runner(module, environ_update={"LC_ALL": "C"}), check_mode=module.check_mode, python=sys.executable)
     try:
         res = act(inst, module.params)
     except (RuntimeError, OSError) as exc:

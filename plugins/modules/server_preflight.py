@@ -112,6 +112,7 @@ failures:
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.llmserve.sglang.plugins.module_utils.host.run import module_runner
 from ansible_collections.llmserve.sglang.plugins.module_utils.server.preflight import run_all
 
 
@@ -134,7 +135,7 @@ def main():
         mutually_exclusive=[["owner_unit", "owner_pid"]],
         supports_check_mode=True,
     )
-    checks, version, warnings = run_all(module.params)
+    checks, version, warnings = run_all(module.params, module_runner(module))
     for w in warnings:
         module.warn(w)
     failures = [c["msg"] for c in checks if not c["ok"]]

@@ -310,6 +310,7 @@ journal_tail:
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.llmserve.sglang.plugins.module_utils.host.run import module_runner
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.client import endpoint_spec
 from ansible_collections.llmserve.sglang.plugins.module_utils.ready.params import DEFAULTS
 from ansible_collections.llmserve.sglang.plugins.module_utils.ready.waiter import BadInput, Waiter, error_result
@@ -354,7 +355,7 @@ def main():
     state = params.pop("resume_state", None)
     budget = params.pop("progress_interval", None)
     try:
-        waiter = Waiter(params, state=state)
+        waiter = Waiter(params, state=state, run=module_runner(module, timeout=20, environ_update={"LC_ALL": "C"}))
     except BadInput as e:
         reason = "not_running" if "not running" in str(e) else "bad_input"
         module.fail_json(msg=str(e), reason=reason, category="unknown", elapsed=0)

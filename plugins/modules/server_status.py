@@ -30,6 +30,11 @@ options:
   sglang_version:
     description: The server's SGLang version, which picks the readiness endpoint when O(health_path) is not given.
     type: str
+  log_path:
+    description:
+      - The server's log (C(server_view.paths.log)). Where C(/ready) answers 503 and C(/model_info) still answers,
+        a C(Health check failed) line logged since the last start means the health latch (RV(latch)).
+    type: path
   timeout:
     description: Seconds each question may take (at least 2 - SGLang takes up to its own 1 s to answer C(/health)).
     type: float
@@ -60,6 +65,23 @@ health:
   type: dict
   returned: always
   sample: {"path": "/ready", "status": 200, "answer": "200"}
+latch:
+  description:
+    - The health latch - C(latched) (a health check failed and C(/ready) answers 503 while the process serves),
+      C(serving) (C(/model_info) answered; null when not asked), C(line) (the last C(Health check failed) log line
+      since the start), C(note) in words. Asked only where C(/ready) answered 503.
+  type: dict
+  returned: always
+  sample: {"latched": false, "serving": null, "line": null, "note": null}
+allreduce_tuning:
+  description:
+    - What the last start did with FlashInfer's PCIe-IPC all-reduce tuning, from O(log_path) - C(state)
+      (C(tuned) - measured and saved, C(reused) - loaded from the compile cache, C(seed) - not tuned, C(unknown)),
+      C(line) (the log line that says so) and C(path) (the tuning file); null without O(log_path) or when the start
+      did not use the PCIe-IPC all-reduce.
+  type: dict
+  returned: always
+  sample: {"state": "reused", "line": "[Autotuner]: Loaded 24 configs from /var/lib/sglang/...", "path": "/var/lib/sglang/..."}
 model:
   description: What C(/model_info) answered (empty when not ready or not answered).
   type: dict
@@ -101,6 +123,7 @@ def main():
         argument_spec=endpoint_spec(
             health_path=dict(type="str"),
             sglang_version=dict(type="str"),
+            log_path=dict(type="path"),
             timeout=dict(type="float", default=10),
         ),
         supports_check_mode=True,
@@ -115,7 +138,8 @@ def main():
         client = Client(p["url"], p["api_key"])
     except ValueError as exc:
         module.fail_json(msg="url: %s" % exc)
-    module.exit_json(changed=False, **status.read(client, p["health_path"], p["sglang_version"], p["timeout"]))
+    module.exit_json(changed=False, **status.read(client, p["health_path"], p["sglang_version"], p["timeout"],
+                                                         p["log_path"]))
 
 
 if __name__ == "__main__":

@@ -513,6 +513,7 @@ def plan(raw_settings, host):
         "served_model_name": s["served_model_name"] or None,
         "speculative": dict(s["speculative"], algorithm=spec["algorithm"]) if spec["on"] else None,
         "args": s["args"], "api_key_env": API_KEY_ENV if s["api_key"] else None,
+        "health_status_check": s["health_status_check"], "health_check_timeout": s["health_check_timeout"],
     }
     if len(nodes) > 1:
         settings.update(nnodes=len(nodes), node_rank=rank, dist_init_addr=dist_addr)

@@ -45,6 +45,8 @@ SETTINGS = {
     "ready_timeout": "int", "stall_timeout": "int", "ready_interval": "float", "stage_timeouts": "dict",
     "tail_lines": "int", "progress_interval": "float", "tp_group": "str", "dist_init_host": "str",
     "dist_init_port": "int", "peer_watch": "bool", "peer_watch_port": "int",
+    # the health latch (sglang/gates.health_env): /health a status check; SGLANG_HEALTH_CHECK_TIMEOUT (0 = derived)
+    "health_status_check": "bool", "health_check_timeout": "int",
     # read by tasks/spec_check.yml (module spec_check) after READY; checked here with the rest
     "spec_check": "str", "spec_min_accept_length": "float", "spec_check_requests": "int",
     "spec_check_max_new_tokens": "int", "spec_check_request_timeout": "float",
@@ -81,6 +83,7 @@ DEFAULTS = {
     "wait": True, "ready_timeout": 1800, "stall_timeout": 600, "ready_interval": 2, "stage_timeouts": {},
     "tail_lines": 30, "progress_interval": 15,
     "tp_group": "", "dist_init_host": None, "dist_init_port": 50000, "peer_watch": True, "peer_watch_port": 50009,
+    "health_status_check": True, "health_check_timeout": 0,
     "spec_check": "warn", "spec_min_accept_length": api.MIN_ACCEPT_LENGTH, "spec_check_requests": 3, "spec_check_max_new_tokens": 48,
     "spec_check_request_timeout": 30,
 }

@@ -21,6 +21,9 @@ from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import gate
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.argv import render  # noqa: E402
 from ansible_collections.llmserve.sglang.plugins.module_utils.server.preflight import check_parse  # noqa: E402
 
+sys.path.insert(0, os.path.join(REPO, "tests", "unit"))
+from localrun import local_run as HERE_RUN  # noqa: E402
+
 CACHE = os.path.join(os.environ.get("LLMSERVE_CACHE", "/var/cache/llmserve"), "parser-venvs")
 VERSIONS = gates.VERIFIED_VERSIONS  # the one list (sglang/gates.py)
 
@@ -118,7 +121,7 @@ def test_old_cuda_graph_name(version, accepted):
     """0.5.23 rejects the old name as ambiguous, exactly as the reference says; older versions take it
     (0.5.15.post1 as a deprecated alias of --cuda-graph-max-bs-decode)."""
     py = venv_python(version)
-    check, ver = check_parse(py, ["--model-path", "/m", "--cuda-graph-max-bs", "128"])
+    check, ver = check_parse(py, ["--model-path", "/m", "--cuda-graph-max-bs", "128"], run=HERE_RUN)
     assert ver == version
     assert check["ok"] is accepted, check["msg"]
     if not accepted:
@@ -131,13 +134,13 @@ def test_old_cuda_graph_name(version, accepted):
 def test_adaptive_flag_absent_before_0511(version):
     """The renderer refuses speculative.adaptive before 0.5.11 because the real parser has no such flag."""
     assert render(ADAPTIVE, version)["errors"]
-    check, _detail = check_parse(venv_python(version), ["--model-path", "/m", "--speculative-adaptive"])
+    check, _detail = check_parse(venv_python(version), ["--model-path", "/m", "--speculative-adaptive"], run=HERE_RUN)
     assert not check["ok"] and "unrecognized arguments: --speculative-adaptive" in check["msg"]
 
 
 def test_adaptive_on_0515_renders_and_parses():
     py = venv_python("0.5.15.post1")
-    check, _detail = check_parse(py, ["--model-path", "/m", "--speculative-adaptive"])
+    check, _detail = check_parse(py, ["--model-path", "/m", "--speculative-adaptive"], run=HERE_RUN)
     assert check["ok"], check["msg"]  # the real parser has the flag ...
     r = render(ADAPTIVE, "0.5.15.post1", SM120_PCIE, adaptive_config_path="/etc/sglang/adaptive.json")
     assert r["errors"] == []  # ... and the renderer renders it (--speculative-adaptive came in 0.5.11)

@@ -17,7 +17,6 @@ __metaclass__ = type
 
 import os
 import shutil
-import subprocess
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.host import net
 
@@ -181,18 +180,15 @@ UNIT_PROPS = ("LoadState", "ActiveState", "SubState", "MainPID", "ExecMainStatus
               "ExecMainCode", "Result", "NRestarts")
 
 
-def unit_show(unit, systemctl="systemctl"):
-    try:
-        out = subprocess.run([systemctl, "show", unit, "--no-pager",
-                              "-p", ",".join(UNIT_PROPS)],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             timeout=10, check=False)
-    except (OSError, subprocess.TimeoutExpired) as e:
-        return {"error": str(e)}
-    if out.returncode != 0:
-        return {"error": out.stderr.decode("utf-8", "replace").strip()}
+def unit_show(unit, systemctl="systemctl", run=None):
+    """``systemctl show`` of the unit; ``run``: the runner (host/run.py)."""
+    if run is None:
+        return {"error": "no command runner given"}
+    rc, stdout, stderr = run([systemctl, "show", unit, "--no-pager", "-p", ",".join(UNIT_PROPS)], timeout=10)
+    if rc != 0:
+        return {"error": stderr.strip() or "rc %d" % rc}
     props = {}
-    for line in out.stdout.decode("utf-8", "replace").splitlines():
+    for line in stdout.splitlines():
         k, _sep, v = line.partition("=")
         props[k] = v
     return props
@@ -206,12 +202,10 @@ def unit_running(props):
     return False
 
 
-def journal_tail(unit, lines=40, journalctl="journalctl"):
-    if not shutil.which(journalctl):
+def journal_tail(unit, lines=40, journalctl="journalctl", run=None):
+    if run is None or not shutil.which(journalctl):
         return []
-    try:
-        out = subprocess.run([journalctl, "-u", unit, "-n", str(lines), "--no-pager", "-o", "cat"],
-                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, timeout=15, check=False)
-    except (OSError, subprocess.TimeoutExpired):
+    rc, stdout, _err = run([journalctl, "-u", unit, "-n", str(lines), "--no-pager", "-o", "cat"], timeout=15)
+    if rc in (124, 127):
         return []
-    return out.stdout.decode("utf-8", "replace").splitlines()[-lines:]
+    return stdout.splitlines()[-lines:]

@@ -23,7 +23,6 @@ import shlex
 import shutil
 import signal
 import socket
-import subprocess
 import sys
 import stat
 import tarfile
@@ -42,6 +41,7 @@ from ansible_collections.llmserve.sglang.plugins.module_utils.models import mani
 from ansible_collections.llmserve.sglang.plugins.module_utils.models.checkpoint import INDEX_NAME, check_checkpoint
 from ansible_collections.llmserve.sglang.plugins.module_utils.models.plan import selected
 from ansible_collections.llmserve.sglang.plugins.module_utils.host import lock as locks
+from ansible_collections.llmserve.sglang.plugins.module_utils.host import spawn
 
 STATUS_NAME = ".llmserve-stage.json"
 # Written into a published tree just before it is moved aside: whatever holds it is the role's to delete.
@@ -295,17 +295,15 @@ def expected(model, token=None, limits=NO_LIMITS):
     if kind == "host":
         remote_manifest = model["path"].rstrip("/") + "/" + mf.MANIFEST_NAME
         argv = _ssh_argv(model) + ["--", _remote(model), "cat -- %s" % shlex.quote(remote_manifest)]
-        try:
-            proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True,
-                                  check=False, timeout=max(stall, 30))
-        except subprocess.TimeoutExpired:
+        rc, stdout, stderr = _run_timed(argv, max(stall, 30))
+        if rc is None:
             raise StageError("reading the staged manifest on %s:%s over SSH took more than %d s"
                              % (model["from_host"], model["path"], max(stall, 30)))
-        if proc.returncode != 0:
+        if rc != 0:
             raise StageError("cannot read the staged manifest on %s:%s over SSH: %s (stage it there first)"
-                             % (model["from_host"], model["path"], proc.stderr.strip()[-300:]))
+                             % (model["from_host"], model["path"], stderr.strip()[-300:]))
         try:
-            source_manifest = json.loads(proc.stdout)
+            source_manifest = json.loads(stdout)
         except ValueError as e:
             raise StageError("the manifest on %s:%s is not JSON: %s" % (model["from_host"], model["path"], e))
         files = _select(_expected_from_manifest(model, source_manifest, "manifest entry"), allow, ignore, model)
@@ -479,33 +477,56 @@ def fetch(model, partial, files, token=None, hf_cli="hf", limits=NO_LIMITS, work
 
 def _die_with_parent():
     """In the tool's process, before exec: SIGTERM when the worker dies (Linux PR_SET_PDEATHSIG), so a killed
-    worker leaves no tool writing into the partial tree under the next run's worker."""
+    worker leaves no tool writing into the partial tree under the next run's worker. Returns the call to make in
+    the child (resolved in the parent: the child of fork runs os calls only), or None."""
     try:
         import ctypes
-        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGTERM), 0, 0, 0)
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
     except (OSError, AttributeError):
-        pass
+        return None
+    return lambda: prctl(1, int(signal.SIGTERM), 0, 0, 0)
+
+
+def _run_timed(argv, timeout):
+    """(rc, stdout, stderr) of argv, or (None, ...) when it ran past timeout s and was killed (host/spawn: the
+    models room runs in a module_utils that ansible-core 2.21 forbids subprocess in)."""
+    with tempfile.TemporaryFile(mode="w+") as out, tempfile.TemporaryFile(mode="w+") as err:
+        child = spawn.start(argv, stdout=out.fileno(), stderr=err.fileno())
+        rc = child.wait(timeout)
+        if rc is None:
+            child.kill()
+            child.wait()
+        out.seek(0)
+        err.seek(0)
+        return rc, out.read(), err.read()
 
 
 def _run_watched(argv, what, limits, env=None, input_text=None):
     """Run a transfer tool, checking the model's deadline and the run's presence every second; it is stopped
     (SIGTERM, then SIGKILL) when either fails, and dies with the worker. Returns (rc, the output's tail)."""
     with tempfile.TemporaryFile(mode="w+") as out:
-        proc = subprocess.Popen(argv, env=env, stdin=subprocess.PIPE if input_text is not None else subprocess.DEVNULL,
-                                stdout=out, stderr=subprocess.STDOUT, universal_newlines=True,
-                                preexec_fn=_die_with_parent)
+        read_end = write_end = None
         if input_text is not None:
-            proc.stdin.write(input_text)
-            proc.stdin.close()
+            read_end, write_end = os.pipe()
+        try:
+            proc = spawn.start(argv, env=env, stdin=read_end, stdout=out.fileno(), stderr=out.fileno(),
+                               setup=_die_with_parent())
+        finally:
+            if read_end is not None:
+                os.close(read_end)
+        if write_end is not None:
+            try:
+                with os.fdopen(write_end, "w") as stdin:
+                    stdin.write(input_text)
+            except OSError:  # the tool exited without reading it: its rc says why
+                pass
         try:
             while proc.poll() is None:
                 limits.check(what)
                 time.sleep(0.5)
         except StageError:
             proc.terminate()
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
+            if proc.wait(10) is None:
                 proc.kill()
                 proc.wait()
             raise

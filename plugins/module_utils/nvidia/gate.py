@@ -28,7 +28,7 @@ def check(params, run, which, tmpdir):
     """``(result, warnings)``: the module's return values (healthy, problems, ignored, summary, notes, checks, facts,
     nccl) and the warnings to show. ``run(argv, data=None) -> (rc, out, err)``, ``which(name) -> path or None``."""
     facts = gh.collect(run, which, nvidia_smi=params["nvidia_smi_path"], kernel_log=params["kernel_log"],
-                       pcie_fabric=params.get("pcie_fabric", True))
+                       pcie_fabric=params.get("pcie_fabric", True), known=params.get("gpu_facts") or None)
     problems = gh.evaluate(facts, params)
     skipped = set()
     if not params["kernel_log"]:
@@ -46,12 +46,14 @@ def check(params, run, which, tmpdir):
     else:
         skipped.add("dcgm_diag")
 
-    nccl = None
-    if params["nccl_allreduce"] and facts["gpus"]:
-        nccl_problems, nccl = _allreduce(params, run, which, facts, tmpdir)
-        problems += nccl_problems
-    else:
+    mode = nccl_mode(params["nccl_allreduce"])
+    gpus, why_not = probe_gpus(params, facts, mode)
+    if why_not:
         skipped.add("nccl_allreduce")
+        nccl = {"skipped": why_not, "gpus": gpus}
+    else:
+        nccl_problems, nccl = _allreduce(params, run, which, facts, tmpdir, gpus)
+        problems += nccl_problems
 
     problems = gh.order_problems(problems)
     kept, ignored = gh.split_ignored(problems, params["ignore"])
@@ -65,7 +67,7 @@ def check(params, run, which, tmpdir):
         problems=kept,
         ignored=ignored,
         summary=gh.summary(kept, ignored),
-        notes=gh.notes(facts),
+        notes=gh.notes(facts) + ([nccl["report"]] if nccl and nccl.get("report") else []),
         checks=_verdicts(kept, ignored, skipped | _unset(params), facts),
         facts=facts,
         nccl=nccl,
@@ -78,7 +80,53 @@ def _timeout(which, seconds):
     return [tool, "--kill-after=10", str(seconds)] if tool else []
 
 
-def _allreduce(params, run, which, facts, tmpdir):
+NCCL_MODES = {"auto": "auto", "on": "on", "true": "on", "yes": "on", "1": "on",
+              "off": "off", "false": "off", "no": "off", "0": "off"}
+# timeout(1)'s statuses when it ended the probe: 124 (TERM), 137 (KILL after --kill-after)
+TIMED_OUT = (124, 137)
+
+
+def nccl_mode(value):
+    """``gpu_health_nccl_allreduce`` -> 'auto' (the instance's GPUs when it spans several on this host and nothing
+    runs on them: the default), 'on' (also without an instance: every GPU) or 'off' (skipped: the user's choice)."""
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    return NCCL_MODES.get(str(value).strip().lower(), "auto")
+
+
+def probe_gpus(params, facts, mode):
+    """``(GPU indices the all-reduce runs over, why it does not run or None)``: exactly the instance's GPUs on this
+    host (``nccl_gpus``, else the first ``nccl_world``), never over a GPU that runs something."""
+    if mode == "off":
+        return [], "skipped on purpose (gpu_health_nccl_allreduce: off)"
+    present = [g["index"] for g in facts["gpus"]]
+    if not present:
+        return [], "no GPU answered nvidia-smi"
+    listed = [int(i) for i in params.get("nccl_gpus") or []]
+    world = int(params.get("nccl_world") or 0)
+    if listed:
+        gpus = listed
+    elif world:
+        gpus = present[:world]
+    else:
+        gpus = present if mode == "on" else []
+    if len(gpus) < 2:
+        return gpus, ("one GPU: no collective to test" if gpus else
+                      "no instance spans several GPUs here (gpu_health_nccl_gpus / gpu_health_nccl_world)")
+    missing = [i for i in gpus if i not in present]
+    if missing:
+        return gpus, "GPU(s) %s are not on this host (it has %s)" % (_names(missing), _names(present))
+    if facts.get("processes"):
+        return gpus, ("%d GPU process(es) run on this host (a running instance): not probed, a collective would "
+                      "compete with them" % len(facts["processes"]))
+    return gpus, None
+
+
+def _names(indices):
+    return ", ".join("GPU%d" % i for i in indices)
+
+
+def _allreduce(params, run, which, facts, tmpdir, gpus):
     python = params["nccl_python"]
     if not os.path.exists(python):
         return [gh.problem("nccl_allreduce", gh.ERROR, "%s does not exist: no torch to run the all-reduce with"
@@ -86,13 +134,46 @@ def _allreduce(params, run, which, facts, tmpdir):
     handle, path = tempfile.mkstemp(prefix="gpu_health_nccl_", suffix=".py", dir=tmpdir)
     with os.fdopen(handle, "w") as script:
         script.write(probes.NCCL_PROBE)
-    rc, out, err = run(_timeout(which, params["probe_timeout"]) + [python, path, str(params["nccl_size_mb"])])
+    # exactly the instance's GPUs, numbered as nvidia-smi numbers them, with the NCCL settings the server gets;
+    # timeout(1) signals its whole process group: the spawned ranks die with the probe
+    env = dict(params.get("nccl_env") or {})
+    env.update(CUDA_DEVICE_ORDER="PCI_BUS_ID", CUDA_VISIBLE_DEVICES=",".join(str(i) for i in gpus))
+    deadline = int(params.get("nccl_timeout") or params["probe_timeout"])
+    rc, out, err = run(_timeout(which, deadline) + [python, path, str(params["nccl_size_mb"]),
+                                                     str(params.get("nccl_iters") or 10)], env=env)
+    on = [g for g in facts["gpus"] if g["index"] in gpus]
+    if rc in TIMED_OUT:
+        return [gh.problem("nccl_allreduce", gh.ERROR,
+                           "the NCCL all-reduce over %s did not finish within %d s: it hangs (P2P checks can pass "
+                           "while the first collective hangs)" % (_names(gpus), deadline), HANG_REMEDY)], \
+            {"gpus": gpus, "timed_out": True, "deadline_s": deadline, "env": env}
     result = probes.parse_allreduce(out)
     if rc != 0 and not result.get("error"):
         result = {"error": "rc=%s: %s" % (rc, " | ".join((err or "").strip().splitlines()[-3:]))}
     elif rc != 0:
         result["error"] = "rc=%s: %s | %s" % (rc, result["error"], " | ".join((err or "").strip().splitlines()[-3:]))
-    return probes.judge_allreduce(result, facts["gpus"], facts["topology"], params["nccl_min_busbw_gbps"])
+    found, nccl = probes.judge_allreduce(result, on, facts["topology"], params["nccl_min_busbw_gbps"])
+    for item in found:
+        if item["detail"].startswith("the all-reduce returned a wrong sum"):
+            item["detail"] = "the all-reduce over %s returned a wrong sum: a GPU or link corrupts data" % _names(gpus)
+            item["remedy"] = WRONG_SUM_REMEDY
+    nccl.update(gpus=gpus, deadline_s=deadline, env=env)
+    if not result.get("error") and "busbw_gbps" in result:
+        nccl["report"] = "nccl_allreduce over %s: bus bandwidth %.1f GB/s (floor %s), %s MiB, %s" % (
+            _names(gpus), result["busbw_gbps"], "%.1f GB/s" % nccl["expected_min_busbw_gbps"]
+            if nccl.get("expected_min_busbw_gbps") else "none", result.get("size_mb"),
+            "sum correct" if result.get("correct", True) else "WRONG SUM")
+    return found, nccl
+
+
+HANG_REMEDY = ("do not launch on these GPUs as they are. Try NCCL_P2P_DISABLE=1 (server_env and "
+               "gpu_health_nccl_env) - if the all-reduce then passes, peer-to-peer over PCIe is broken here: disable "
+               "ACS on the PCIe switches/root ports between the GPUs (setpci, or the BIOS), and set the IOMMU to "
+               "passthrough or off (iommu=pt / intel_iommu=off / amd_iommu=off on the kernel command line); see "
+               "docs/gpu_health.md. gpu_health_nccl_allreduce: off skips the probe on purpose")
+WRONG_SUM_REMEDY = ("drain the host; run the probe per GPU pair (gpu_health_nccl_gpus: [a, b]) to find the GPU or "
+                    "link, then 'dcgmi diag -r 3'; with NCCL_P2P_DISABLE=1 a correct sum points at P2P over PCIe "
+                    "(ACS, IOMMU: see docs/gpu_health.md)")
 
 
 def _unset(params):

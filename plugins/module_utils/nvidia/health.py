@@ -242,18 +242,20 @@ def query_health(run, smi):
 
 
 def collect(run, which, nvidia_smi=None, sysfs="/sys/bus/pci/devices", proc_root="/proc", kernel_log=True,
-            nvcc_path=None, pcie_fabric=True, iommu_groups="/sys/kernel/iommu_groups"):
-    """Gather the raw facts. Never raises; a failing tool is recorded in ``facts['errors']``."""
+            nvcc_path=None, pcie_fabric=True, iommu_groups="/sys/kernel/iommu_groups", known=None):
+    """Gather the raw facts. Never raises; a failing tool is recorded in ``facts['errors']``.
+
+    ``known``: the GPU facts this run already gathered (``ansible_facts.gpu``, module gpu_facts). The health query
+    always runs (its fields are the gate's own, and it fails on a driver/library mismatch); when it reports the
+    driver those facts were read under, the driver and CUDA versions, ``topo -m``, the compute apps and nvcc are
+    taken from them instead of asking nvidia-smi again (``facts['reused']`` names what was)."""
     facts = {"nvidia_smi": None, "smi_error": None, "driver_version": None, "cuda_driver_version": None,
              "nvcc": None, "gpus": [], "dropped_fields": [], "pci_devices": [], "topology": None,
              "processes": [], "nvlink": None, "fabricmanager_active": None, "kernel_log_source": None,
              "kernel_log_errors": [], "xids": [], "nvswitch": False, "pcie_fabric": None}
     facts["pci_devices"] = smi_mod.pci_nvidia_devices(sysfs)
     facts["nvswitch"] = any(dev["class"].startswith("0x0680") for dev in facts["pci_devices"])
-    nvcc = smi_mod.find_nvcc(which, nvcc_path)
-    if nvcc:
-        rc, out, err = run([nvcc, "--version"])
-        facts["nvcc"] = smi_mod.parse_nvcc(out) if rc == 0 else None
+    facts["reused"] = []
     smi = nvidia_smi if nvidia_smi else which("nvidia-smi")
     if kernel_log:
         _collect_kernel_log(run, which, facts)
@@ -261,27 +263,46 @@ def collect(run, which, nvidia_smi=None, sysfs="/sys/bus/pci/devices", proc_root
         facts["smi_error"] = smi_mod.REASON_NO_SMI if not nvidia_smi else "nvidia-smi not found at %s" % nvidia_smi
         return facts
     facts["nvidia_smi"] = smi
-    rc, out, err = run([smi])
-    if rc != 0:
-        facts["smi_error"] = smi_mod.failure_reason(rc, out, err)
-        return facts
-    facts["driver_version"], facts["cuda_driver_version"] = smi_mod.parse_versions(out)
     gpus, rc, out, err, dropped = query_health(run, smi)
     facts["dropped_fields"] = dropped
     if gpus is None:
         facts["smi_error"] = smi_mod.failure_reason(rc, out, err)
         return facts
+    reuse = _reusable(known, gpus)
+    if reuse:
+        facts["driver_version"], facts["cuda_driver_version"] = known["driver_version"], known.get("cuda_driver_version")
+        facts["reused"].append("driver and CUDA versions")
+    else:
+        rc, out, err = run([smi])
+        if rc != 0:
+            facts["smi_error"] = smi_mod.failure_reason(rc, out, err)
+            return facts
+        facts["driver_version"], facts["cuda_driver_version"] = smi_mod.parse_versions(out)
+    nvcc = None if reuse and "nvcc" in known else smi_mod.find_nvcc(which, nvcc_path)
+    if nvcc:
+        rc, out, err = run([nvcc, "--version"])
+        facts["nvcc"] = smi_mod.parse_nvcc(out) if rc == 0 else None
+    elif reuse and known.get("nvcc"):
+        facts["nvcc"] = dict((k, v) for k, v in known["nvcc"].items() if k != "path")
     for gpu in gpus:
         link = read_sysfs_pcie(gpu["pci_bus_id"], sysfs)
         gpu["pcie_width_device_max"] = link["max_width"] if link else None
     facts["gpus"] = gpus
-    rc, out, err = run([smi, "topo", "-m"])
-    facts["topology"] = smi_mod.parse_topology(out) if rc == 0 else None
-    rc, out, err = run([smi, "--query-compute-apps=" + ",".join(APP_FIELDS), "--format=csv,noheader,nounits"])
-    if rc == 0:
-        apps = smi_mod.parse_compute_apps(out, APP_FIELDS)
+    if reuse and known.get("topology") is not None:
+        facts["topology"] = known["topology"]
+        facts["reused"].append("topology")
+    else:
+        rc, out, err = run([smi, "topo", "-m"])
+        facts["topology"] = smi_mod.parse_topology(out) if rc == 0 else None
+    if reuse and isinstance(known.get("processes"), list):
+        apps = [dict(app) for app in known["processes"]]
+        facts["reused"].append("compute apps")
+    else:
+        rc, out, err = run([smi, "--query-compute-apps=" + ",".join(APP_FIELDS), "--format=csv,noheader,nounits"])
+        apps = smi_mod.parse_compute_apps(out, APP_FIELDS) if rc == 0 else None
+    if apps is not None:
         for app in apps:
-            app["owner"] = ownership.identity(app["pid"], proc_root) if app["pid"] is not None else None
+            app["owner"] = ownership.identity(app["pid"], proc_root) if app.get("pid") is not None else None
         facts["processes"] = apps
     if facts["topology"] and facts["topology"]["nvlink_counts"]:
         rc, out, err = run([smi, "nvlink", "--status"])
@@ -294,6 +315,17 @@ def collect(run, which, nvidia_smi=None, sysfs="/sys/bus/pci/devices", proc_root
                                                   cmdline_path=os.path.join(proc_root, "cmdline"),
                                                   devices_dir=sysfs, groups_dir=iommu_groups)
     return facts
+
+
+def _reusable(known, gpus):
+    """Can the gate use the GPU facts gathered earlier in this run? Only facts of the same GPUs (bus ids) read under
+    the driver the health query reports now (a driver installed since then is read afresh)."""
+    if not isinstance(known, dict) or not known.get("present") or not known.get("driver_version"):
+        return False
+    if sorted(str(g.get("pci_bus_id") or "").lower() for g in known.get("gpus") or []) != \
+            sorted(str(g.get("pci_bus_id") or "").lower() for g in gpus):
+        return False
+    return all(str(g.get("driver_version") or "") == str(known["driver_version"]) for g in gpus)
 
 
 def _first_line(text, rc):

@@ -19,7 +19,6 @@ import glob
 import os
 import re
 import shutil
-import subprocess
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.nvidia import xid as xid_mod
 
@@ -404,19 +403,11 @@ WATCH_FIELDS = ["index", "memory.used", "memory.total", "utilization.gpu"]
 WATCH_KEYS = ("index", "memory_used_mib", "memory_total_mib", "utilization_gpu")
 
 
-def _run(argv):
-    """``(rc, stdout, stderr)`` as the parsers here expect; a hung or missing tool is rc 127."""
-    try:
-        out = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=20, check=False)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return 127, "", str(exc)
-    return out.returncode, out.stdout.decode("utf-8", "replace"), out.stderr.decode("utf-8", "replace")
-
-
-def gpu_info(smi="nvidia-smi", run=_run):
-    """Per-GPU memory/utilisation and GPU processes, or None without (a working) nvidia-smi."""
+def gpu_info(smi="nvidia-smi", run=None):
+    """Per-GPU memory/utilisation and GPU processes, or None without (a working) nvidia-smi.
+    ``run(argv) -> (rc, stdout, stderr)``: the caller's runner (host/run.py)."""
     path = shutil.which(smi)
-    if not path:
+    if not path or run is None:
         return None
     gpus = query_gpus(run, path, WATCH_FIELDS)[0]
     if gpus is None:

@@ -48,8 +48,9 @@ def unit_exit_status(props):
 
 
 class Probe:
-    def __init__(self, params, net, state=None, clock=None, sleep=None, client=None):
+    def __init__(self, params, net, state=None, clock=None, sleep=None, client=None, run=None):
         self.p, self.net, self.clock, self.sleep = params, net, clock, sleep
+        self.run = run  # the module's runner (host/run.py): systemctl, journalctl, nvidia-smi
         self.client = client or Client(net["base"], params.get("api_key"), params.get("validate_certs", True))
         s = state or {}
         self.reader = LogReader(params["log_path"], params["tail_lines"], s.get("log")) if params.get("log_path") else None
@@ -105,7 +106,7 @@ class Probe:
 
     def _first_look_at_unit(self):
         unit = self.p["unit"]
-        props = proc_watch.unit_show(unit)
+        props = proc_watch.unit_show(unit, run=self.run)
         if "error" in props:
             raise BadInput("cannot query unit %s: %s" % (unit, props["error"]))
         if props.get("LoadState") == "not-found":
@@ -274,7 +275,7 @@ class Probe:
         """Tree CPU/IO, unit state: every `interval`."""
         self.slow_polls += 1
         if self.p.get("unit"):
-            self.unit_props = proc_watch.unit_show(self.p["unit"])
+            self.unit_props = proc_watch.unit_show(self.p["unit"], run=self.run)
             mp = int(self.unit_props.get("MainPID") or 0)
             if mp and mp != self.proc.get("pid"):
                 st = proc_watch.proc_stat(mp)
@@ -304,7 +305,7 @@ class Probe:
         idle = now - self.last_progress
         if idle >= min(GPU_IDLE_PROBE, self.p["stall_timeout"] / 2.0) and now - self._last_gpu >= GPU_IDLE_PROBE:
             self._last_gpu = now
-            mem = nvidia_smi.gpu_memory_total_used(nvidia_smi.gpu_info())
+            mem = nvidia_smi.gpu_memory_total_used(nvidia_smi.gpu_info(run=self.run))
             if mem is not None and mem != self.proc.get("gpu_mem"):
                 if self.proc.get("gpu_mem") is not None:
                     self.last_progress = now
@@ -364,7 +365,7 @@ class Probe:
                 self.proc["pid"], STATUS_GRACE if self.p.get("pid_file") else 0.0)
             if self.proc["exit_status"] is None and self.p.get("unit"):
                 # The cached properties predate the exit (ExecMainStatus=0 while running): ask again.
-                props = proc_watch.unit_show(self.p["unit"])
+                props = proc_watch.unit_show(self.p["unit"], run=self.run)
                 ex = unit_exit_status(props)
                 if ex is not None:
                     self.unit_props = props
@@ -392,9 +393,9 @@ class Probe:
             props = self.unit_props or {}
             r["unit"] = {k: props.get(k) for k in proc_watch.UNIT_PROPS}
             if failed:
-                r["journal_tail"] = proc_watch.journal_tail(self.p["unit"], self.p["tail_lines"])
+                r["journal_tail"] = proc_watch.journal_tail(self.p["unit"], self.p["tail_lines"], run=self.run)
         if failed:
-            r["gpu"] = nvidia_smi.gpu_info()
+            r["gpu"] = nvidia_smi.gpu_info(run=self.run)
         return r
 
     # -- HTTP: the one SGLang client (sglang/client.py), given by the waiter ---------------------------------

@@ -69,7 +69,7 @@ def error_result(exc, params, elapsed=0.0):
 
 
 class Waiter:
-    def __init__(self, params, state=None, clock=time.monotonic, sleep=time.sleep, client=None):
+    def __init__(self, params, state=None, clock=time.monotonic, sleep=time.sleep, client=None, run=None):
         self.p = with_defaults(params)
         self.net = validate(self.p)
         self.clock, self.sleep = clock, sleep
@@ -85,7 +85,7 @@ class Waiter:
         self.reported_stage = s.get("reported_stage")
         self._last_slow = -1e9
         # the SGLang client (sglang/client.py): given by the caller, else one for params' url and api_key
-        self.probe = Probe(self.p, self.net, s.get("probe"), clock, sleep, client=client)
+        self.probe = Probe(self.p, self.net, s.get("probe"), clock, sleep, client=client, run=run)
 
     def now(self):
         return self.clock() - self.t0

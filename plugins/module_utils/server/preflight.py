@@ -14,7 +14,6 @@ import json
 import os
 import re
 import socket
-import subprocess
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.host import net, ownership
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import ports as sglang_ports
@@ -48,28 +47,24 @@ def _check(name, ok, msg):
     return {"name": name, "ok": bool(ok), "msg": msg}
 
 
-def check_parse(python, argv, env=None, timeout=300):
-    """Parse argv with the installed SGLang. Returns (check, version)."""
+def check_parse(python, argv, env=None, timeout=300, run=None):
+    """Parse argv with the installed SGLang. Returns (check, version). ``run``: the runner (host/run.py)."""
     if not python or not os.access(python, os.X_OK):
         return _check("argv", False, "python %r is not executable: point python at the server venv's bin/python" % (python,)), None
-    run_env = dict(os.environ)
-    run_env.update({k: str(v) for k, v in (env or {}).items()})
-    try:
-        proc = subprocess.run(
-            [python, "-c", PARSE_SCRIPT], input=json.dumps(list(argv)), stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE, universal_newlines=True, env=run_env, timeout=timeout, check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return _check("argv", False, "could not run %s to parse the argv (%s): check the venv" % (python, exc)), None
+    rc, stdout, stderr = run([python, "-c", PARSE_SCRIPT], data=json.dumps(list(argv)),
+                             environ_update={k: str(v) for k, v in (env or {}).items()}, timeout=timeout)
+    if rc in (124, 127):
+        return _check("argv", False, "could not run %s to parse the argv (%s): check the venv"
+                      % (python, stderr.strip() or "rc %d" % rc)), None
     data = None
-    for line in reversed(proc.stdout.splitlines()):
+    for line in reversed(stdout.splitlines()):
         try:
             data = json.loads(line)
             break
         except ValueError:
             continue
     if not isinstance(data, dict):
-        tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        tail = (stderr.strip().splitlines() or ["no output"])[-1]
         return _check("argv", False, "SGLang's parser could not be loaded from %s: %s; reinstall sglang in the venv" % (python, tail)), None
     if data.get("ok"):
         return _check("argv", True, "SGLang %s accepts the argv" % data.get("version")), data.get("version")
@@ -108,7 +103,7 @@ def visible_gpus(gpu_count=None, env=None, runner=None):
     cvd = env.get("CUDA_VISIBLE_DEVICES", os.environ.get("CUDA_VISIBLE_DEVICES"))
     if cvd is not None:
         return len([d for d in str(cvd).split(",") if d.strip() and d.strip() != "-1"])
-    out = (runner or _run)(["nvidia-smi", "--query-gpu=index", "--format=csv,noheader,nounits"])
+    out = runner(["nvidia-smi", "--query-gpu=index", "--format=csv,noheader,nounits"])
     if out is None:
         return None
     return len(parse_query_gpu(out, ["index"]))
@@ -125,12 +120,12 @@ def check_tp(tp, nnodes, gpus):
     return _check("tp", True, "tp=%d fits %d visible GPU(s) x %d node(s)" % (tp, gpus, nnodes))
 
 
-def _run(cmd):
-    try:
-        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, timeout=30, check=False)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return proc.stdout if proc.returncode == 0 else None
+def stdout_of(run):
+    """A runner (host/run.py) -> ``runner(argv)``: stdout when the command succeeded within 30 s, else None."""
+    def runner(cmd):
+        rc, out, _err = run(cmd, timeout=30)
+        return out if rc == 0 else None
+    return runner
 
 
 def _comm(pid, proc_root="/proc"):
@@ -194,7 +189,7 @@ def check_port_window(argv, version, owner_unit=None, owner_pid=None, warnings=N
 
 
 def check_gpu_procs(owner_unit=None, owner_pid=None, runner=None):
-    out = (runner or _run)(["nvidia-smi", "--query-compute-apps=" + ",".join(APP_FIELDS), "--format=csv,noheader,nounits"])
+    out = runner(["nvidia-smi", "--query-compute-apps=" + ",".join(APP_FIELDS), "--format=csv,noheader,nounits"])
     if out is None:
         return _check("gpu_processes", True, "nvidia-smi not available; GPU processes not checked")
     apps = [a for a in parse_compute_apps(out, APP_FIELDS) if a["pid"] is not None]
@@ -205,13 +200,14 @@ def check_gpu_procs(owner_unit=None, owner_pid=None, runner=None):
     return _check("gpu_processes", True, "no foreign processes on the GPUs")
 
 
-def run_all(params, runner=None):
-    """Run every check; returns (checks, version, warnings)."""
+def run_all(params, run):
+    """Run every check; returns (checks, version, warnings). ``run``: the runner (host/run.py)."""
+    runner = stdout_of(run)
     env = dict(params.get("env") or {})
     warnings = []
     checks = []
     if params.get("argv") is not None:
-        c, version = check_parse(params.get("python"), params["argv"], env)
+        c, version = check_parse(params.get("python"), params["argv"], env, run=run)
         checks.append(c)
     else:
         version = None

@@ -35,7 +35,6 @@ __metaclass__ = type  # pylint: disable=invalid-name
 import json
 import os
 import signal
-import subprocess
 import sys
 import time
 
@@ -111,6 +110,40 @@ def _demote(user):
     return run
 
 
+def _spawn(cmd, env, cwd, stdin, out, setup):
+    """Fork and exec the server; returns its pid. Not subprocess: ansible-core 2.21's sanity refuses it in
+    module_utils (this file is one), and run_command cannot leave a server running under a pid file. The child runs
+    os calls only (setup: its process group and user), then execs; any failure ends it with status 127."""
+    try:
+        max_fd = os.sysconf("SC_OPEN_MAX")
+    except (ValueError, OSError):
+        max_fd = 4096
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.dup2(stdin, 0)
+            os.dup2(out, 1)
+            os.dup2(out, 2)
+            os.chdir(cwd)
+            setup()
+            os.closerange(3, max_fd)
+            os.execvpe(cmd[0], list(cmd), env)
+        finally:
+            os._exit(127)  # pylint: disable=protected-access
+    return pid
+
+
+def _reap(pid):
+    """The server's return code once it has ended (negative: the signal that ended it), else None."""
+    try:
+        done, status = os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        return -1
+    if not done:
+        return None
+    return -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
+
+
 def supervise(opts, cmd):
     """The detached supervisor: start the server, wait, record, clean up."""
     pid_file = opts["pid_file"]
@@ -132,37 +165,35 @@ def supervise(opts, cmd):
             demote()
 
     started = time.time()
-    # pylint: disable-next=subprocess-popen-preexec-fn
-    proc = subprocess.Popen(cmd, stdin=devnull, stdout=log, stderr=log, env=env, cwd=opts.get("cwd") or "/",
-                            preexec_fn=preexec, close_fds=True)
+    pid = _spawn(cmd, env, opts.get("cwd") or "/", devnull, log, preexec)
     os.close(log)
     os.close(devnull)
-    write_pid(pid_file, proc.pid)
-    state = {"pid": proc.pid, "started": started, "ended": None, "returncode": None, "stopped": False}
+    write_pid(pid_file, pid)
+    state = {"pid": pid, "started": started, "ended": None, "returncode": None, "stopped": False}
     write_json(pid_file + ".status", state)
     stopping = []
 
     def on_term(signum, frame):  # pylint: disable=unused-argument
         stopping.append(time.time())
         try:
-            os.killpg(proc.pid, signal.SIGTERM)
+            os.killpg(pid, signal.SIGTERM)
         except OSError:
             pass
 
     signal.signal(signal.SIGTERM, on_term)
     signal.signal(signal.SIGINT, on_term)
     while True:
-        try:
-            rc = proc.wait(timeout=0.5)
+        rc = _reap(pid)
+        if rc is not None:
             break
-        except subprocess.TimeoutExpired:
-            if stopping and time.time() - stopping[0] > stop_timeout:
-                try:
-                    os.killpg(proc.pid, signal.SIGKILL)
-                except OSError:
-                    pass
+        time.sleep(0.1)
+        if stopping and time.time() - stopping[0] > stop_timeout:
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except OSError:
+                pass
     try:
-        os.killpg(proc.pid, signal.SIGKILL)  # leftovers of the group (KillMode=control-group)
+        os.killpg(pid, signal.SIGKILL)  # leftovers of the group (KillMode=control-group)
     except OSError:
         pass
     state.update(ended=time.time(), returncode=rc, stopped=bool(stopping))

@@ -21,6 +21,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import re
+
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import gates
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.version import release
 
@@ -29,6 +31,46 @@ FIRST = gates.first("pcie_ipc_allreduce")
 WORLD_SIZES = (2, 4, 8)
 VOLATILE = ("/tmp", "/dev/shm", "/run", "/var/run")
 _TRUE = ("1", "true", "yes", "on")
+
+
+# What a start did with the tuning, from its log (SGLang 0.5.23 pcie_ipc_ar.py; FlashInfer 0.7.2's autotuner logs
+# through flashinfer.jit at INFO to stderr, i.e. the server log).
+ENABLED_LINE = "FlashInfer PCIe-IPC all-reduce enabled"
+TUNED_LINE = "FlashInfer PCIe-IPC all-reduce autotuned"
+SEED_LINES = ("--disable-flashinfer-autotune is", "skipping autotune and keeping the seed",
+              "has no host group to autotune on", "FlashInfer PCIe-IPC autotune failed",
+              "FlashInfer PCIe-IPC autotune covered no shapes")
+_SAVED = re.compile(r"\[Autotuner\]: Saved (\d+) configs to (\S+) \((\d+) new, (\d+) from previous config\)")
+_LOADED = re.compile(r"\[Autotuner\]: Loaded (\d+) configs from (\S+)")
+START_MARK = "server_args="  # the first line of every start (sglang/gates.STARTUP_LINES["server_args"])
+
+
+def tuning_from_log(text):
+    """What the last start in ``text`` did with the PCIe-IPC all-reduce tuning: None when it did not use the
+    all-reduce, else ``{state, line, path}`` - ``tuned`` (FlashInfer measured new shapes and saved them),
+    ``reused`` (it loaded them and measured nothing new), ``seed`` (no tuning: the seed policy), ``unknown``
+    (autotuned, without FlashInfer's own lines to tell which)."""
+    text = text or ""
+    start = text.rfind(START_MARK)
+    text = text[start:] if start >= 0 else text
+    if ENABLED_LINE not in text:
+        return None
+    lines = text.splitlines()
+
+    def last(pred):
+        return next((line.strip() for line in reversed(lines) if pred(line)), None)
+    seed = last(lambda line: any(s in line for s in SEED_LINES))
+    if seed:
+        return {"state": "seed", "line": seed, "path": None}
+    saved = [m for m in (_SAVED.search(line) for line in lines) if m]
+    if saved and any(int(m.group(3)) > 0 for m in saved):
+        m = [m for m in saved if int(m.group(3)) > 0][-1]
+        return {"state": "tuned", "line": m.group(0), "path": m.group(2)}
+    loaded = [m for m in (_LOADED.search(line) for line in lines) if m]
+    if saved or loaded:
+        m = (saved or loaded)[-1]
+        return {"state": "reused", "line": m.group(0), "path": m.group(2)}
+    return {"state": "unknown", "line": last(lambda line: TUNED_LINE in line), "path": None}
 
 
 def enabled(env):
@@ -70,6 +112,12 @@ def rules(env, version, majors, pcie_only, tp, args):
     if str((env or {}).get("SGLANG_FLASHINFER_AUTOTUNE_CACHE", "1")).strip().lower() in ("0", "false", "no", "off"):
         warnings.append("SGLANG_FLASHINFER_AUTOTUNE_CACHE is off: the PCIe-IPC all-reduce tactics are tuned again "
                         "at every start")
+    if (env or {}).get("FLASHINFER_AUTOTUNE_DIR"):
+        warnings.append("FLASHINFER_AUTOTUNE_DIR=%s keeps the all-reduce tuning flat (pcie_ipc_all_reduce_ws<N>.json, "
+                        "no FlashInfer version or GPU architecture in its path): after a FlashInfer upgrade or on "
+                        "another GPU the old tactics are read. Leave it unset - the compile cache keys it "
+                        "(sglang/caches.py) - or put the version and architecture in the path"
+                        % env["FLASHINFER_AUTOTUNE_DIR"])
     if (args or {}).get("enable_deterministic_inference"):
         warnings.append("%s=1 with deterministic inference: SGLang keeps NCCL (tactics are chosen per shape)" % ENV)
     return errors, warnings

@@ -320,6 +320,9 @@ def render(settings, version, gpu=None, patches=(), env=None, adaptive_config_pa
         for new_name, new_value in _translate(name, raw[key], ver, out):
             args[new_name] = new_value
     _arch_rules(args, settings, gpu, patches, tp, out)
+    # the health latch (sglang/gates.py): a liveness timeout that fits the longest prefill, /health a status check
+    out["env"].update(gates.health_env(version, args, env, settings.get("health_status_check", True),
+                                       settings.get("health_check_timeout") or 0))
     topo = (gpu or {}).get("topology") or {} if isinstance(gpu, dict) else {}
     ar_errors, ar_warnings = allreduce.rules(env, version, _gpu_major(gpu), topo.get("pcie_only"), tp, args)
     errors.extend(ar_errors)

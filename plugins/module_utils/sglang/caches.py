@@ -19,6 +19,15 @@ So every version gets ``SGLANG_CACHE_DIR`` and the four third-party variables ex
 itself uses; on 0.5.20+ that is exactly what the redirect would have set. The folder is per instance and per
 SGLang version (kernels compiled by one torch/Triton are no use to another, and an upgrade must not evict the
 cache a rollback would need), on persistent disk under the service user's home (``server_home``).
+
+FlashInfer's PCIe-IPC all-reduce tuning (SGLang 0.5.21+, ``sglang/allreduce.py``) is one of these caches. Read in
+flashinfer-python 0.7.2 (``comm/pcie_ipc_tuning.default_cache_path``, ``jit/env.py``): without
+``FLASHINFER_AUTOTUNE_DIR`` the file is ``<FLASHINFER_WORKSPACE_BASE>/.cache/flashinfer/<flashinfer version>/<archs,
+e.g. 120>/autotune/pcie_ipc_all_reduce_ws<N>.json`` - with the base set here, under this instance's compile cache,
+keyed by FlashInfer version and GPU architecture (an upgrade or another GPU tunes again, a restart reuses it). A
+``FLASHINFER_AUTOTUNE_DIR`` holds ``pcie_ipc_all_reduce_ws<N>.json`` flat, with neither key: it is not set here,
+and a user's one is warned about (allreduce.rules). :func:`autotune_dir` names the folder; the server log says whether
+a start tuned or reused it (allreduce.tuning_from_log).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -45,6 +54,11 @@ def root(home, instance):
 
 def version_dir(home, instance, version):
     return "%s/%s" % (root(home, instance), str(version))
+
+
+def autotune_dir(home, instance, version, flashinfer_version, archs):
+    """The folder FlashInfer's PCIe-IPC tuning of this instance lands in (``archs``: e.g. ``120``, or ``90_120``)."""
+    return "%s/.cache/flashinfer/%s/%s/autotune" % (version_dir(home, instance, version), flashinfer_version, archs)
 
 
 def env(home, instance, version):

@@ -48,6 +48,12 @@ GATES = {
     # server_args.py: --weight-loader-prefetch-checkpoints (each rank prefetches a share of the shards; in the
     # 0.5.15.post1 and 0.5.23 wheels, not in 0.5.9's or 0.5.10.post1's; the plan applies it on network filesystems)
     "weight_prefetch": "0.5.15.post1",
+    # entrypoints/http_server.py health_generate, one handler for /health and /health_generate: a 1-token
+    # generation that passes on any output within SGLANG_HEALTH_CHECK_TIMEOUT (int, default 20); a timeout logs
+    # "Health check failed. ..." and latches server_status UnHealthy (/ready 503, a SIGTERM no longer drains) until a
+    # later check passes; SGLANG_ENABLE_HEALTH_ENDPOINT_GENERATION=0 makes /health (not /health_generate) a status
+    # check. In every wheel read (0.5.9, the oldest, to 0.5.23; sglang#22511)
+    "health_latch": "0.5.9",
 }
 
 # Versions whose flags, log lines and endpoints were read from the wheel and are exercised by the tests
@@ -81,6 +87,80 @@ def probe_timeout(interval):
     """Seconds a probe made every ``interval`` seconds waits for its answer: :data:`PROBE_INTERVALS` intervals, never
     less than :data:`MIN_PROBE_TIMEOUT_S`."""
     return max(MIN_PROBE_TIMEOUT_S, PROBE_INTERVALS * float(interval or 0))
+
+
+# -- The health latch: who probes what (roles/router, roles/server, roles/monitoring; docs/health.md) ----------------
+HEALTH_CHECK_TIMEOUT_DEFAULT_S = 20  # SGLang's own SGLANG_HEALTH_CHECK_TIMEOUT
+HEALTH_LATCH_LINE = "Health check failed. Server couldn't get a response from detokenizer"
+HEALTH_CHECK_TIMEOUT_ENV = "SGLANG_HEALTH_CHECK_TIMEOUT"
+HEALTH_GENERATION_ENV = "SGLANG_ENABLE_HEALTH_ENDPOINT_GENERATION"
+# The liveness probe's timeout: SGLang schedules prefill before decode (managers/scheduler.py "Run prefill first if
+# possible"), so while the longest prompt the instance admits (context_length tokens, chunked_prefill_size at a time)
+# is prefilled nothing comes out, and a health check asked meanwhile fails. Seconds = MARGIN x tokens / a floor of the
+# prefill rate of a large model under load, never under SGLang's 20 s; the model's own context length when the
+# settings give none is not known here, so 128k tokens stands for it.
+PREFILL_FLOOR_TOKENS_PER_S = 4000.0
+HEALTH_TIMEOUT_MARGIN = 2.0
+CONTEXT_FALLBACK_TOKENS = 131072
+# consecutive failures of the liveness probe (/health_generate) before anything acts on it
+LIVENESS_FAILURES = 3
+
+
+def longest_prefill_tokens(args):
+    """(tokens of the longest prompt the instance admits, tokens per forward) from launch args (snake_case keys)."""
+    args = args or {}
+    ctx = args.get("context_length")
+    tokens = int(ctx) if _positive_int(ctx) else CONTEXT_FALLBACK_TOKENS
+    chunk = args.get("chunked_prefill_size")
+    per_forward = min(int(chunk), tokens) if _positive_int(chunk) else tokens  # -1: chunking off, one forward
+    return tokens, per_forward
+
+
+def health_check_timeout(args, override=0):
+    """SGLANG_HEALTH_CHECK_TIMEOUT for an instance: ``override`` (s) when > 0, else derived from its longest prefill."""
+    if _positive_int(override):
+        return int(override)
+    tokens, _per_forward = longest_prefill_tokens(args)
+    derived = -(-HEALTH_TIMEOUT_MARGIN * tokens // PREFILL_FLOOR_TOKENS_PER_S)  # ceil
+    return max(HEALTH_CHECK_TIMEOUT_DEFAULT_S, int(derived))
+
+
+def health_env(version, args, env=None, status_check=True, timeout_override=0):
+    """The server's health variables SGLang ``version`` reads, where ``env`` (what the user set) does not set them:
+    SGLANG_HEALTH_CHECK_TIMEOUT fitted to the longest prefill, and SGLANG_ENABLE_HEALTH_ENDPOINT_GENERATION=0 when
+    ``status_check`` (a balancer or monitoring may probe /health: it must not be able to latch the server)."""
+    env = env or {}
+    if not has("health_latch", version):
+        return {}
+    out = {}
+    if HEALTH_CHECK_TIMEOUT_ENV not in env:
+        out[HEALTH_CHECK_TIMEOUT_ENV] = str(health_check_timeout(args, timeout_override))
+    if status_check and HEALTH_GENERATION_ENV not in env:
+        out[HEALTH_GENERATION_ENV] = "0"
+    return out
+
+
+def probes(version, status_check=True):
+    """Who probes what on an SGLang ``version`` server: ``gateway`` (roles/router's --health-check-endpoint: /ready
+    where it exists, it never generates), ``liveness`` (the one probe allowed to generate, LIVENESS_FAILURES in a row
+    before action), ``health_generates`` (does /health run a generation), ``latched`` (how the latched state shows)."""
+    ready = has("ready", version)
+    return {
+        "gateway": "/ready" if ready else "/health",
+        "liveness": "/health_generate",
+        "liveness_failures": LIVENESS_FAILURES,
+        "health_generates": not status_check,
+        "latch": has("health_latch", version),
+        "latched": ("/ready 503 while the process serves, log: %s" % HEALTH_LATCH_LINE) if ready
+                   else ("/health_generate 503, log: %s" % HEALTH_LATCH_LINE),
+    }
+
+
+def _positive_int(value):
+    try:
+        return not isinstance(value, bool) and int(value) > 0 and int(value) == float(value)
+    except (TypeError, ValueError):
+        return False
 
 
 # Start-up log lines by version: {name: ((first version, text), ...)}, newest last. A reader that does not know the

@@ -30,7 +30,6 @@ import json
 import os
 import re
 import stat
-import subprocess
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.host import untrusted
 
@@ -80,20 +79,17 @@ def supported_architectures(models_dir, disabled=()):
     return found
 
 
-def find_models_dirs(python, env=None, timeout=60):
+def find_models_dirs(python, env=None, timeout=60, run=None):
     """``(sglang_models, transformers_models, error)``: ``sglang/srt/models`` and ``transformers/models`` of the
     packages ``python`` would import, found without importing either (None where absent)."""
     if not python:
         return None, None, "no server python given"
-    run_env = dict(os.environ)
-    run_env.update({k: str(v) for k, v in (env or {}).items()})
+    rc, stdout, stderr = run([python, "-c", FIND_SOURCE], environ_update={k: str(v) for k, v in (env or {}).items()},
+                             timeout=timeout)
+    if rc in (124, 127):
+        return None, None, "could not run %s (%s)" % (python, stderr.strip() or "rc %d" % rc)
     try:
-        proc = subprocess.run([python, "-c", FIND_SOURCE], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              universal_newlines=True, env=run_env, timeout=timeout, check=False)
-    except (OSError, subprocess.TimeoutExpired) as e:
-        return None, None, "could not run %s (%s)" % (python, e)
-    try:
-        found = json.loads((proc.stdout.strip().splitlines() or ["{}"])[-1])
+        found = json.loads((stdout.strip().splitlines() or ["{}"])[-1])
     except ValueError:
         found = {}
     dirs = []

@@ -169,8 +169,16 @@ def main():
     threading.Thread(target=engine.decode_log_loop, args=(stop,), daemon=True).start()
 
     def on_sigterm(signum, frame):
+        latched = state.status == "unhealthy"
         state.status = "draining"
-        threading.Thread(target=drain, daemon=True).start()
+        threading.Thread(target=force_exit if latched else drain, daemon=True).start()
+
+    def force_exit():
+        # tokenizer_manager's SIGTERM watchdog: a latched server (failed health check) does not drain
+        log("Signal SIGTERM received while health check failed. Force exiting.")
+        srv.shutdown()
+        kill_tree(False)
+        exit_now(1)
 
     def drain():
         # from this thread, not the signal handler (no file I/O inside a handler); /health already answers 503

@@ -40,6 +40,9 @@ class Settings(object):
         # Durations from the scenario file are absolute seconds (not scaled by PACE).
         self.durations = dict((k, v * self.pace) for k, v in BASE_DURATIONS.items())
         self.durations.update(data.get("durations") or {})
+        # prefill rate (prompt tokens/s; 0 = instant): a prefill holds the scheduler and emits nothing, as a long
+        # (chunked) prefill in SGLang does - what latches /health (sgl-project/sglang#22511)
+        self.prefill_tps = float(env.get("SGLANG_DOUBLE_PREFILL_TPS") or data.get("prefill_tps") or 0)
         perf = env.get("SGLANG_DOUBLE_PERF")
         self.perf = json.loads(perf) if perf else (data.get("perf") or DEFAULT_PERF)
         self.hang_stage = None

@@ -111,6 +111,9 @@ class Engine(object):
         self.spec_steps = 0  # decode steps that drafted (for avg_spec_accept_length's first appearance)
         self.last_tps = 0.0
         self._window = []  # (time, tokens) for the decode-batch line
+        self.prefill_tps = 0.0  # launch_server sets it from the settings (0: prefill is instant)
+        self.prefill_lock = threading.Lock()  # one prefill at a time; nothing decodes while one runs
+        self.last_output = time.time()  # SGLang's tokenizer_manager.last_receive_tstamp: any output of any request
 
     @classmethod
     def from_launch(cls, settings, args, tp, hung, max_bs):
@@ -118,9 +121,11 @@ class Engine(object):
         spec = bool(args.get("speculative_algorithm"))
         adaptive = load_adaptive(args.get("speculative_adaptive_config")) if args.get("speculative_adaptive") else None
         capture = None if args.get("disable_cuda_graph") else capture_sizes(max_bs)
-        return cls(settings.mode_perf(spec), spec, tp, hung, base_perf=settings.mode_perf(False),
-                   adaptive=adaptive, capture_bs=capture, max_running=args.get("max_running_requests"),
-                   plain_step0=step0_plain())
+        engine = cls(settings.mode_perf(spec), spec, tp, hung, base_perf=settings.mode_perf(False),
+                     adaptive=adaptive, capture_bs=capture, max_running=args.get("max_running_requests"),
+                     plain_step0=step0_plain())
+        engine.prefill_tps = float(getattr(settings, "prefill_tps", 0) or 0)
+        return engine
 
     # ---- the speculative decision for the current batch
     def drafting(self, batch=None):
@@ -193,12 +198,15 @@ class Engine(object):
                 self.running += 1
                 self.prompt_total += prompt_tokens
         try:
+            if self.prefill_tps > 0 and prompt_tokens:
+                with self.prefill_lock:  # the prompt's prefill: the scheduler runs nothing else, nothing comes out
+                    time.sleep(prompt_tokens / self.prefill_tps)
             # Pace against deadlines, not per-token sleeps: on a loaded machine each sleep
             # overshoots, and the overshoot would pile up into a slower modelled rate.
             due = time.monotonic()
             for i in range(n_tokens):
-                while self.hung.is_set():
-                    time.sleep(0.5)
+                while self.hung.is_set() or self.prefill_lock.locked():
+                    time.sleep(0.5 if self.hung.is_set() else 0.02)
                     due = time.monotonic()
                 self._maybe_stall(i, n_tokens)
                 if self.stall_seconds and i == n_tokens // 2:
@@ -209,6 +217,7 @@ class Engine(object):
                     time.sleep(delay)
                 with self.lock:
                     self.tokens_total += 1
+                    self.last_output = time.time()
                     if self.drafting():
                         self.spec_steps += 1.0 / self.accept_length_value()
                 if on_token:

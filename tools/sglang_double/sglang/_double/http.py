@@ -23,7 +23,7 @@ class State(object):
 
     def __init__(self, args, engine, settings, stub=False):
         self.args, self.engine, self.settings, self.stub = args, engine, settings, stub
-        self.status = "starting"  # starting -> up -> draining
+        self.status = "starting"  # starting -> up (<-> unhealthy: the health latch) -> draining
         self.fail_generate = False
         self.model = args.get("served_model_name") or args.get("model_path") or "default"
         self.metrics = Metrics(self)
@@ -31,6 +31,14 @@ class State(object):
 
     def context_len(self):
         return int(self.args.get("context_length") or self.hf_config.get("max_position_embeddings") or 262144)
+
+
+def _env_bool(name, default):
+    """SGLang's EnvBool: true, 1, yes, y (any case) are true."""
+    value = os.environ.get(name)
+    if value is None or value == "":
+        return default
+    return value.strip().lower() in ("true", "1", "yes", "y")
 
 
 def read_hf_config(model_path):
@@ -128,7 +136,7 @@ class Handler(BaseHTTPRequestHandler):
         if not self._authorized(path):
             return self._send(401, {"error": "Unauthorized"})
         routes = {
-            ("GET", "/health"): self.health, ("GET", "/health_generate"): self.health,
+            ("GET", "/health"): lambda: self.health(path), ("GET", "/health_generate"): lambda: self.health(path),
             ("GET", "/v1/models"): self.models, ("GET", "/model_info"): self.model_info,
             ("GET", "/get_model_info"): self.model_info, ("GET", "/server_info"): self.server_info,
             ("GET", "/get_server_info"): self.server_info, ("GET", "/ping"): lambda: self._send(200),
@@ -156,20 +164,38 @@ class Handler(BaseHTTPRequestHandler):
         return self._send(404, {"detail": "Not Found"})
 
     # ---- endpoints
-    def health(self):
+    def health(self, path):
+        """entrypoints/http_server.py health_generate (0.5.9-0.5.23, one handler for both paths): a 1-token
+        generation that passes on any output of the server within SGLANG_HEALTH_CHECK_TIMEOUT (20 s; scaled by PACE
+        here); a failure latches the server UnHealthy - /ready answers 503 from then on - until a later check
+        passes. SGLANG_ENABLE_HEALTH_ENDPOINT_GENERATION=0 makes /health (not /health_generate) a status check."""
         st = self.state
         if st.status == "draining":
             log("Health check request received during shutdown. Returning 503.")
             return self._send(503)
-        if st.status != "up":
+        if st.status == "starting":
             return self._send(503)
-        if st.engine.hung.is_set():
-            # No answer from the scheduler within HEALTH_CHECK_TIMEOUT (20 s, scaled by PACE).
-            time.sleep(20.0 * st.settings.pace)
-            log("Health check failed. Server couldn't get a response from detokenizer for last 20 seconds.")
-            return self._send(503)
-        time.sleep(min(1.0, 1.0 * st.settings.pace))  # /health runs a one-token generation
-        self._send(200)
+        if _env_bool("SGLANG_DIAG_BYPASS_HEALTH_GENERATE", False):
+            return self._send(200)
+        if path == "/health" and not _env_bool("SGLANG_ENABLE_HEALTH_ENDPOINT_GENERATION", True):
+            return self._send(200)
+        timeout = int(os.environ.get("SGLANG_HEALTH_CHECK_TIMEOUT", 20))
+        e = st.engine
+        tic = time.time()
+        threading.Thread(target=e.generate, args=(1, 1), daemon=True).start()
+        step = min(1.0, st.settings.pace)  # SGLang looks once a second
+        while time.time() < tic + timeout * st.settings.pace:
+            time.sleep(step)
+            if e.last_output > tic:
+                if st.status == "unhealthy":
+                    st.status = "up"
+                return self._send(200)
+        log("Health check failed. Server couldn't get a response from detokenizer for last %d seconds. "
+            "tic start time: %s. last_heartbeat time: %s" % (timeout, time.strftime("%H:%M:%S", time.localtime(tic)),
+                                                             time.strftime("%H:%M:%S", time.localtime(e.last_output))))
+        if st.status == "up":
+            st.status = "unhealthy"
+        self._send(503)
 
     def models(self):
         self._send(200, {"object": "list", "data": [{"id": self.state.model, "object": "model",

@@ -2,6 +2,7 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Unit tests for module_utils/server/preflight.py, using the SGLang double as the installed parser."""
 import testpaths
+from localrun import local_run
 import json
 import os
 import socket
@@ -26,7 +27,7 @@ def double_env(version):
 @pytest.mark.parametrize("version,ok", [("0.5.9", True), ("0.5.23", False)])
 def test_parse_with_installed_parser(version, ok):
     check, ver = pf.check_parse(sys.executable, ["--model-path", "/m", "--tp-size", "8", "--cuda-graph-max-bs", "128"],
-                                double_env(version))
+                                double_env(version), run=local_run)
     assert ver == version and check["ok"] is ok
     if not ok:
         assert "ambiguous option: --cuda-graph-max-bs could match" in check["msg"]
@@ -34,12 +35,12 @@ def test_parse_with_installed_parser(version, ok):
 
 @needs_double
 def test_parse_unknown_flag_verbatim():
-    check, _detail = pf.check_parse(sys.executable, ["--model-path", "/m", "--no-such-flag"], double_env("0.5.23"))
+    check, _detail = pf.check_parse(sys.executable, ["--model-path", "/m", "--no-such-flag"], double_env("0.5.23"), run=local_run)
     assert not check["ok"] and "unrecognized arguments: --no-such-flag" in check["msg"]
 
 
 def test_parse_bad_python(tmp_path):
-    check, ver = pf.check_parse(str(tmp_path / "nope"), ["--model-path", "/m"])
+    check, ver = pf.check_parse(str(tmp_path / "nope"), ["--model-path", "/m"], run=local_run)
     assert not check["ok"] and ver is None and "venv" in check["msg"]
 
 

@@ -29,6 +29,8 @@ def server():
                     routes = {"/health": {}, "/get_model_info": MODEL, "/get_server_info": INFO}
                 elif kind == "starting":
                     routes = {"/ready": (503, {"status": "starting"}), "/health": {}}
+                elif kind == "latched":
+                    routes = {"/ready": (503, {}), "/health": {}, "/model_info": MODEL, "/server_info": INFO}
                 else:
                     routes = {"/ready": {}, "/health": {}, "/model_info": MODEL, "/server_info": INFO}
                 answer = routes.get(self.path, (404, {"detail": "Not Found"}))
@@ -90,3 +92,47 @@ def test_nothing_listening_says_why():
         port = s.getsockname()[1]
     r = status.read(Client("http://127.0.0.1:%d" % port), "/health", timeout=2)
     assert not r["ready"] and r["health"]["status"] is None and "Connection" in r["health"]["answer"]
+
+
+def _log(tmp_path, *lines):
+    path = tmp_path / "kimi.log"
+    path.write_text("".join("[2026-12-04 19:00:00] %s\n" % line for line in lines))
+    return str(path)
+
+
+LATCH = ("Health check failed. Server couldn't get a response from detokenizer for last 20 seconds. "
+         "tic start time: 19:00:01. last_heartbeat time: 19:00:00")
+
+
+def test_ready_503_with_a_failed_health_check_since_the_start_and_serving_is_the_latch(server, tmp_path):
+    client, seen = server("latched")
+    log = _log(tmp_path, "The server is fired up and ready to roll!", "Prefill batch. #new-seq: 1", LATCH)
+    r = status.read(client, "/ready", log_path=log)
+    assert not r["ready"] and r["latch"]["latched"] and r["latch"]["serving"]
+    assert r["latch"]["line"].endswith(LATCH) and "health latch" in r["latch"]["note"]
+    assert seen == ["/ready", "/model_info"]
+
+
+def test_a_failed_check_before_the_last_start_is_not_the_latch(server, tmp_path):
+    client, seen = server("starting")
+    log = _log(tmp_path, LATCH, "The server is fired up and ready to roll!")
+    r = status.read(client, "/ready", log_path=log)
+    assert r["latch"] == {"latched": False, "serving": None, "line": None, "note": None} and seen == ["/ready"]
+
+
+def test_a_ready_server_or_an_unreadable_log_is_not_latched(server, tmp_path):
+    client, _seen = server("new")
+    assert not status.read(client, "/ready", log_path=_log(tmp_path, LATCH))["latch"]["latched"]
+    client, _seen = server("starting")
+    assert status.read(client, "/ready", log_path=str(tmp_path / "missing.log"))["latch"]["line"] is None
+
+
+def test_the_status_says_whether_the_last_start_reused_the_all_reduce_tuning(server, tmp_path):
+    client, seen = server("new")
+    tune = "/var/lib/sglang/compile-cache/kimi/0.5.23/.cache/flashinfer/0.7.2/120/autotune/pcie_ipc_all_reduce_ws8.json"
+    log = _log(tmp_path, "server_args={'tp_size': 8}", "FlashInfer PCIe-IPC all-reduce enabled (world=8, ...)",
+               "... flashinfer.jit: [Autotuner]: Loaded 8 configs from %s" % tune,
+               "The server is fired up and ready to roll!")
+    r = status.read(client, "/ready", log_path=log)
+    assert r["allreduce_tuning"]["state"] == "reused" and r["allreduce_tuning"]["path"] == tune
+    assert status.read(client, "/ready")["allreduce_tuning"] is None

@@ -11,6 +11,7 @@ import time
 
 import pytest
 import testpaths
+from localrun import local_run
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.server import instance as si
 from ansible_collections.llmserve.sglang.plugins.module_utils.server import orphans
@@ -38,7 +39,7 @@ def gpu(tmp_path, monkeypatch):
 
 
 def listed():
-    return [a["pid"] for a in orphans.gpu_processes()]
+    return [a["pid"] for a in orphans.gpu_processes(local_run)]
 
 
 def instance(tmp_path, scenario, extra_env=None, stop_timeout=60):
@@ -123,7 +124,7 @@ def test_without_the_sweep_the_detached_scheduler_outlives_the_stop(tmp_path, gp
     assert wait_for(lambda: len(listed()) == 1, 5)
     left = listed()
     assert orphans.why_ours(left[0], "t") == "environment" and orphans.why_ours(left[0], "other") is None
-    assert orphans.sweep("t", grace=2)["ended"][0]["pid"] == left[0]
+    assert orphans.sweep("t", grace=2, run=local_run)["ended"][0]["pid"] == left[0]
     assert listed() == []
 
 

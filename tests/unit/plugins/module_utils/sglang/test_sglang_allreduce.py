@@ -76,3 +76,59 @@ def test_render_refuses_or_passes_as_roles_server_calls_it():
     assert any("compute capability 9" in e for e in h200["errors"]) and any("NVLink" in e for e in h200["errors"])
     warned = render(settings, "0.5.23", gpu=SM120_PCIE, env=dict(ON, SGLANG_FLASHINFER_AUTOTUNE_CACHE="0"))
     assert any("tuned again at every start" in w for w in warned["warnings"])
+
+
+# -- the tuning: persisted with the compile cache, and what a start did with it (issue 36) ---------------------------
+FI = "2026-12-04 19:00:00,123 - INFO - autotuner.py:%d - flashinfer.jit: [Autotuner]: "
+TUNE_FILE = "/var/lib/sglang/compile-cache/kimi/0.5.23/.cache/flashinfer/0.7.2/120/autotune/pcie_ipc_all_reduce_ws8.json"
+START = ("[2026-12-04 19:00:00] server_args={'tp_size': 8}",
+         "[2026-12-04 19:00:09 TP0] FlashInfer PCIe-IPC all-reduce enabled (world=8, workspace sized on first reduction)",
+         "[2026-12-04 19:00:40 TP0] FlashInfer PCIe-IPC workspace built (world=8, max_numel=2097152, hidden=7168)")
+AUTOTUNED = "[2026-12-04 19:00:55 TP0] FlashInfer PCIe-IPC all-reduce autotuned 8 shape(s) (hidden=7168, rows=[1, 2])"
+
+
+def log(*lines):
+    return "\n".join(START + lines) + "\n"
+
+
+def test_the_sglang_lines_the_reader_relies_on_are_in_the_wheel():
+    source = read("0.5.23", MODULE)
+    for text in (allreduce.ENABLED_LINE, allreduce.TUNED_LINE) + allreduce.SEED_LINES:
+        assert text in source, text
+
+
+@pytest.mark.parametrize("text, state, path", [
+    (log(FI % 1048 + "Autotuning process starts ...", AUTOTUNED,
+         FI % 3672 + "Saved 8 configs to %s (8 new, 0 from previous config)" % TUNE_FILE), "tuned", TUNE_FILE),
+    (log(FI % 3815 + "Loaded 8 configs from %s" % TUNE_FILE, AUTOTUNED,
+         FI % 3672 + "Saved 8 configs to %s (0 new, 8 from previous config)" % TUNE_FILE), "reused", TUNE_FILE),
+    (log(FI % 3815 + "Loaded 8 configs from %s" % TUNE_FILE, AUTOTUNED), "reused", TUNE_FILE),
+    (log("[2026-12-04 19:00:41 TP0] FlashInfer PCIe-IPC all-reduce reached its first reduction inside a graph capture; "
+         "skipping autotune and keeping the seed policy."), "seed", None),
+    (log("[2026-12-04 19:00:41 TP0] FlashInfer PCIe-IPC all-reduce: --disable-flashinfer-autotune is set; keeping "
+         "FlashInfer's seed policy."), "seed", None),
+    (log(AUTOTUNED), "unknown", None),  # FLASHINFER_LOGGING_LEVEL above info hides which
+])
+def test_a_start_tuned_reused_or_kept_the_seed(text, state, path):
+    got = allreduce.tuning_from_log(text)
+    assert (got["state"], got["path"]) == (state, path) and got["line"]
+
+
+def test_only_the_last_start_counts_and_no_all_reduce_is_none():
+    earlier = log(FI % 3672 + "Saved 8 configs to %s (8 new, 0 from previous config)" % TUNE_FILE)
+    again = log(FI % 3815 + "Loaded 8 configs from %s" % TUNE_FILE, AUTOTUNED)
+    assert allreduce.tuning_from_log(earlier + again)["state"] == "reused"
+    assert allreduce.tuning_from_log("[x] server_args={}\n[x] The server is fired up and ready to roll!\n") is None
+    assert allreduce.tuning_from_log("") is None and allreduce.tuning_from_log(None) is None
+
+
+def test_the_tuning_lands_in_the_compile_cache_keyed_by_flashinfer_version_and_arch():
+    from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import caches
+    env = caches.env("/var/lib/sglang", "kimi", "0.5.23")
+    assert "FLASHINFER_AUTOTUNE_DIR" not in env  # FlashInfer's own path keeps the version and arch keys
+    folder = caches.autotune_dir("/var/lib/sglang", "kimi", "0.5.23", "0.7.2", "120")
+    assert folder == env["FLASHINFER_WORKSPACE_BASE"] + "/.cache/flashinfer/0.7.2/120/autotune"
+    assert TUNE_FILE.startswith(folder + "/")
+    _errors, warnings = allreduce.rules(dict(ON, FLASHINFER_AUTOTUNE_DIR="/srv/tune"), "0.5.23", {12}, True, 8, {})
+    assert any("FLASHINFER_AUTOTUNE_DIR=/srv/tune keeps the all-reduce tuning flat" in w for w in warnings)
+    assert not any("FLASHINFER_AUTOTUNE_DIR" in w for w in allreduce.rules(ON, "0.5.23", {12}, True, 8, {})[1])

@@ -104,6 +104,11 @@ def test_gated_features_start_at_their_gate(version):
         "pcie_ipc_allreduce": "SGLANG_ENABLE_PCIE_IPC_ALLREDUCE" in src,
         "init_parallel_log": "Init parallel begin." in src,
         "server_args_dict": "server_args.resolved_dict()" in src or "_server_args_for_logging(" in src,
+        # the health latch: one handler for both paths, the timeout knob and its default, the switch, the latch
+        "health_latch": all(t in routes for t in (
+            '@app.get("/health_generate")', 'os.getenv("%s", %d)' % (gates.HEALTH_CHECK_TIMEOUT_ENV,
+                                                                    gates.HEALTH_CHECK_TIMEOUT_DEFAULT_S),
+            gates.HEALTH_GENERATION_ENV, "ServerStatus.UnHealthy", gates.HEALTH_LATCH_LINE)),
     }
     if version in gates.VERIFIED:
         # the old decode-graph flag is gone (0.5.15.post1 still has it beside the new names). Between the verified

@@ -12,6 +12,7 @@ import zipfile
 
 import pytest
 import testpaths
+from localrun import local_run
 
 sys.path.insert(0, os.path.join(testpaths.REPO, "tests"))
 import sglang_wheels as W  # noqa: E402  pylint: disable=wrong-import-position
@@ -121,7 +122,8 @@ def test_the_packages_are_found_without_being_imported(tmp_path):
     tf = tmp_path / "site" / "transformers" / "models"
     tf.mkdir(parents=True)
     (tf.parent / "__init__.py").write_text("raise SystemExit('imported')\n")
-    models, transformers, error = registry.find_models_dirs(sys.executable, {"PYTHONPATH": str(tmp_path / "site")})
+    models, transformers, error = registry.find_models_dirs(sys.executable, {"PYTHONPATH": str(tmp_path / "site")},
+                                                            run=local_run)
     assert error is None and models == str(pkg / "srt" / "models") and transformers == str(tf)
     out = subprocess.run([sys.executable, "-c", registry.FIND_SOURCE], capture_output=True, text=True, check=True,
                          env=dict(os.environ, PYTHONPATH=str(tmp_path / "site"))).stdout

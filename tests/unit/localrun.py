@@ -1,0 +1,20 @@
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The tests' command runner: what host/run.module_runner(module) is on a target, without a module (subprocess is
+allowed here: ansible-core's sanity forbids it in plugins/modules and plugins/module_utils only)."""
+import os
+import subprocess
+
+
+def local_run(argv, data=None, environ_update=None, timeout=None):
+    """``(rc, stdout, stderr)``: rc 124 past ``timeout``, 127 when argv[0] cannot run (as host/run.py)."""
+    env = dict(os.environ)
+    env.update(environ_update or {})
+    try:
+        proc = subprocess.run([str(a) for a in argv], input=data, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              universal_newlines=True, env=env, timeout=timeout, check=False)
+    except subprocess.TimeoutExpired:
+        return 124, "", "%s ran past its %s s deadline" % (argv[0], timeout)
+    except OSError as exc:
+        return 127, "", "cannot run %s: %s" % (argv[0], exc)
+    return proc.returncode, proc.stdout, proc.stderr
