@@ -533,7 +533,7 @@ def header_from(raw, file_size, name):
     if isinstance(parsed, dict) and not isinstance(parsed, _Pairs):
         try:
             tensors = _bulk(parsed, file_size - data_start)
-        except Exception:  # pylint: disable=broad-except  - whatever the fast path trips on, the careful path names
+        except Exception:  # whatever the fast path trips on, the careful path names: pylint: disable=broad-except
             tensors = None
         if tensors is not None and not _maybe_twice(raw, len(tensors)):
             metadata = parsed.get("__metadata__")

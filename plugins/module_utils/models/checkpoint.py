@@ -87,7 +87,7 @@ def check_checkpoint(path, require_tokenizer=True, known_whole=None, workers=Non
             return _check(tree, require_tokenizer, known_whole, workers)
         except Refused as e:
             return [str(e)], []
-        except Exception as e:  # pylint: disable=broad-except  - never a traceback: named, with the fix
+        except Exception as e:  # never a traceback: named, with the fix: pylint: disable=broad-except
             return [unexpected(untrusted.printable(path), e, "checking the checkpoint")], []
 
 
@@ -313,7 +313,7 @@ def _check_sharded(tree, workers=None):
             return [p for shard in sorted(by_shard) for p in _shard_problems(tree, shard, by_shard[shard])]
         try:
             parsed = dict(zip(files, pending.get(PARALLEL_DEADLINE_S)))
-        except Exception as e:  # pylint: disable=broad-except  - multiprocessing.TimeoutError or a worker's death
+        except Exception as e:  # multiprocessing.TimeoutError or a worker's death: pylint: disable=broad-except
             return ["%d shards: their headers were not all read within %s s (%s): a shard on a hung or slow "
                     "filesystem? Check the model directory's storage" % (len(files), PARALLEL_DEADLINE_S,
                                                                          type(e).__name__)]

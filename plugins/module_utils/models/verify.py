@@ -178,7 +178,7 @@ def verify_pair(target_path, draft_path=None, algorithm=None, mode="auto", worke
                 res["problems"].extend(_servable(sglang, config, path, trust_remote_code, model_impl))
             except untrusted.Refused as e:
                 res["problems"].append(str(e))
-            except Exception as e:  # pylint: disable=broad-except  - never a traceback
+            except Exception as e:  # never a traceback: pylint: disable=broad-except
                 res["problems"].append(unexpected("config.json", e, "reading what the installed SGLang serves"))
         if user is not None:
             denied, res["access_method"] = readable_problems(path, user, "")
@@ -227,5 +227,5 @@ def fit_problems(draft_path, draft_cfg, target_cfg, algorithm):
         return fit
     except untrusted.Refused as e:
         return ["%s" % e]
-    except Exception as e:  # pylint: disable=broad-except  - never a traceback
+    except Exception as e:  # never a traceback: pylint: disable=broad-except
         return [unexpected("the draft's config.json", e, "matching the draft to the target")]

@@ -16,7 +16,7 @@ __metaclass__ = type
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import gates
 
+
 def endpoint(versions):
     """'/ready' when every version is known and has it, else '/health' (sglang/gates.health_path)."""
     return gates.health_path(versions)
-

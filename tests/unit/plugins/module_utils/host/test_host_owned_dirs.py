@@ -13,7 +13,7 @@ from hypothesis import given, settings, strategies as st
 from ansible_collections.llmserve.sglang.plugins.module_utils.host import owned_dirs as od
 
 NOBODY = 65534
-NOBODY_0750 = od._describe(NOBODY, NOBODY, 0o750)  # pylint: disable=protected-access (nobody:nogroup on Debian)
+NOBODY_0750 = od._describe(NOBODY, NOBODY, 0o750)  # nobody:nogroup on Debian: pylint: disable=protected-access
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="chown to another user needs root")
 
 

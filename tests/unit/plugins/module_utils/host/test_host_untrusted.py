@@ -324,7 +324,7 @@ def test_the_check_accepts_exactly_what_safetensors_loads(data):
     try:
         safetensors.deserialize(data)
         library = True
-    except Exception:  # pylint: disable=broad-except  - the library's own error types vary by version
+    except Exception:  # the library's own error types vary by version: pylint: disable=broad-except
         library = False
     try:
         ours = U.header_of_bytes(data, "x.safetensors")
@@ -345,7 +345,7 @@ def test_a_tensor_given_twice_reads_as_safetensors_reads_it(header, loads):
     try:
         safetensors.deserialize(data)
         library = True
-    except Exception:  # pylint: disable=broad-except  - the library's own error types vary by version
+    except Exception:  # the library's own error types vary by version: pylint: disable=broad-except
         library = False
     assert library is loads
     try:
