@@ -104,7 +104,7 @@ options:
   nccl_allreduce:
     description:
       - A short NCCL all-reduce over exactly the instance's GPUs on this host (O(nccl_gpus), else the first
-        O(nccl_world)) through O(nccl_python)'s torch, under a hard deadline (O(nccl_timeout)): a hang or a wrong sum
+        O(nccl_world)) through O(nccl_python)'s torch, under a hard deadline (O(nccl_timeout)); a hang or a wrong sum
         refuses the host naming the GPUs and the remedies (C(NCCL_P2P_DISABLE=1), ACS, IOMMU); the bus bandwidth is
         compared with what the topology should give and reported. C(nvidia-smi topo -p2p) saying OK does not prove
         the first collective finishes.

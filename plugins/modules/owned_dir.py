@@ -113,8 +113,8 @@ def main():
         mode = int(p["mode"], 8)
         uid, gid = pwd.getpwnam(p["owner"]).pw_uid, grp.getgrnam(p["group"]).gr_gid
     except (ValueError, KeyError) as e:
-        module.fail_json(msg="owned_dir %s: owner %s, group %s, mode %s: %s" % (p["path"], p["owner"], p["group"],
-                                                                                 p["mode"], e), changes=[])
+        module.fail_json(msg="owned_dir %s: owner %s, group %s, mode %s: %s"
+                         % (p["path"], p["owner"], p["group"], p["mode"], e), changes=[])
     spec = {"path": p["path"], "uid": uid, "gid": gid, "mode": mode, "what": "directory", "cache": p["cache"]}
     try:
         real = owned_dirs.resolve(p["path"])

@@ -138,8 +138,8 @@ def main():
         client = Client(p["url"], p["api_key"])
     except ValueError as exc:
         module.fail_json(msg="url: %s" % exc)
-    module.exit_json(changed=False, **status.read(client, p["health_path"], p["sglang_version"], p["timeout"],
-                                                         p["log_path"]))
+    answer = status.read(client, p["health_path"], p["sglang_version"], p["timeout"], p["log_path"])
+    module.exit_json(changed=False, **answer)
 
 
 if __name__ == "__main__":

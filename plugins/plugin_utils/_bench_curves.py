@@ -200,8 +200,8 @@ def recommend(results, version, capability, patched, candidate, configured, load
         setting = "adaptive"
         spec = dict(cand["server_speculative"])
         reason = ("the adaptive setting stays within %d%% of the better static setting at every measured batch size "
-                  "(%s) and SGLang %s carries %s: %s" % (round(TOLERANCE * 100), ", ".join(str(b) for b in
-                                                                                          out["deciding"]),
+                  "(%s) and SGLang %s carries %s: %s" % (round(TOLERANCE * 100),
+                                                         ", ".join(str(b) for b in out["deciding"]),
                                                          version, STEP0_PATCH, cand.get("reason")))
     else:
         setting = min(("eagle3", "baseline"), key=lambda s: (out["losses"][s]["weighted"], s != "baseline"))
@@ -221,8 +221,8 @@ def recommend(results, version, capability, patched, candidate, configured, load
 def _where(where):
     if not where:
         return ""
-    return " (%s)" % ", ".join("%d%% at batch %d, where %s gives %.0f tok/s" % (round(100 * w["lost"]), w["batch"],
-                                                                             w["best_setting"], w["best"])
+    return " (%s)" % ", ".join("%d%% at batch %d, where %s gives %.0f tok/s"
+                               % (round(100 * w["lost"]), w["batch"], w["best_setting"], w["best"])
                                for w in where)
 
 

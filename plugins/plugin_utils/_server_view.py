@@ -193,6 +193,11 @@ def build(raw, name=None, groups=None, version=None, recorded=None, manager=None
         "tp_group": str(s["tp_group"] or ""),
         "min_accept_length": _float(s["spec_min_accept_length"], DEFAULTS["spec_min_accept_length"]),
         "manager": str(manager or s["service_manager"]), "args": dict(s["args"] or {}),
+        # the instance's GPUs on this host (tp over its nodes; CUDA_VISIBLE_DEVICES' list when set) and the NCCL_*
+        # settings of its env (no other env: it can hold secrets): what the GPU gate's all-reduce runs over and with
+        "gpus": {"count": max(1, _int(s["tp"], 1) // max(1, len(nodes))),
+                 "visible": list(s["cuda_visible_devices"] or [])},
+        "nccl_env": dict((k, str(v)) for k, v in dict(s["env"] or {}).items() if str(k).startswith("NCCL_")),
     }
     recorded = recorded if isinstance(recorded, dict) else {}
     was = recorded.get("view")

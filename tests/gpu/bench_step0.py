@@ -180,7 +180,7 @@ def launch_argv(mode, a, port):
             "--port", str(port), "--attention-backend", "triton", "--sampling-backend", "pytorch",
             "--grammar-backend", "none", "--mem-fraction-static", "0.45", "--max-running-requests", "256",
             "--cuda-graph-bs"] + [str(b) for b in a.graph_bs] + [
-            "--disable-prefill-cuda-graph", "--decode-log-interval", "10", "--log-level", "info"]
+        "--disable-prefill-cuda-graph", "--decode-log-interval", "10", "--log-level", "info"]
     if mode != "baseline":
         argv += ["--speculative-algorithm", "EAGLE3", "--speculative-draft-model-path", draft,
                  "--speculative-num-steps", "3", "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "4"]
@@ -246,7 +246,7 @@ def run_mode(mode, a, results, save):
             save()
         if mode != "baseline" and time.time() < a.deadline - 40:
             start = srv.size()
-            wall, _ = burst(port, [128] * 127 + [640])
+            wall, _tokens = burst(port, [128] * 127 + [640])
             time.sleep(0.3)
             rows = decode_lines(srv.text(start))
             tail = [r for r in rows if r["running"] == 1 and r["accept"] is not None]
@@ -267,7 +267,7 @@ def run_mode(mode, a, results, save):
                 fut = pool.submit(burst, port, [a.tokens] * b)
                 res["profile_req"] = wait_full_then_profile(srv, start, b, a.profile_steps, folder)
                 fut.result()
-            for _ in range(30):
+            for _step in range(30):
                 if glob.glob(os.path.join(folder, "**", "*.json*"), recursive=True):
                     break
                 time.sleep(1)

@@ -37,7 +37,7 @@ ROOMS = {
     "models/contain": ([MU + "models/contain.py"], [UT + "models/test_models_safety.py", UT + "models/test_contain_bounds.py"]),
     "models/checkpoint": ([MU + "models/checkpoint.py"],
                           [UT + "models/test_models_checkpoint.py", UT + "models/test_models_servable.py",
-                           UT + "models/test_checkpoint_bounds.py"]),
+                           UT + "models/test_models_hostile.py", UT + "host/test_host_untrusted.py"]),
     "models/manifest": ([MU + "models/manifest.py"],
                         [UT + "models/test_models_manifest.py", UT + "models/test_models_safety.py",
                          UT + "models/test_models_stage.py", UT + "models/test_manifest_bounds.py"]),

@@ -160,9 +160,9 @@ def launch(mode, configured, applied=None, env=None, args=None, max_batch=None):
                     num_draft_tokens=(int(steps) + 1) if steps else None)
     elif mode in ("eagle3_threshold", "applied"):
         if not isinstance(applied, dict):
-            raise ValueError("%s measures %s: give it (applied)" % (mode, "the adaptive setting of the measured "
-                                                                     "crossover" if mode == "eagle3_threshold" else
-                                                                     "the setting benchmark_apply chose"))
+            what = ("the adaptive setting of the measured crossover" if mode == "eagle3_threshold"
+                    else "the setting benchmark_apply chose")
+            raise ValueError("%s measures %s: give it (applied)" % (mode, what))
         spec = dict(applied)
     elif mode.startswith("allreduce_"):
         spec = conf

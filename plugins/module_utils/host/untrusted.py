@@ -249,8 +249,8 @@ class Tree:
                           "stop whatever writes into the model directory and check again")
         if st.st_size > kind.max_bytes:
             os.close(fd)
-            raise Refused(name, "%d bytes, above the check's cap of %d for a %s file" % (st.st_size, kind.max_bytes,
-                                                                                       kind.label), kind.fix)
+            raise Refused(name, "%d bytes, above the check's cap of %d for a %s file"
+                          % (st.st_size, kind.max_bytes, kind.label), kind.fix)
         return fd, st
 
     def read(self, rel, kind):
@@ -400,8 +400,8 @@ def parse_json(data, name, kind, strict_numbers=False):
     Without a '-' outside strings or a \\u escape the plain C parser is used (plain dicts): header_from settles the
     common case from that at the C parser's speed, and parses again the careful way when it cannot."""
     if len(data) > kind.max_bytes:
-        raise Refused(name, "%d bytes, above the check's cap of %d for a %s file" % (len(data), kind.max_bytes,
-                                                                                   kind.label), kind.fix)
+        raise Refused(name, "%d bytes, above the check's cap of %d for a %s file"
+                      % (len(data), kind.max_bytes, kind.label), kind.fix)
     minus = prescan(data, name, kind)  # before anything is built from the text
     try:
         text = data.decode("utf-8")
@@ -677,8 +677,8 @@ def _tensor_info(tensor, info, name):
     if isinstance(dtype, dict) and len(dtype) == 1 and list(dtype.values())[0] is None:
         dtype = list(dtype)[0]  # serde's externally tagged form of a unit variant: {"BF16": null}
     if not isinstance(dtype, str) or dtype not in DTYPE_BITS:
-        raise Refused(name, "dtype %s is not one safetensors knows (%s)" % (printable(dtype, 40),
-                                                                        sample(sorted(DTYPE_BITS), 4)),
+        raise Refused(name, "dtype %s is not one safetensors knows (%s)"
+                      % (printable(dtype, 40), sample(sorted(DTYPE_BITS), 4)),
                       fix, field=label)
     if not isinstance(shape, list) or not all(_usize(d) for d in shape):
         bad = printable(shape, 60) if not isinstance(shape, list) else sample(

@@ -235,8 +235,9 @@ def world_writable_warning(root, what="the model"):
     if not count:
         return None
     return ("%s at %s has %d file(s) or directories every user may write (%s%s): anyone on the host can change what "
-            "is served. Run chmod -R o-w %s" % (what, printable(root), count, ", ".join(printable(x) for x in some),
-                                               ", ..." if count > len(some) else "", printable(root)))
+            "is served. Run chmod -R o-w %s"
+            % (what, printable(root), count, ", ".join(printable(x) for x in some),
+               ", ..." if count > len(some) else "", printable(root)))
 
 
 def hostile_entries(root, max_entries=100000, limit=10):

@@ -139,8 +139,8 @@ def _allreduce(params, run, which, facts, tmpdir, gpus):
     env = dict(params.get("nccl_env") or {})
     env.update(CUDA_DEVICE_ORDER="PCI_BUS_ID", CUDA_VISIBLE_DEVICES=",".join(str(i) for i in gpus))
     deadline = int(params.get("nccl_timeout") or params["probe_timeout"])
-    rc, out, err = run(_timeout(which, deadline) + [python, path, str(params["nccl_size_mb"]),
-                                                     str(params.get("nccl_iters") or 10)], env=env)
+    probe = [python, path, str(params["nccl_size_mb"]), str(params.get("nccl_iters") or 10)]
+    rc, out, err = run(_timeout(which, deadline) + probe, env=env)
     on = [g for g in facts["gpus"] if g["index"] in gpus]
     if rc in TIMED_OUT:
         return [gh.problem("nccl_allreduce", gh.ERROR,

@@ -133,10 +133,10 @@ def test_requests_above_max_running_wait_in_the_queue():
     def hold(i):
         seen.append(e.running)
         gate.wait(5)
-    threads = [threading.Thread(target=e.generate, args=(1, 1, hold)) for _ in range(3)]
+    threads = [threading.Thread(target=e.generate, args=(1, 1, hold)) for _thread in range(3)]
     for t in threads:
         t.start()
-    for _ in range(200):
+    for _tick in range(200):
         if e.running == 2 and e.queued == 1:
             break
         threading.Event().wait(0.01)

@@ -72,7 +72,7 @@ def double_log(tmp_path_factory):
                                  "--host", "127.0.0.1", "--port", str(free_port())] + REAL_ARGS,
                                 env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
         try:
-            for _ in range(600):
+            for _tick in range(600):
                 if b"Tree cache initialized" in log.read_bytes() or proc.poll() is not None:
                     break
                 try:

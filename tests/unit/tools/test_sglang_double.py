@@ -159,8 +159,8 @@ def test_ready_flow_port_closed_then_503_then_200(run, tmp_path):
     assert r.wait_event("exit")["code"] == 0
 
 
-@pytest.mark.parametrize("version,in_place,desc", [("0.5.9", False, "Loading safetensors checkpoint shards"),
-                                                  ("0.5.10.post1", True, "Multi-thread loading shards")])
+@pytest.mark.parametrize("version,in_place,desc", [
+    ("0.5.9", False, "Loading safetensors checkpoint shards"), ("0.5.10.post1", True, "Multi-thread loading shards")])
 def test_weight_bar_style_per_version(run, version, in_place, desc):
     r = run(version=version)
     r.wait_event("ready")

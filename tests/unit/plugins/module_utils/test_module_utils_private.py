@@ -17,7 +17,7 @@ ROOT = os.path.join(testpaths.REPO, "plugins", "module_utils")
 def says_private(path):
     """True when one of the file's first five lines starts the note and the next ends it; an empty file is fine."""
     with open(path) as handle:
-        head = [handle.readline() for _ in range(6)]
+        head = [handle.readline() for _line in range(6)]
     return not any(head) or any("".join(head[i:i + 2]) == NOTE for i in range(5))
 
 

@@ -45,7 +45,8 @@ def patched(ratio_above=1.0):
     return dict((b, s if b <= 32 else ratio_above * base) for b, (base, s, _a) in H200.items())
 
 
-def recommend(results, patched_=True, load=None, cand=CAND, version="0.5.15.post1"):
+def recommend(results, patched_=True, load=None, cand=None, version="0.5.15.post1"):
+    cand = CAND if cand is None else cand
     return curves.recommend(results, version, "slots_zero", patched_, cand, CONF, load)
 
 

@@ -89,8 +89,8 @@ def test_host_records_read_each_hosts_view():
     hostvars = {
         "g1": {"inventory_hostname": "g1", "ansible_host": "10.0.0.1", "server_port": "31000", "server_host": "0.0.0.0",
                "server_args": {"enable-metrics": True}, "monitoring_scrape": "no"},
-        "g2": {"inventory_hostname": "g2", "server_view": {"host": "::", "port": 32000, "tp_group": "r", "instance": "k",
-                                                          "args": {}}},
+        "g2": {"inventory_hostname": "g2",
+               "server_view": {"host": "::", "port": 32000, "tp_group": "r", "instance": "k", "args": {}}},
         "r1": {"router_prometheus_host": "0.0.0.0"},
     }
     g1, g2, g3 = host_records(["g1", "g2", "g3"], hostvars, "server", 30005)

@@ -19,7 +19,8 @@ BASE = {"worker_urls": [], "worker_group": "gpu_hosts", "expected_workers": None
 URLS = ["http://a:30000", "http://c:30000"]
 
 
-def refusals(own_port=None, urls=URLS, **kw):
+def refusals(own_port=None, urls=None, **kw):
+    urls = URLS if urls is None else urls
     return rp.plan(dict(BASE, **kw), "r", urls, own_port)["refusals"]
 
 

@@ -91,8 +91,8 @@ def test_a_home_that_is_not_the_collections_is_refused_before_anything_is_made(t
     assert ("system directory" if home_kind == "link_to_etc" else "server_adopt_dirs") in str(e.value)
     assert _tree(tmp_path) == tree_before            # not even the config or log directory was made
     etc_after = os.stat("/etc")
-    assert (etc_after.st_uid, etc_after.st_gid, etc_after.st_mode) == (etc_before.st_uid, etc_before.st_gid,
-                                                                         etc_before.st_mode)
+    before = (etc_before.st_uid, etc_before.st_gid, etc_before.st_mode)
+    assert (etc_after.st_uid, etc_after.st_gid, etc_after.st_mode) == before
 
 
 def test_an_adopted_home_is_taken_over(tmp_path):

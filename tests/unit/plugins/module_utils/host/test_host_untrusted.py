@@ -280,7 +280,7 @@ def headers(draw):
         elif mutate == 4 and shape_text:
             shape_text[0] = _num(draw(NUMBER))
         elif mutate == 5:
-            shape_text = [_num(draw(NUMBER)) for _ in range(draw(st.integers(1, 3)))]
+            shape_text = [_num(draw(NUMBER)) for _dim in range(draw(st.integers(1, 3)))]
         offset = max(offset, end)
         offs = [str(begin), str(end)]
         if mutate == 6:
@@ -365,6 +365,7 @@ def test_a_file_written_by_safetensors_passes_and_agrees(tmp_path):
         assert header.shapes() == {"a": [3, 5], "b": [4]} and header.metadata == {"k": "v"}
         assert list(t.tensor_values("m.safetensors", header, "b")) == [0, 1, 2, 3]
         assert header.size == os.path.getsize(path)
+
 
 @pytest.mark.parametrize("inner", [124, 125, 126, 127])
 def test_nesting_limit_is_serde_jsons_at_and_around(inner):

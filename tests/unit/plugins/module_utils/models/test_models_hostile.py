@@ -144,8 +144,8 @@ CONFIGS = st.dictionaries(
     max_size=8)
 
 
-@settings(deadline=None, max_examples=60, suppress_health_check=[HealthCheck.too_slow,
-                                                                  HealthCheck.function_scoped_fixture])
+@settings(deadline=None, max_examples=60,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(CONFIGS, CONFIGS)
 def test_any_pair_of_configs_is_a_verdict_never_a_traceback(tmp_path, draft_cfg, target_cfg):
     target = tiny.write_target(str(tmp_path / "t"), shards=1, hidden=H, vocab=VOCAB)
@@ -309,6 +309,7 @@ def test_the_scan_finds_what_it_forbids(tmp_path):
     bad = tmp_path / "bad.py"
     bad.write_text("import json\n\ndef f(p):\n    with open(p) as fh:\n        return json.load(fh)\n")
     assert [(f, n) for f, n, _l in _calls(str(bad))] == [("f", "open"), ("f", "json.load")]
+
 
 def _stuck(_job):
     import time

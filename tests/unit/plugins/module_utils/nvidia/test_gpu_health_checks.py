@@ -89,11 +89,11 @@ def test_lifetime_ecc_errors_warn_only_without_remap_counters_and_volatile_error
     got = by_check(gh.check_memory(gpu(**no_remap)), "ecc_errors")
     assert got == [("warning", "GPU0 (00000000:18:00.0): 1 uncorrectable ECC error(s) over its lifetime",
                     "watch the count; run 'dcgmi diag -r 3' when the host is drained")]
-    assert by_check(gh.check_memory(gpu(**dict(no_remap, **{"ecc.errors.uncorrected.aggregate.total": "0"}))),
+    assert by_check(gh.check_memory(gpu(**{**no_remap, "ecc.errors.uncorrected.aggregate.total": "0"})),
                     "ecc_errors") == []
     # with remap counters the lifetime count is a note (repaired), not a problem
     assert by_check(gh.check_memory(gpu(**{"ecc.errors.uncorrected.aggregate.total": "1"})), "ecc_errors") == []
-    assert by_check(gh.check_memory(gpu(**dict(no_remap, **{"remapped_rows.uncorrectable": "0"}))), "ecc_errors") == []
+    assert by_check(gh.check_memory(gpu(**{**no_remap, "remapped_rows.uncorrectable": "0"})), "ecc_errors") == []
     # a volatile error is the error; the lifetime one is not repeated
     got = by_check(gh.check_memory(gpu(**dict(no_remap, **{"ecc.errors.uncorrected.volatile.total": "2"}))), "ecc_errors")
     assert got == [("error", "GPU0 (00000000:18:00.0): 2 uncorrectable ECC error(s) since the last reset: data in GPU "

@@ -11,6 +11,18 @@ import pytest
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.server import preflight as pf
 
+from localrun import local_run  # pylint: disable=import-error
+
+
+def smi_answers(answer):
+    """A runner that runs everything for real but nvidia-smi, which ``answer(argv)`` answers (None: not there)."""
+    def run(argv, data=None, environ_update=None, timeout=None):
+        if argv[0] == "nvidia-smi":
+            out = answer(argv)
+            return (127, "", "nvidia-smi: not found") if out is None else (0, out, "")
+        return local_run(argv, data, environ_update, timeout)
+    return run
+
 
 def test_a_port_bound_but_not_listening_is_held_by_an_unknown_process():
     # bound without listen(): the bind fails (EADDRINUSE) but no LISTEN row names a holder
@@ -147,23 +159,23 @@ def test_parse_with_a_python_that_prints_no_answer(tmp_path):
     fake = tmp_path / "python"
     fake.write_text("#!/bin/sh\necho not json\necho 'No module named sglang' >&2\nexit 1\n")
     fake.chmod(0o755)
-    c, version = pf.check_parse(str(fake), ["--model-path", "/m"])
+    c, version = pf.check_parse(str(fake), ["--model-path", "/m"], run=local_run)
     assert version is None and c == {"name": "argv", "ok": False, "msg": (
         "SGLang's parser could not be loaded from %s: No module named sglang; reinstall sglang in the venv" % fake)}
     silent = tmp_path / "silent"
     silent.write_text("#!/bin/sh\nexit 1\n")
     silent.chmod(0o755)
-    assert pf.check_parse(str(silent), [])[0]["msg"].endswith(": no output; reinstall sglang in the venv")
+    assert pf.check_parse(str(silent), [], run=local_run)[0]["msg"].endswith(": no output; reinstall sglang in the venv")
 
 
 def test_parse_reads_the_last_json_line(tmp_path):
     fake = tmp_path / "python"
     fake.write_text("#!/bin/sh\necho '{\"version\": \"0.1\", \"ok\": true}'\necho 'trailing words'\n")
     fake.chmod(0o755)
-    c, version = pf.check_parse(str(fake), [])
+    c, version = pf.check_parse(str(fake), [], run=local_run)
     assert version == "0.1" and c == {"name": "argv", "ok": True, "msg": "SGLang 0.1 accepts the argv"}
     fake.write_text("#!/bin/sh\necho '{\"version\": \"0.2\", \"ok\": false, \"error\": \"bad flag\"}'\n")
-    c, version = pf.check_parse(str(fake), [])
+    c, version = pf.check_parse(str(fake), [], run=local_run)
     assert version == "0.2" and c["msg"] == "SGLang 0.2 rejects the argv: bad flag" and not c["ok"]
 
 
@@ -171,7 +183,7 @@ def test_parse_that_runs_too_long_is_refused(tmp_path):
     fake = tmp_path / "python"
     fake.write_text("#!/bin/sh\nexec sleep 5\n")
     fake.chmod(0o755)
-    c, version = pf.check_parse(str(fake), [], timeout=0.2)
+    c, version = pf.check_parse(str(fake), [], timeout=0.2, run=local_run)
     assert version is None and not c["ok"] and c["msg"].startswith("could not run %s to parse the argv (" % fake)
     assert c["msg"].endswith("): check the venv")
 
@@ -180,8 +192,8 @@ def test_parse_passes_env_to_the_venv_python(tmp_path):
     fake = tmp_path / "python"
     fake.write_text("#!/bin/sh\necho \"{\\\"version\\\": \\\"$MYVER\\\", \\\"ok\\\": true}\"\n")
     fake.chmod(0o755)
-    assert pf.check_parse(str(fake), [], env={"MYVER": 7})[1] == "7"
-    assert pf.check_parse(None, [])[0]["msg"] == "python None is not executable: point python at the server venv's bin/python"
+    assert pf.check_parse(str(fake), [], env={"MYVER": 7}, run=local_run)[1] == "7"
+    assert pf.check_parse(None, [], run=local_run)[0]["msg"] == "python None is not executable: point python at the server venv's bin/python"
 
 
 def test_gpu_processes_owned_ones_are_not_foreign():
@@ -198,10 +210,10 @@ def test_run_all_runs_each_check_it_has_inputs_for(tmp_path):
     (tmp_path / "config.json").write_text("{}")
     (tmp_path / "model.safetensors").write_text("")
     params = {"model_path": str(tmp_path), "gpu_count": 1, "tp": 1}
-    checks, version, warnings = pf.run_all(params, runner=lambda cmd: "")
+    checks, version, warnings = pf.run_all(params, run=smi_answers(lambda cmd: ""))
     assert [c["name"] for c in checks] == ["model_path", "tp", "gpu_processes"] and version is None and warnings == []
     params.update(draft_model_path="org/draft", port=None)
-    checks, _v, warnings = pf.run_all(params, runner=lambda cmd: "")
+    checks, _v, warnings = pf.run_all(params, run=smi_answers(lambda cmd: ""))
     assert [c["name"] for c in checks] == ["model_path", "draft_model_path", "tp", "gpu_processes"]
     assert warnings == ["draft_model_path org/draft is not a local path; SGLang will download it from the hub at start"]
 
@@ -233,8 +245,8 @@ def test_run_all_passes_each_input_to_its_check(tmp_path, monkeypatch):
                   "env": {"MARK": "from-env", "HF_HUB_OFFLINE": "1"}, "model_path": str(model),
                   "draft_model_path": "org/draft", "gpu_count": None, "tp": 4, "nnodes": 2, "port": port,
                   "host": "127.0.0.1", "owner_pid": os.getpid(), "owner_unit": None, "sglang_version": "0.5.9"}
-        checks, version, warnings = pf.run_all(params, runner=lambda cmd: asked.append(cmd[1]) or (
-            "0\n1\n" if cmd[1].startswith("--query-gpu") else apps))
+        checks, version, warnings = pf.run_all(params, run=smi_answers(lambda cmd: asked.append(cmd[1]) or (
+            "0\n1\n" if cmd[1].startswith("--query-gpu") else apps)))
     finally:
         holder.close()
     by = dict((c["name"], c) for c in checks)
@@ -259,21 +271,21 @@ def test_run_all_falls_back_to_the_given_version_when_the_parse_has_none(tmp_pat
     silent.write_text("#!/bin/sh\nexit 1\n")
     silent.chmod(0o755)
     _checks, version, warnings = pf.run_all({"python": str(silent), "argv": ["--port", "1000"], "model_path": "/nope",
-                                            "gpu_count": 1, "sglang_version": "0.5.9"}, runner=lambda cmd: "")
+                                            "gpu_count": 1, "sglang_version": "0.5.9"}, run=smi_answers(lambda cmd: ""))
     assert version is None
     # 0.5.9 picks its nccl port among the ephemeral ports: the window check warns with that version's words
     assert any(w.startswith("no --nccl-port: SGLang 0.5.9 picks it") for w in warnings), warnings
 
 
-def test_the_default_runner_gives_stdout_of_a_success_and_none_otherwise(tmp_path):
-    assert pf._run(["echo", "hi"]) == "hi\n"
-    assert pf._run(["sh", "-c", "echo out; echo err >&2"]) == "out\n"
-    assert pf._run(["sh", "-c", "echo partial; exit 1"]) is None
-    assert pf._run([str(tmp_path / "no-such-tool")]) is None
+def test_the_stdout_runner_gives_stdout_of_a_success_and_none_otherwise(tmp_path):
+    out = pf.stdout_of(local_run)
+    assert out(["echo", "hi"]) == "hi\n"
+    assert out(["sh", "-c", "echo out; echo err >&2"]) == "out\n"
+    assert out(["sh", "-c", "echo partial; exit 1"]) is None
+    assert out([str(tmp_path / "no-such-tool")]) is None
 
 
-def test_check_gpu_procs_asks_nvidia_smi_for_the_apps(monkeypatch):
+def test_check_gpu_procs_asks_nvidia_smi_for_the_apps():
     asked = []
-    monkeypatch.setattr(pf, "_run", lambda cmd: asked.append(cmd) or "")
-    assert pf.check_gpu_procs()["ok"] and asked == [
+    assert pf.check_gpu_procs(runner=lambda cmd: asked.append(cmd) or "")["ok"] and asked == [
         ["nvidia-smi", "--query-compute-apps=pid,process_name,used_memory", "--format=csv,noheader,nounits"]]

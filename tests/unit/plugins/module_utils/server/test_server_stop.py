@@ -202,7 +202,7 @@ def test_a_stopped_orphan_is_killed_without_the_grace(tmp_path, gpu):
         (gpu / str(orphan.pid)).write_text(json.dumps({"used_memory": 1000, "process_name": "python"}))
         os.kill(orphan.pid, signal.SIGSTOP)
         assert wait_for(lambda: server_supervise.proc_state(orphan.pid)[0] in ("T", "t"))
-        res = orphans.sweep("t", grace=30)
+        res = orphans.sweep("t", grace=30, run=local_run)
         assert [o["signal"] for o in res["ended"]] == ["KILL"] and res["left"] == []
     finally:
         orphan.kill()

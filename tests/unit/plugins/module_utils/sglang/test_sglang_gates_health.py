@@ -39,8 +39,8 @@ def test_the_env_sets_what_the_user_did_not():
     env = gates.health_env("0.5.23", {"context_length": 65536})
     assert env == {"SGLANG_HEALTH_CHECK_TIMEOUT": "33", "SGLANG_ENABLE_HEALTH_ENDPOINT_GENERATION": "0"}
     assert gates.health_env("0.5.23", {}, status_check=False) == {"SGLANG_HEALTH_CHECK_TIMEOUT": "66"}
-    assert gates.health_env("0.5.23", {}, env={"SGLANG_HEALTH_CHECK_TIMEOUT": "5",
-                                                "SGLANG_ENABLE_HEALTH_ENDPOINT_GENERATION": "1"}) == {}
+    given = {"SGLANG_HEALTH_CHECK_TIMEOUT": "5", "SGLANG_ENABLE_HEALTH_ENDPOINT_GENERATION": "1"}
+    assert gates.health_env("0.5.23", {}, env=given) == {}
     assert gates.health_env("0.5.8", {}) == {}  # older than any wheel read: nothing is known of its knobs
 
 

@@ -106,8 +106,8 @@ def test_gated_features_start_at_their_gate(version):
         "server_args_dict": "server_args.resolved_dict()" in src or "_server_args_for_logging(" in src,
         # the health latch: one handler for both paths, the timeout knob and its default, the switch, the latch
         "health_latch": all(t in routes for t in (
-            '@app.get("/health_generate")', 'os.getenv("%s", %d)' % (gates.HEALTH_CHECK_TIMEOUT_ENV,
-                                                                    gates.HEALTH_CHECK_TIMEOUT_DEFAULT_S),
+            '@app.get("/health_generate")', 'os.getenv("%s", %d)' % (
+                gates.HEALTH_CHECK_TIMEOUT_ENV, gates.HEALTH_CHECK_TIMEOUT_DEFAULT_S),
             gates.HEALTH_GENERATION_ENV, "ServerStatus.UnHealthy", gates.HEALTH_LATCH_LINE)),
     }
     if version in gates.VERIFIED:
