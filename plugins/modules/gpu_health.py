@@ -160,7 +160,7 @@ options:
       - The GPU facts this run already gathered (C(ansible_facts.gpu), module M(llmserve.sglang.gpu_facts)). The
         gate's own health query always runs; when it reports the same GPUs under the same driver, the driver and CUDA
         versions, C(topo -m), the compute apps and nvcc are taken from these facts instead of asking again
-        (RV(facts.reused) lists what was). Empty asks everything.
+        (C(reused) in RV(facts) lists what was). Empty asks everything.
     type: dict
     default: {}
 attributes:
