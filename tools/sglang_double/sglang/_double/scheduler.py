@@ -9,7 +9,6 @@ SGLANG_DOUBLE_GPU_MIB makes it show on the fake nvidia-smi; SGLANG_DOUBLE_DETACH
 import json
 import os
 import signal
-import sys
 import time
 
 from sglang.version import at_least
