@@ -16,6 +16,9 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+# Loading version.py must not write bytecode next to the copied sources: a rewritten __pycache__ there makes the
+# next copy of the tree (molecule's idempotence) see a change.
+sys.dont_write_bytecode = True
 
 
 def _version_module():
