@@ -7,19 +7,9 @@ import pytest
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.router import drain
 
+from test_router_drain import Clock  # pylint: disable=import-error
+
 URL = "http://10.0.0.1:30000"
-
-
-class Clock(object):
-    def __init__(self):
-        self.now, self.sleeps = 100.0, []
-
-    def __call__(self):
-        return self.now
-
-    def sleep(self, s):
-        self.sleeps.append(s)
-        self.now += s
 
 
 class Gateway(object):
