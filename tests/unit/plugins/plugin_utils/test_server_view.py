@@ -160,3 +160,19 @@ def test_a_mapping_without_algorithm_or_draft_is_refused_with_the_fix():
     from test_server_plan import host
     out = sp.plan(defaults(speculative={}), host())
     assert any("no draft model while algorithm is EAGLE3" in r and "algorithm: ''" in r for r in out["refusals"])
+
+
+@pytest.mark.parametrize("tp, group, count", [(1, None, 1), (8, None, 8), (8, ["a", "b"], 4), (16, ["a", "b"], 8)])
+def test_the_gpus_here_are_tp_over_the_replicas_nodes(tp, group, count):
+    settings = {"tp": tp, "tp_group": "g" if group else ""}
+    v = sv.build(settings, name="a", groups={"g": group} if group else {})
+    assert v["gpus"] == {"count": count, "visible": []}
+    assert sv.build(dict(settings, cuda_visible_devices=[2, 3]), name="a",
+                    groups={"g": group} if group else {})["gpus"]["visible"] == [2, 3]
+
+
+def test_the_gate_sees_only_the_nccl_part_of_the_env():
+    # the view is published and recorded: a token in server_env must not travel with it
+    v = sv.build({"env": {"NCCL_P2P_DISABLE": 1, "HF_TOKEN": "secret", "NCCL_DEBUG": "WARN", "XNCCL_X": "1"}})
+    assert v["nccl_env"] == {"NCCL_P2P_DISABLE": "1", "NCCL_DEBUG": "WARN"}
+    assert "secret" not in repr(v)
