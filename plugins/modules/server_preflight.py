@@ -114,6 +114,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.host.run import module_runner
 from ansible_collections.llmserve.sglang.plugins.module_utils.server.preflight import run_all
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.client import DEFAULT_PORT
 
 
 def main():
@@ -127,7 +128,7 @@ def main():
             nnodes=dict(type="int", default=1),
             gpu_count=dict(type="int"),
             host=dict(type="str", default="127.0.0.1"),
-            port=dict(type="int", default=30000),
+            port=dict(type="int", default=DEFAULT_PORT),
             owner_unit=dict(type="str"),
             owner_pid=dict(type="int"),
             env=dict(type="dict", default={}),

@@ -16,6 +16,7 @@ import re
 import socket
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.host import net, ownership
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import client as sglang_client
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import ports as sglang_ports
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import version as sglang_version
 from ansible_collections.llmserve.sglang.plugins.module_utils.nvidia.smi import APP_FIELDS, parse_compute_apps, parse_query_gpu
@@ -144,7 +145,7 @@ def owned_by(pid, owner_unit=None, owner_pid=None, proc_root="/proc"):
 
 def check_port(host, port, owner_unit=None, owner_pid=None):
     host = host or "127.0.0.1"
-    port = int(port or 30000)
+    port = int(port or sglang_client.DEFAULT_PORT)
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     s = socket.socket(family, socket.SOCK_STREAM)
     try:

@@ -28,7 +28,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import gates
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import client, gates
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.version import compare, is_version
 
 ZMQ_TCP_PORT_DELTA = 233
@@ -76,7 +76,7 @@ def derived_count(version):
 def fixed_ports(argv, version=""):
     """``[(port, what)]``: the ports this command line makes SGLang bind at a fixed number, in bind order."""
     o = _opts(argv)
-    port = _int(o.get("--port"), 30000)
+    port = _int(o.get("--port"), client.DEFAULT_PORT)  # SGLang's own default
     out = [(port, "the HTTP port (--port)")]
     nccl = _int(o.get("--nccl-port"))
     if nccl:

@@ -81,3 +81,13 @@ def test_server_port_is_stated_once_and_held_everywhere():
     # the router and monitoring read a worker's port from its view: no server_port of their own
     assert load("router", "defaults", "main.yml")["router_worker_port"] is None
     assert load("monitoring", "defaults", "main.yml")["monitoring_server_port"] is None
+
+
+def test_sglangs_default_port_has_one_home():
+    # SGLang's own --port default: the preflight, the port plan and roles/cuda's "is it serving" check read it
+    from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import ports
+    from ansible_collections.llmserve.sglang.plugins.modules import server_preflight
+    assert load("cuda", "defaults", "main.yml")["cuda_serving_ports"] == [client.DEFAULT_PORT]
+    assert ports.fixed_ports(["--model-path", "/m"])[0] == (client.DEFAULT_PORT, "the HTTP port (--port)")
+    assert ports.fixed_ports(["--port", "31000"])[0][0] == 31000
+    assert "default: %d" % client.DEFAULT_PORT in server_preflight.DOCUMENTATION
