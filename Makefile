@@ -64,10 +64,14 @@ build: setup ## build the collection tarball, install it in a scratch path, use 
 
 molecule: setup system-deps ## every molecule scenario on the local fleet (create, converge, idempotence, verify, destroy)
 	@[ -n "$(strip $(SCENARIOS))" ] || { echo "molecule: no scenario to run (SCENARIOS is empty)"; exit 1; }
-	@for s in $(SCENARIOS); do echo "=== molecule test -s $$s"; $(BIN)/molecule test -s $$s || exit 1; done
+	@times=""; for s in $(SCENARIOS); do echo "=== molecule test -s $$s"; t0=$$(date +%s); $(BIN)/molecule test -s $$s || exit 1; \
+	  times="$$times $$s=$$(( $$(date +%s) - t0 ))s"; done; echo "molecule: all scenarios passed;$$times"
 
-test: setup system-deps lint unit promtool sanity build real-parser molecule ## everything CI runs
-	@echo "make test: all stages passed"
+# The stages one after the other, each timed (the summary at the end is the per-stage figure issue 37 asks for).
+TEST_STAGES := lint unit promtool sanity build real-parser molecule
+test: setup system-deps ## everything CI runs (lint unit promtool sanity build real-parser molecule), each stage timed
+	@times=""; for s in $(TEST_STAGES); do t0=$$(date +%s); $(MAKE) --no-print-directory $$s || { echo "make test: stage $$s failed"; exit 1; }; \
+	  times="$$times $$s=$$(( $$(date +%s) - t0 ))s"; done; echo "make test: all stages passed;$$times"
 
 # mutmut beside the controller venv (its packages seen through a .pth file), so mutmut's own pins stay out of it.
 MUTVENV := $(VENV)-mutation
