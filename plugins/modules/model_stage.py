@@ -456,7 +456,7 @@ def main():
                 except base.StageError as e:
                     fail(str(e))
             worker_limits = base.Limits(p["stall_timeout"], p["file_timeout"], p["model_timeout"],
-                                         stage.lock_of(dest), run.token, orphan_after)
+                                        stage.lock_of(dest), run.token, orphan_after)
             stage.start_worker(stage.fetch_and_verify(model, partial, files, revision, token, hf_cli,
                                                       require_tokenizer, p["workers"], worker_limits),
                                partial, stage.lock_of(dest), run.token, {"source": fingerprint})

@@ -49,7 +49,6 @@ def lock_of(dest):
     return dest.rstrip("/") + ".lock"
 
 
-
 def expected(model, token=None, limits=NO_LIMITS):
     """What the source says it will deliver: (files {path: {size, sha256}} or None, total bytes or None, revision).
 

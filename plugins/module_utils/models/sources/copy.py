@@ -82,6 +82,7 @@ def _remote(model):
     user = model.get("ssh_user")
     return ("%s@%s" % (user, model["from_host"])) if user else model["from_host"]
 
+
 def source_listing(model):
     """{relative path: size} of a ``dir`` source without a manifest. Symlinks: one to a plain file inside the
     source tree is copied as that file's content; one that leaves the tree (or to a directory, or dangling) and

@@ -64,6 +64,7 @@ def http_get(url, token=None, headers=None, timeout=STALL, data=None, token_url=
             url = nxt
     raise StageError("%s: more than %d redirects" % (token_url or url, MAX_REDIRECTS))
 
+
 def expected(model, token=None, limits=NO_LIMITS):
     """(files, total bytes, revision) from the tree's manifest, served beside its files."""
     url = model["url"].rstrip("/") + "/" + mf.MANIFEST_NAME

@@ -206,4 +206,3 @@ def test_inline_tokens_are_what_validate_refuses():
     with pytest.raises(PlanError) as e:
         validate([_hub(token="hf_ONE")])
     assert "token given inline" in str(e.value) and inline_tokens([_hub(token="hf_ONE")]) == ["hf_ONE"]
-
