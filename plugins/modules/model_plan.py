@@ -76,7 +76,8 @@ models:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.llmserve.sglang.plugins.module_utils.models.plan import PlanError, fanout, validate
+from ansible_collections.llmserve.sglang.plugins.module_utils.models.plan import (
+    PlanError, fanout, inline_tokens, validate)
 
 
 def main():
@@ -94,9 +95,7 @@ def main():
     )
     p = module.params
     # A token given inline is refused below; its value must not come back in the invocation either.
-    for model in (p["models"] if "models" in p else [p["model"]]):
-        if isinstance(model, dict) and model.get("token"):
-            module.no_log_values.add(str(model["token"]))
+    module.no_log_values.update(inline_tokens(p["models"]))
     try:
         models = validate(p["models"], p["require_pinned"])
     except PlanError as e:

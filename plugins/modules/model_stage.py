@@ -209,8 +209,9 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.llmserve.sglang.plugins.module_utils.host.proc_watch import alive, proc_stat
 from ansible_collections.llmserve.sglang.plugins.module_utils.models import contain
 from ansible_collections.llmserve.sglang.plugins.module_utils.models import stage
+from ansible_collections.llmserve.sglang.plugins.module_utils.models.sources import base, hub
 from ansible_collections.llmserve.sglang.plugins.module_utils.models.plan import (
-    PlanError, human, space_refusal, url_problem, validate)
+    PlanError, human, inline_tokens, space_refusal, url_problem, validate)
 from ansible_collections.llmserve.sglang.plugins.module_utils.models.verify import verify_tree
 from ansible_collections.llmserve.sglang.plugins.module_utils.host import lock as locks
 
@@ -237,7 +238,7 @@ def _free_bytes(path):
 
 def _token_url(model):
     if model["kind"] == "hub":
-        return (model.get("endpoint") or os.environ.get("HF_ENDPOINT") or stage.DEFAULT_ENDPOINT).rstrip("/")
+        return (model.get("endpoint") or os.environ.get("HF_ENDPOINT") or hub.DEFAULT_ENDPOINT).rstrip("/")
     return model.get("url")
 
 
@@ -293,13 +294,13 @@ class Run(object):
                     held_by=current,
                     msg="%s is being staged by another run: %s, last watched %d s ago (lock %s). Wait for it; a run "
                         "whose controller died stops on its own %d s after it was last watched (models_orphan_after)"
-                        % (self.path[:-len(".lock")], stage.describe(current), silent, self.path, orphan_after))
+                        % (self.path[:-len(".lock")], base.describe(current), silent, self.path, orphan_after))
             if time.time() > end:
                 self.token = None
                 self.module.fail_json(
                     msg="%s: the worker of an abandoned run (%s, last watched %d s ago) has not stopped; it should "
                         "within a stall timeout of noticing. If it hangs (a dead NFS mount), kill pid %s and run again"
-                        % (self.path[:-len(".lock")], stage.describe(current), silent, current.get("pid")))
+                        % (self.path[:-len(".lock")], base.describe(current), silent, current.get("pid")))
             time.sleep(0.5)
 
     def stop_orphan(self, took_over, grace=10.0):
@@ -324,7 +325,7 @@ class Run(object):
         if current is None or current.get("token") != self.token:
             self.token = None
             self.module.fail_json(msg="this run lost %s to %s; it stopped without publishing"
-                                  % (self.path, stage.describe(current) if current else "nobody (released)"))
+                                  % (self.path, base.describe(current) if current else "nobody (released)"))
 
     def release(self):
         if self.token:
@@ -342,10 +343,10 @@ def main():
             workers=dict(type="int"),
             hf_cli=dict(type="path"),
             progress_interval=dict(type="float", default=10.0),
-            stall_timeout=dict(type="float", default=float(stage.STALL)),
-            file_timeout=dict(type="float", default=float(stage.FILE_DEADLINE)),
-            model_timeout=dict(type="float", default=float(stage.MODEL_DEADLINE)),
-            orphan_after=dict(type="float", default=float(stage.ORPHAN_AFTER)),
+            stall_timeout=dict(type="float", default=float(base.STALL)),
+            file_timeout=dict(type="float", default=float(base.FILE_DEADLINE)),
+            model_timeout=dict(type="float", default=float(base.MODEL_DEADLINE)),
+            orphan_after=dict(type="float", default=float(base.ORPHAN_AFTER)),
             controller=dict(type="dict"),
             orphan_of=dict(type="str", no_log=False),
             allow_http_token=dict(type="bool", default=False),
@@ -355,9 +356,7 @@ def main():
     )
     p = module.params
     # A token given inline is refused below; its value must not come back in the invocation either.
-    for model in (p["models"] if "models" in p else [p["model"]]):
-        if isinstance(model, dict) and model.get("token"):
-            module.no_log_values.add(str(model["token"]))
+    module.no_log_values.update(inline_tokens([p["model"]]))
     try:
         (model,) = validate([dict((k, v) for k, v in p["model"].items() if k != "phase")], p["require_pinned"])
     except PlanError as e:
@@ -385,11 +384,11 @@ def main():
             fail("%s: %s" % (model["name"], what))
         if os.path.lexists(partial) and not stage.owns_partial(partial):
             fail("%s: %s exists and was not made by roles/models (no %s in it): the role writes and deletes in it. "
-                 "Move it away" % (model["name"], partial, stage.STATUS_NAME))
+                 "Move it away" % (model["name"], partial, base.STATUS_NAME))
         old = stage.old_of(dest)
         if os.path.lexists(old) and not stage.retired(old):
             fail("%s: %s exists and was not left by roles/models (no %s in it); move it away"
-                 % (model["name"], old, stage.RETIRED_NAME))
+                 % (model["name"], old, base.RETIRED_NAME))
         # Read-only until the source has been read and its names checked: a refusal leaves nothing behind.
         reason = None
         if os.path.isdir(dest) and not os.path.lexists(partial) and not os.path.lexists(old):
@@ -409,26 +408,26 @@ def main():
         if module.check_mode:
             holder = locks.read(stage.lock_of(dest))
             if holder:
-                result["held_by"] = stage.describe(holder)
+                result["held_by"] = base.describe(holder)
             result["changed"] = True
             module.exit_json(action="would_stage", reason=reason, **result)
-        limits = stage.Limits(p["stall_timeout"], p["file_timeout"], p["model_timeout"])
+        limits = base.Limits(p["stall_timeout"], p["file_timeout"], p["model_timeout"])
         try:
             files, total, revision = stage.expected(model, token, limits)
-        except stage.StageError as e:
+        except base.StageError as e:
             fail("%s: %s" % (model["name"], e))
         # An abandoned worker notices within a second, or a stall timeout when it is blocked on a silent server.
         took = run.take(orphan_after, p["stall_timeout"] + 15)
         if took.get("took_over"):
             result["took_over"] = "took over the lock of %s from %s (%s)" % (
-                dest, stage.describe(took["took_over"]), took["message"])
+                dest, base.describe(took["took_over"]), took["message"])
             stopped = run.stop_orphan(took["took_over"])
             if stopped:
                 result["took_over"] += "; " + stopped
             module.warn(result["took_over"])
         try:
             recovered = stage.recover(dest)
-        except (stage.StageError, OSError) as e:
+        except (base.StageError, OSError) as e:
             fail("%s: %s" % (model["name"], e))
         if recovered:
             result["recovered"] = recovered
@@ -454,10 +453,10 @@ def main():
             if model["kind"] == "hub":
                 try:
                     hf_cli = stage.hf_cli_path(p["hf_cli"])
-                except stage.StageError as e:
+                except base.StageError as e:
                     fail(str(e))
-            worker_limits = stage.Limits(p["stall_timeout"], p["file_timeout"], p["model_timeout"],
-                                         stage.lock_of(dest), run.token, orphan_after)
+            worker_limits = base.Limits(p["stall_timeout"], p["file_timeout"], p["model_timeout"],
+                                        stage.lock_of(dest), run.token, orphan_after)
             stage.start_worker(stage.fetch_and_verify(model, partial, files, revision, token, hf_cli,
                                                       require_tokenizer, p["workers"], worker_limits),
                                partial, stage.lock_of(dest), run.token, {"source": fingerprint})
@@ -484,10 +483,10 @@ def main():
              % (model["name"], status.get("pid")))
     if status.get("state") == "done":
         run.watch()
-        contain.remove_in(partial, stage.STATUS_NAME)
+        contain.remove_in(partial, base.STATUS_NAME)
         try:
             stage.publish(partial, dest)
-        except (stage.StageError, OSError) as e:
+        except (base.StageError, OSError) as e:
             fail("%s: publishing %s failed: %s (run again: the next run finishes or undoes it)"
                  % (model["name"], dest, e))
         run.release()

@@ -78,6 +78,12 @@ def _overlap(a, b):
     return any(contain.under(x, y) or contain.under(y, x) for x in _paths_of(a) for y in _paths_of(b))
 
 
+def inline_tokens(models):
+    """The tokens written inline in ``models`` (a module's model list, as given): validate() refuses them, and the
+    module adds them to its no_log values first so that no value comes back in the invocation or the refusal."""
+    return [str(model["token"]) for model in models or [] if isinstance(model, dict) and model.get("token")]
+
+
 class PlanError(Exception):
     """Settings refused before anything is touched; the message names each problem and its fix."""
 

@@ -94,9 +94,10 @@ def test_model_verify_trusts_its_cache_only_when_it_is_roots_alone(tmp_path, own
     assert not fresh.get("failed") and oct(os.stat(str(tmp_path / "new" / "model-check")).st_mode & 0o777) == "0o700"
 
 
-def test_model_plan_masks_an_inline_token():
+@pytest.mark.parametrize("name", ["model_plan", "model_stage"])
+def test_model_modules_mask_an_inline_token(name):
     inline = {"name": "k", "kind": "hub", "repo": "a/b", "dest": "/m", "token": "hf_UNITSECRET"}
-    result = _run("model_plan", {"models": [inline]})
+    result = _run(name, {"models": [inline]} if name == "model_plan" else {"model": inline})
     assert result["failed"] and "token given inline" in result["msg"]
     assert "hf_UNITSECRET" not in json.dumps(result)
 

@@ -4,7 +4,7 @@
 import pytest
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.models.plan import (
-    PlanError, fanout, selected, space_refusal, validate)
+    PlanError, fanout, inline_tokens, selected, space_refusal, validate)
 
 SHA = "0123456789abcdef0123456789abcdef01234567"
 
@@ -193,3 +193,16 @@ def test_adopt_must_be_a_boolean():
     with pytest.raises(PlanError, match="adopt must be true or false"):
         validate([_hub(adopt="yes")])
     assert validate([_hub(adopt=True)])[0]["adopt"] is True
+
+
+def test_inline_tokens_are_every_token_written_in_the_list():
+    models = [_hub(token="hf_ONE"), _hub(name="d"), _hub(name="e", token=""), _hub(name="f", token=12345),
+              "not a model", None, _hub(name="g", token="hf_TWO")]
+    assert inline_tokens(models) == ["hf_ONE", "12345", "hf_TWO"]
+    assert inline_tokens([]) == [] and inline_tokens(None) == []
+
+
+def test_inline_tokens_are_what_validate_refuses():
+    with pytest.raises(PlanError) as e:
+        validate([_hub(token="hf_ONE")])
+    assert "token given inline" in str(e.value) and inline_tokens([_hub(token="hf_ONE")]) == ["hf_ONE"]

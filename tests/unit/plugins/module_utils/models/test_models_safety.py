@@ -22,6 +22,9 @@ import pytest
 from ansible_collections.llmserve.sglang.plugins.module_utils.models import contain
 from ansible_collections.llmserve.sglang.plugins.module_utils.models import manifest as mf
 from ansible_collections.llmserve.sglang.plugins.module_utils.models import stage
+from ansible_collections.llmserve.sglang.plugins.module_utils.models.sources import base as sources_base
+from ansible_collections.llmserve.sglang.plugins.module_utils.models.sources import hub as sources_hub
+from ansible_collections.llmserve.sglang.plugins.module_utils.models.sources import url as sources_url
 from ansible_collections.llmserve.sglang.plugins.module_utils.host import lock as locks
 from tinymodels import tiny
 
@@ -224,7 +227,7 @@ def test_hostile_tarball_refused_before_extraction(tmp_path, server, member, nam
         stage.fetch_and_verify(model, stage.partial_of(dest), None, None)(NOOP)
     assert named in str(e.value), str(e.value)
     # nothing unpacked: only the archive itself sits inside the partial tree
-    assert os.listdir(stage.partial_of(dest)) == [stage.ARCHIVE_NAME]
+    assert os.listdir(stage.partial_of(dest)) == [sources_base.ARCHIVE_NAME]
     assert not (tmp_path / "x").exists()
 
 
@@ -389,7 +392,7 @@ def test_the_token_never_follows_a_redirect_to_another_host(tmp_path, server):
     here = server(Redirecting, tmp_path)
     partial = str(tmp_path / "p")
     os.makedirs(partial)
-    stage._fetch_url(here + "/start", partial, "file", None, "hf_SECRET")
+    sources_url.fetch_url(here + "/start", partial, "file", None, "hf_SECRET")
     assert open(os.path.join(partial, "file")).read() == "payload"
     # same origin (a relative redirect): the token stays; the other host (another port) never sees it
     assert Redirecting.seen == [("/start", "Bearer hf_SECRET"), ("/away", "Bearer hf_SECRET")]
@@ -397,9 +400,9 @@ def test_the_token_never_follows_a_redirect_to_another_host(tmp_path, server):
 
 
 def test_origin_separates_scheme_host_and_port():
-    assert stage.origin("https://Hub.example/a") == stage.origin("https://hub.example:443/b")
-    assert stage.origin("https://hub.example/a") != stage.origin("http://hub.example/a")
-    assert stage.origin("https://hub.example/a") != stage.origin("https://hub.example:8443/a")
+    assert sources_url.origin("https://Hub.example/a") == sources_url.origin("https://hub.example:443/b")
+    assert sources_url.origin("https://hub.example/a") != sources_url.origin("http://hub.example/a")
+    assert sources_url.origin("https://hub.example/a") != sources_url.origin("https://hub.example:8443/a")
 
 
 class Slow(Quiet):
@@ -426,9 +429,9 @@ def test_a_trickling_server_hits_the_files_deadline_named(tmp_path, server):
     base = server(Slow, tmp_path)
     partial = str(tmp_path / "p")
     os.makedirs(partial)
-    limits = stage.Limits(stall=5, file_deadline=1)
+    limits = sources_base.Limits(stall=5, file_deadline=1)
     with pytest.raises(stage.StageError) as e:
-        stage._fetch_url(base + "/w.safetensors", partial, "w.safetensors", 1000, None, limits)
+        sources_url.fetch_url(base + "/w.safetensors", partial, "w.safetensors", 1000, None, limits)
     assert str(e.value).startswith("%s/w.safetensors (file w.safetensors): not done after 1 s" % base)
     assert "models_file_timeout" in str(e.value)
 
@@ -440,12 +443,13 @@ def test_a_silent_server_stalls_named(tmp_path, server):
     partial = str(tmp_path / "p")
     os.makedirs(partial)
     with pytest.raises(stage.StageError) as e:
-        stage._fetch_url(base + "/w.safetensors", partial, "w.safetensors", 1000, None, stage.Limits(stall=1))
+        sources_url.fetch_url(base + "/w.safetensors", partial, "w.safetensors", 1000, None,
+                              sources_base.Limits(stall=1))
     assert "%s/w.safetensors (file w.safetensors): stalled, no byte for 1 s" % base in str(e.value)
 
 
 def test_a_model_past_its_deadline_stops():
-    limits = stage.Limits(model_deadline=1)
+    limits = sources_base.Limits(model_deadline=1)
     limits.model_end = time.time() - 1
     with pytest.raises(stage.StageError, match="the model's deadline of 1 s passed while fetching x"):
         limits.check("x")
@@ -466,7 +470,7 @@ def test_an_abandoned_worker_stops_without_publishing_and_frees_the_lock(tmp_pat
     files, _t, rev = stage.expected(model)
     lock_path = stage.lock_of(dest)
     _holder(lock_path, "run1", time.time() - 100)  # its controller last watched 100 s ago
-    limits = stage.Limits(lock_path=lock_path, token="run1", orphan_after=30)
+    limits = sources_base.Limits(lock_path=lock_path, token="run1", orphan_after=30)
     partial = stage.partial_of(dest)
     stage.start_worker(stage.fetch_and_verify(model, partial, files, rev, limits=limits), partial, lock_path, "run1")
     for _attempt in range(400):
@@ -486,7 +490,7 @@ def test_an_abandoned_worker_stops_without_publishing_and_frees_the_lock(tmp_pat
 def test_a_worker_whose_lock_was_taken_over_stops(tmp_path):
     lock_path = str(tmp_path / "k.lock")
     _holder(lock_path, "run2", time.time())
-    limits = stage.Limits(lock_path=lock_path, token="run1")
+    limits = sources_base.Limits(lock_path=lock_path, token="run1")
     with pytest.raises(stage.StageError, match=r"this run no longer holds .* \(taken over by"):
         limits.check()
 
@@ -504,7 +508,7 @@ def test_hub_argv_puts_the_repo_after_double_dash_and_the_token_only_in_the_envi
     os.makedirs(partial)
     model = {"name": "k", "kind": "hub", "repo": "org/model", "revision": "refs/pr/1", "dest": "/models/k",
              "allow_patterns": ["-rf", "*.json"]}
-    stage._fetch_hub(model, partial, "hf_SECRET", str(fake), stage.Limits(stall=17))
+    sources_hub.fetch(model, partial, "hf_SECRET", str(fake), sources_base.Limits(stall=17))
     seen = json.loads(record.read_text())
     assert seen["argv"] == ["download", "--local-dir=" + partial, "--revision=refs/pr/1", "--include=-rf",
                             "--include=*.json", "--", "org/model"]
@@ -585,7 +589,7 @@ def test_a_transfer_tool_dies_with_its_worker(tmp_path):
     worker = os.fork()
     if worker == 0:
         try:
-            stage._run_watched([str(tool)], "x", stage.Limits())
+            sources_base.run_watched([str(tool)], "x", sources_base.Limits())
         finally:
             os._exit(0)
     for _attempt in range(200):

@@ -10,6 +10,9 @@ import pytest
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.models import contain
 from ansible_collections.llmserve.sglang.plugins.module_utils.models import stage
+from ansible_collections.llmserve.sglang.plugins.module_utils.models.sources import base as sources_base
+from ansible_collections.llmserve.sglang.plugins.module_utils.models.sources import url as sources_url
+from ansible_collections.llmserve.sglang.plugins.module_utils.models.sources import copy as sources_copy
 from tinymodels import tiny
 
 from netutil import serve  # pylint: disable=import-error
@@ -42,7 +45,7 @@ def test_a_size_mismatch_names_the_expected_and_found_sizes(tmp_path, server, pr
     partial = str(tmp_path / "p")
     os.makedirs(partial)
     with pytest.raises(stage.StageError) as e:
-        stage._fetch_url(base + "/w.safetensors", partial, "w.safetensors", promised, None)
+        sources_url.fetch_url(base + "/w.safetensors", partial, "w.safetensors", promised, None)
     assert needle in str(e.value) and "w.safetensors" in str(e.value)
 
 
@@ -52,7 +55,7 @@ def test_the_promised_size_exactly_passes(tmp_path, server):
     base = server(Quiet, tmp_path / "srv")
     partial = str(tmp_path / "p")
     os.makedirs(partial)
-    size, _mtime, _digest = stage._fetch_url(base + "/w.safetensors", partial, "w.safetensors", 700, None)
+    size, _mtime, _digest = sources_url.fetch_url(base + "/w.safetensors", partial, "w.safetensors", 700, None)
     assert size == 700
 
 
@@ -61,19 +64,22 @@ def test_a_directory_copy_has_a_per_file_deadline(tmp_path):
     model = {"name": "k", "kind": "dir", "path": src, "dest": str(tmp_path / "m" / "k")}
     partial = str(tmp_path / "p")
     os.makedirs(partial)
-    limits = stage.Limits(file_deadline=60)
+    limits = sources_base.Limits(file_deadline=60)
     limits.file_deadline = 0.0
     limits.file_end = lambda: time.time() - 1  # the file's deadline already passed when it starts
     with pytest.raises(stage.StageError) as e:
-        stage._copy_resume(model, src, os.path.realpath(src), "model-00001-of-00002.safetensors", partial, limits)
+        sources_copy._copy_resume(model, src, os.path.realpath(src), "model-00001-of-00002.safetensors", partial,
+                                  limits)
     assert "model-00001-of-00002.safetensors: not done after" in str(e.value) and "models_file_timeout" in str(e.value)
     # within its deadline the same copy passes
-    stage._copy_resume(model, src, os.path.realpath(src), "model-00001-of-00002.safetensors", partial, stage.Limits())
+    sources_copy._copy_resume(model, src, os.path.realpath(src), "model-00001-of-00002.safetensors", partial,
+                              sources_base.Limits())
 
 
 def test_deadlines_are_on_by_default():
-    limits = stage.Limits()
-    assert limits.file_deadline == stage.FILE_DEADLINE == 7200 and limits.model_deadline == stage.MODEL_DEADLINE
+    limits = sources_base.Limits()
+    assert limits.file_deadline == sources_base.FILE_DEADLINE == 7200
+    assert limits.model_deadline == sources_base.MODEL_DEADLINE
     assert limits.check("x", time.time() + 1) is None
     with pytest.raises(stage.StageError, match="x: not done after 7200 s"):
         limits.check("x", time.time() - 0.001)
@@ -116,7 +122,7 @@ def test_the_token_follows_a_redirect_within_its_origin(tmp_path, server):
     base = server(Moved, tmp_path / "srv")
     partial = str(tmp_path / "p")
     os.makedirs(partial)
-    stage._fetch_url(base + "/old", partial, "file", None, "hf_SECRET")
+    sources_url.fetch_url(base + "/old", partial, "file", None, "hf_SECRET")
     assert open(os.path.join(partial, "file")).read() == "payload"
     assert Moved.seen == [("/old", "Bearer hf_SECRET"), ("/file", "Bearer hf_SECRET")]
 
