@@ -5,8 +5,9 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Addresses and listening sockets of a host (stdlib only; runs on the controller and on targets).
 
-The one home of two rules: how a listen address becomes a URL this machine reaches (a wildcard means loopback,
-an IPv6 literal is bracketed), and how /proc/net/tcp{,6} names the sockets listening on a port.
+The one home of three rules: how a listen address becomes a URL this machine reaches (a wildcard means loopback,
+an IPv6 literal is bracketed), which addresses are this machine (``on_this_host``), and how /proc/net/tcp{,6} names
+the sockets listening on a port.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -18,6 +19,12 @@ import os
 # Bind-to-everything spellings (SGLang's --host, sglang-router's --host, a Prometheus listen address).
 WILDCARD = ("", "0.0.0.0", "::", "[::]")
 LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
+
+
+def on_this_host(host):
+    """True for an address that reaches this machine without leaving it: loopback, or a wildcard bind spelled as a
+    URL's host (``http://0.0.0.0:30000`` connects to the local machine)."""
+    return str(host or "").strip().lower() in LOOPBACK + WILDCARD
 
 
 def host_port(address, port):

@@ -6,8 +6,9 @@
 """Wait for an SGLang server to be ready, or say precisely why it is not: the loop.
 
 Three parts, as kubernetes.core's waiter is built: this loop owns the clock and the resume
-state; probe.py takes each poll's snapshot (the only I/O); verdicts.py holds the pure
-predicates that say whether the wait ends and how (messages.py their words).
+state; probe.py takes each poll's snapshot through one reader per source (read_log, read_process,
+read_activity, read_http: the only I/O) and asks verdicts.py, the pure predicates that say whether
+the wait ends and how (messages.py their words).
 
 Cheap looks run every ``tick`` (0.1 s): a ``stat`` of the log and a read of its new bytes, and
 /proc/<pid>/stat.  Costly ones run only when they can change the verdict: the process tree's
@@ -37,7 +38,7 @@ from ansible_collections.llmserve.sglang.plugins.module_utils.ready.probe import
 TICK = 0.1             # cheap looks
 FATAL_GRACE = 5.0      # a fatal line while the parent lingers ends the wait after this
 
-STATE_VERSION = 2
+STATE_VERSION = 3  # 3: the probe's state is one part per source
 
 
 def _boot_id():
@@ -92,7 +93,7 @@ class Waiter:
 
     def dump(self):
         return {"v": STATE_VERSION, "boot_id": _boot_id(), "t0": self.t0, "n": self.n,
-                "reported_stage": self.probe.stages.stage, "probe": self.probe.dump()}
+                "reported_stage": self.probe.log.stages.stage, "probe": self.probe.dump()}
 
     def _snapshot(self, now):
         p = self.p
@@ -104,7 +105,7 @@ class Waiter:
 
     def host_view(self):
         """The host as far as it is known: the host option, overridden by the launch's own server_args line."""
-        return host_fit.view(self.p.get("host"), self.probe.cls.launch)
+        return host_fit.view(self.p.get("host"), self.probe.log.cls.launch)
 
     # -- the loop ---------------------------------------------------------------------------------
     def run(self, budget=None, return_on_stage_change=False):
@@ -113,18 +114,21 @@ class Waiter:
             return self._run(budget, return_on_stage_change)
         except Exception as e:  # noqa: BLE001 - any of our own failures: say what broke, never a traceback
             r = error_result(e, self.p, self.now())
-            r.update(stage=self.probe.stages.stage, stages=self.probe.stages.stages)
+            r.update(stage=self.probe.log.stages.stage, stages=self.probe.log.stages.stages)
             return r
 
     def _run(self, budget, return_on_stage_change):
         started = self.clock()
         if self.reported_stage is None:
-            self.reported_stage = self.probe.stages.stage
+            self.reported_stage = self.probe.log.stages.stage
         while True:
             now = self.now()
             self.n["polls"] += 1
             s = self._snapshot(now)
-            ending = self._poll(s)
+            costly = now - self._last_slow >= self.p["interval"]
+            if costly:
+                self._last_slow = now
+            ending = self.probe.poll(s, costly)
             if ending is not None:
                 return self._end(ending, s)
             if budget is not None:
@@ -134,29 +138,6 @@ class Waiter:
                         and s.stage not in ("http", "warmup")):
                     return self._partial(now)
             self.sleep(self.tick)
-
-    def _poll(self, s):
-        """Take the snapshot step by step, asking each step's predicates before the next (costlier) look."""
-        changed = self.probe.see_process(s)
-        ending = verdicts.first(verdicts.PROCESS, s)
-        if ending is not None:
-            return ending
-        costly = s.now - self._last_slow >= self.p["interval"]
-        if costly:
-            self._last_slow = s.now
-        self.probe.see_activity(s, costly)
-        ending = verdicts.first(verdicts.ACTIVITY, s)
-        if ending is not None:
-            return ending
-        self.probe.see_http(s, urgent=changed and s.stage in ("warmup", "ready"))
-        ending = verdicts.first(verdicts.READINESS, s)
-        if ending is not None:
-            return ending
-        if s.health == 200 and verdicts.answered_before_our_http(s):
-            # Remembered: at the deadline it says who answered all along.
-            self.probe.remember_answered_early()
-            s.answered_early_seen = True
-        return verdicts.first(verdicts.LIMITS, s)
 
     # -- how it ends --------------------------------------------------------------------------------
     def _end(self, ending, s):
@@ -171,36 +152,36 @@ class Waiter:
             exit_status = self.probe.look_after_exit(s.now)
             if exit_status is not None:
                 why += messages.EXIT_STATUS % exit_status
-        found = self.probe.verdict_in_order() or self.probe.cls.verdict()
+        found = self.probe.log.verdict()
         verdict = verdicts.explain(ending, found, s, exit_status)
         if ending.key is None:
             verdict = host_fit.fit(verdict, self.host_view(), s.stage)
         return self._result(s.now, ending.reason, why, verdict)
 
     def _ready(self, ending, s):
-        self.probe.stages.set("ready", s.now)
+        self.probe.log.stages.set("ready", s.now)
         if ending.why == "worker":
             r = self._result(s.now)
             r["msg"] = messages.worker_ready(self.p["node_rank"], s.now)
             return r
         if s.verify_generation:
-            s.generation = self.probe.verify_generation()
+            s.generation = self.probe.http.verify_generation()
             failed = verdicts.generation_fails(s)
             if failed is not None:
                 return self._result(self.now(), failed.reason, failed.why, failed.key)
         r = self._result(self.now())
-        r["server"] = self.probe.server_facts()
+        r["server"] = self.probe.http.server_facts()
         r["ready_by"] = "log+generation" if s.fast else "health+generation" if s.verify_generation else "health"
         if not s.fast:
             r["health_status"] = 200
         return r
 
     def _result(self, now, reason=None, why=None, verdict=None):
-        stages, h = self.probe.stages, self.probe.h
+        stages, h = self.probe.log.stages, self.probe.http.h
         failed = reason is not None
         r = {"done": True, "failed": failed, "elapsed": round(now, 2), "stage": stages.stage,
              "stage_label": stages.label(), "stages": stages.stages, "health_status": h["status"],
-             "health_path": self.probe.health_path(), "polls": self.n["polls"], "health_calls": h["calls"]}
+             "health_path": self.probe.http.health_path(), "polls": self.n["polls"], "health_calls": h["calls"]}
         r.update(self.probe.report(failed))
         if failed:
             r.update({"reason": reason, "category": verdict["category"], "key_line": verdict.get("line"),
@@ -211,9 +192,9 @@ class Waiter:
         return r
 
     def _partial(self, now):
-        stages = self.probe.stages
+        stages = self.probe.log.stages
         out = {"done": False, "elapsed": round(now, 2), "stage": stages.stage, "stage_label": stages.label(),
-               "stages": stages.stages, "health_status": self.probe.h["status"], "state": self.dump()}
-        if self.probe.proc.get("pid"):
-            out["cpu_seconds"] = self.probe.proc.get("cpu_s")
+               "stages": stages.stages, "health_status": self.probe.http.h["status"], "state": self.dump()}
+        if self.probe.process.pid:
+            out["cpu_seconds"] = self.probe.activity.usage()["cpu_seconds"]
         return out

@@ -23,6 +23,16 @@ def test_local_url(listen, url):
     assert net.local_url(listen, "30000") == url  # a port from a recorded argv is text
 
 
+@pytest.mark.parametrize("host, local", [
+    ("127.0.0.1", True), ("localhost", True), ("LocalHost", True), ("::1", True), ("[::1]", True),
+    ("0.0.0.0", True), ("::", True), ("[::]", True), ("", True),  # a wildcard in a URL connects to this machine
+    ("192.168.1.1", False), ("10.0.0.5", False), ("gpu1.example", False), ("::2", False), ("0.0.0.1", False),
+])
+def test_on_this_host(host, local):
+    # one list: the loopback and wildcard spellings above; server_ready checks the port's owner only for these
+    assert net.on_this_host(host) is local
+
+
 def test_host_port_brackets_ipv6_once():
     assert net.host_port("::1", 9) == "[::1]:9"
     assert net.host_port("[::1]", 9) == "[::1]:9"

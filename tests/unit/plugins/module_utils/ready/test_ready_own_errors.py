@@ -10,6 +10,7 @@ import sys
 import pytest
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.ready import probe as probe_mod
+from ansible_collections.llmserve.sglang.plugins.module_utils.ready import read_http
 from ansible_collections.llmserve.sglang.plugins.module_utils.ready.waiter import BadInput, Waiter, error_result
 
 KEY = "k\nport: 1"  # the fleet's case: a key with a newline
@@ -36,7 +37,7 @@ def test_http_client_refusing_a_header_is_a_verdict_naming_it(tmp_path, monkeypa
     with pytest.raises(ValueError) as raised:
         conn.putrequest("GET", "/")
         conn.putheader("Authorization", "Bearer %s" % KEY)
-    monkeypatch.setattr(probe_mod.Probe, "port_open", lambda self: True)
+    monkeypatch.setattr(read_http.HttpSource, "port_open", lambda self: True)
     r = w.run()
     assert r["failed"] and r["reason"] == "error" and r["category"] == "unknown" and r["done"]
     assert type(raised.value).__name__ in r["msg"] and "Invalid header value" in r["msg"]
