@@ -28,7 +28,8 @@ import re
 # A tqdm bar: "<desc>: 45%|####  | 10/22 [..]" or SGLang's
 # "<desc>:  97% Completed | 62/64 [..]".  Group 1 is the description, used to
 # collapse successive states of the same bar into one tail line.
-_BAR_RE = re.compile(r"^(.*?):?\s*\d{1,3}%(?:\s*Completed\s*)?\|")
+# (\s* only where a run of blanks starts, and a rank tag's bracket stops at the next one: linear on any line.)
+_BAR_RE = re.compile(r"^(.*?):?(?<!\s)\s*\d{1,3}%(?:\s*Completed\s*)?\|")
 _EOL_RE = re.compile(b"\\r\\n|\\r|\\n")
 _ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
@@ -226,7 +227,7 @@ _STAMP_RES = (
 _TB_HEADER = "Traceback (most recent call last)"
 _FRAME_LINE_RE = re.compile(r"""\bFile "[^"]+", line \d+""")
 _EXC_LINE_RE = re.compile(r"^\W{0,3}(?:\[[^\]]*\]:?\s*)?(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception)\b:?")
-_RANK_TAG_RE = re.compile(r"\[(?:[^\]]*\s)?((?:TP|DP|PP|EP)\d+)\]|\[rank(\d+)\]|\brank[= ](\d+)\b|\(\w+ pid=(\d+)\)")
+_RANK_TAG_RE = re.compile(r"\[(?:[^\][]*\s)?((?:TP|DP|PP|EP)\d+)\]|\[rank(\d+)\]|\brank[= ](\d+)\b|\(\w+ pid=(\d+)\)")
 
 
 def timestamp_of(line):

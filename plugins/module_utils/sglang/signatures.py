@@ -259,7 +259,7 @@ BUILTIN = [
     ("oom_cuda_graph", r"Capture (?:[\w ]+ )?(?:cuda|CUDA) graph failed:.*(?:out of memory|OutOfMemory)", R_CG, 95, True),
     ("oom_kv", r"Not enought? memory\. Please try to increase --mem-fraction-static", R_KV, 90, True),
     ("oom_kv", r"max_total_num_tokens=-?\d+.*(?:must be|should be) positive|KV cache pool is too small", R_KV, 88, True),
-    ("oom_kv", r"\w+ runs out of memory\.|Out of memory\. Please set a smaller number", R_REQ, 86, True),
+    ("oom_kv", r"(?<!\w)\w+ runs out of memory\.|Out of memory\. Please set a smaller number", R_REQ, 86, True),
     # A negative profiled token count is logged as a notice, but nothing fits: the failure follows.
     ("oom_kv", r"profiled value -\d+", R_KV, 70, False),
     # "<device> out of memory. Tried to allocate" is torch's allocator wording on every backend.
@@ -421,7 +421,7 @@ MAX_FRAMES = 40
 
 # Notices: never a cause, whatever words they hold.
 NOISE_RE = re.compile(
-    r"Ignore import error when loading|Proceeding without|To silence this warning|\w+Warning: |"
+    r"Ignore import error when loading|Proceeding without|To silence this warning|(?<!\w)\w+Warning: |"
     r"warnings\.warn\(|\bWARNING\b|Fail to set RLIMIT_NOFILE|Failed to load generation config|"
     r"\bdisabled: |[Ff]alling back to |, skipping\b")
 # torch reports these only as a UserWarning (then falls back to CPU or fails later): a notice
@@ -460,7 +460,7 @@ _SHAPE_RE = re.compile(r"The size of tensor a \(\d+\) must match the size of ten
 _DRAFT_FRAME_RE = re.compile(r"(?i)speculative|eagle|draft")
 # A path the log names, given to a launch flag (SGLang logs server_args=ServerArgs(model_path='...', ...)).
 _SERVER_ARGS_PATH_RE = re.compile(r"\b(\w*(?:_path|_dir|chat_template))='([^']+)'")
-_WEIGHT_FILE_RE = re.compile(r"[\w./-]*[\w-]+\.(?:safetensors|bin|pt|pth)\b(?!\.index)")
+_WEIGHT_FILE_RE = re.compile(r"(?<![\w./-])[\w./-]*(?<=[\w-])\.(?:safetensors|bin|pt|pth)\b(?!\.index)")
 DRAFT_FLAG = "--speculative-draft-model-path"
 # A SIGBUS is resolved by where it happened: NCCL/torch shared memory on a full /dev/shm, or a mapped weight file.
 _SIGBUS_FRAMES = [("shm_exhausted", re.compile(r"torch/distributed/|sglang/srt/distributed/|pynccl|custom_all_reduce|"
@@ -476,7 +476,8 @@ _LAUNCH_ALIASES = {"tensor_parallel_size": "tp_size", "pipeline_parallel_size": 
 # A flattened paste may carry the raised exception's own line right after the echo of the raise.
 _ECHO_TAIL_RE = re.compile(r"(?<=\s)(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception): \S")
 # A non-frame line naming a source file (a paraphrased or foreign traceback: "... in triton/runtime/cache.py, f").
-_LOCATION_RE = re.compile(r"[\w.-]+/[\w/.-]+\.py\b")
+# (Each pattern that scans a run of path characters starts only where the run starts: linear, not quadratic.)
+_LOCATION_RE = re.compile(r"(?<![\w/.-])/*[\w.-]+/[\w/.-]+\.py\b")
 # A runtime check's wording: raised from a JIT kernel's source path it is still no failed build.
 _RUNTIME_CHECK_RE = re.compile(r"Check failed|\bmust be\b|\bexpected\b.{0,60}\bgot\b|[Mm]ismatch|\bout of (?:range|bounds)\b")
 _JIT_BUILD_REMEDIES = (R_JIT, R_COMPILE)
@@ -535,6 +536,18 @@ def build_table(extra_patterns=None):
 # error: {error_str}")``) carries the message template, not the message: the
 # built-ins skip it so the real message line below becomes the key line.
 _SOURCE_ECHO_RE = re.compile(r"^\s*(?:raise|assert)\s")
+
+
+# A log line is untrusted and can be megabytes (a base64 blob, a progress bar with no newline): the classifier matches
+# its first CLIP_HEAD and last CLIP_TAIL characters, so a line costs bounded time whatever pattern reads it.
+CLIP_HEAD, CLIP_TAIL = 3072, 1024
+
+
+def clip(line):
+    """``line`` itself, or its head and tail around a marker that says how much was left out."""
+    if len(line) <= CLIP_HEAD + CLIP_TAIL:
+        return line
+    return "%s [... %d characters ...] %s" % (line[:CLIP_HEAD], len(line) - CLIP_HEAD - CLIP_TAIL, line[-CLIP_TAIL:])
 
 
 def is_noise(line):
@@ -760,6 +773,7 @@ class Classifier:
         self.echo = None         # the last raise/assert line a traceback echoed (for a message-less exception)
 
     def feed(self, line, stage, now):
+        full, line = line, clip(line)
         if len(line) < 600 and frame_of(line):  # (a flattened paste is no frame line)
             if self.frame_age > FRAME_REACH:
                 self.frames = []  # a new traceback
@@ -772,12 +786,12 @@ class Classifier:
         elif self.echo and _BARE_EXC_RE.match(line) and self.frame_age <= FRAME_REACH:
             line = "%s: (%s)" % (line.strip(), self.echo)  # a message-less exception names its raise/assert
         self.best_age += 1
-        if "server_args=ServerArgs(" in line:
-            self.paths.update(paths_of_server_args(line))
-            self.launch.update((_LAUNCH_ALIASES.get(k, k), int(v)) for k, v in _LAUNCH_INT_RE.findall(line))
-        if len(line) < 20000 and _SPEC_RE.search(line):
+        if "server_args=ServerArgs(" in full:  # one long structured line, read whole (its patterns are linear)
+            self.paths.update(paths_of_server_args(full))
+            self.launch.update((_LAUNCH_ALIASES.get(k, k), int(v)) for k, v in _LAUNCH_INT_RE.findall(full))
+        if len(full) < 20000 and _SPEC_RE.search(full):
             self.launch["speculative"] = 1
-        named = _WEIGHT_FILE_RE.search(line) if len(line) < 2000 else None
+        named = _WEIGHT_FILE_RE.search(line)
         if named:
             self.last_file = named.group(0)
         if (self.best and self.best.get("generic") and self.best_age <= FRAME_REACH

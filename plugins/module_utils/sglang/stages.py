@@ -43,7 +43,7 @@ _STAGE_PATTERNS = [
 ]
 _COMPILED = [(s, re.compile(p)) for s, p in _STAGE_PATTERNS]
 RESTART_RE = re.compile("|".join(re.escape(t) for t in gates.lines("server_args")))
-_PROGRESS_RE = re.compile(r"(\d{1,3})%(?:[^|\n]*\|){1,2}\s*(\d+)/(\d+)")
+_PROGRESS_RE = re.compile(r"(\d{1,3})%(?:[^|\n%]*\|){1,2}\s*(\d+)/(\d+)")
 # CUDA-graph capture: the list of sizes each capture announces (0.5.15.post1 / 0.5.23 "Capture <role> <kind> CUDA graph
 # begin. ... bs=[1, 2, ...]" or "num_tokens=[...]"; older "Capture cuda graph bs [...]"), and the size tqdm's description
 # names before each capture ("Capturing batches (bs=48 ...)", "Capturing num tokens (num_tokens=512 ...)"). The sizes are
