@@ -19,6 +19,10 @@ Measured per run:
   tasks      tasks that ran on a host (ok + changed; skipped ones listed apart) - from the json callback
   ssh        ssh processes ansible started (an ``ssh_executable`` wrapper counts them): one per module run with
              pipelining, so this is the number of round trips to the hosts
+  cpu        CPU seconds (user + system) of the controller (ansible-playbook and every process it waited for: its
+             workers, ssh) and of the deployed hosts (their containers' cgroups: sshd, the modules, nvidia-smi
+             stand-ins, the double), the hosts' idle rate (measured before the runs) taken out; with the machine's
+             cores this gives the floor no scheduling can beat: (controller + hosts) / cores
 
 ``--collection`` points at another checkout of the collection (e.g. main) so that before and after are measured with
 the same fleet, playbook and settings in one sitting; its figures are printed side by side, with the ratio.
@@ -31,6 +35,7 @@ from __future__ import absolute_import, division, print_function
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -89,9 +94,57 @@ def sh(argv, env=None, cwd=None, check=True):
     return proc
 
 
+def _cgroup_file(container):
+    """The file that holds a container's CPU time (cgroup v1 cpuacct, ns; or v2 cpu.stat, us), or None."""
+    path = sh(["podman", "inspect", "-f", "{{.State.CgroupPath}}", container], check=False).stdout.strip()
+    if not path:
+        return None
+    for candidate in ("/sys/fs/cgroup/cpuacct%s/cpuacct.usage" % path, "/sys/fs/cgroup/cpu,cpuacct%s/cpuacct.usage" % path,
+                      "/sys/fs/cgroup%s/cpu.stat" % path, "/sys/fs/cgroup/unified%s/cpu.stat" % path):
+        if os.path.exists(candidate):
+            return candidate
+    return None
+
+
+def cpu_seconds(path):
+    """CPU seconds a cgroup has used (0.0 when it cannot be read)."""
+    try:
+        with open(path) as f:
+            text = f.read()
+    except (OSError, TypeError):
+        return 0.0
+    if path.endswith("cpuacct.usage"):
+        return int(text.strip()) / 1e9
+    for line in text.splitlines():
+        if line.startswith("usage_usec "):
+            return int(line.split()[1]) / 1e6
+    return 0.0
+
+
+class HostCpu(object):
+    """The fleet hosts' CPU time, read from their containers' cgroups, and their idle rate."""
+
+    def __init__(self, hosts):
+        self.files = dict((h, _cgroup_file(h)) for h in hosts)
+        self.idle = dict((h, 0.0) for h in hosts)  # CPU seconds per second with no deploy running
+
+    def read(self):
+        return dict((h, cpu_seconds(f)) for h, f in self.files.items())
+
+    def measure_idle(self, seconds):
+        before, t0 = self.read(), time.time()
+        time.sleep(seconds)
+        after, span = self.read(), time.time() - t0
+        self.idle = dict((h, max(0.0, (after[h] - before[h]) / span)) for h in before)
+
+    def readable(self):
+        return all(self.files.values())
+
+
 class Bench(object):
-    def __init__(self, collection, inventory, workdir, label, playbook="server"):
+    def __init__(self, collection, inventory, workdir, label, playbook="server", host_cpu=None):
         self.label = label
+        self.host_cpu = host_cpu
         self.whole = playbook == "deploy_eagle3"
         self.workdir = workdir
         coll = os.path.join(workdir, "collections-" + label)
@@ -139,9 +192,16 @@ class Bench(object):
         else:
             argv += ["-e", "bench_hosts=" + ",".join(hosts)]
         load = os.getloadavg()[0]
+        own0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        hosts0 = self.host_cpu.read() if self.host_cpu else {}
         t0 = time.time()
         proc = sh(argv, env=env, check=False)
         wall = time.time() - t0
+        hosts1 = self.host_cpu.read() if self.host_cpu else {}
+        own1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu_controller = (own1.ru_utime - own0.ru_utime) + (own1.ru_stime - own0.ru_stime)
+        # the deployed hosts' CPU time, less what they use idle (the double's own loop, systemd) over the run
+        cpu_hosts = sum(hosts1[h] - hosts0[h] - self.host_cpu.idle[h] * wall for h in hosts if h in hosts1)
         if proc.returncode != 0:
             sys.stderr.write(proc.stdout[-6000:] + proc.stderr[-3000:])
             raise SystemExit("%s: the deploy on %d host(s) failed" % (self.label, len(hosts)))
@@ -153,7 +213,8 @@ class Bench(object):
         changed = sum(r["changed"] for r in per_host.values())
         return {"wall": wall, "tasks": max(r["ran"] for r in per_host.values()),
                 "skipped": max(r["skipped"] for r in per_host.values()), "ssh": ssh, "changed": changed,
-                "load": load, "hosts": len(hosts), "task_seconds": task_times}
+                "load": load, "hosts": len(hosts), "task_seconds": task_times,
+                "cpu_controller": cpu_controller, "cpu_hosts": cpu_hosts, "cpu": cpu_controller + cpu_hosts}
 
 
 def main():
@@ -169,6 +230,8 @@ def main():
                     help="measure only --collection (e.g. the baseline alone, before this checkout has changed)")
     ap.add_argument("--raw", help="write every timed run (wall, tasks, skipped, ssh, load) to this JSON file")
     ap.add_argument("--keep", action="store_true", help="leave the fleet up afterwards")
+    ap.add_argument("--idle", type=float, default=20.0,
+                    help="seconds to measure the hosts' idle CPU rate before the timed runs (default 20)")
     args = ap.parse_args()
     counts = [int(n) for n in args.hosts.split(",")]
     fleet_py = os.path.join(REPO, "tools", "fleet", "fleet.py")
@@ -181,9 +244,14 @@ def main():
         print("preparing %d fleet host(s) (the double, the fake nvidia-smi)..." % len(hosts), flush=True)
         sh([os.path.join(REPO, ".venv", "bin", "ansible-playbook"), "-i", inventory,
             os.path.join(REPO, "playbooks", "demo", "prepare.yml")], env=env, cwd=REPO)
-        benches = [] if args.no_this else [Bench(REPO, inventory, workdir, "this", args.playbook)]
+        host_cpu = HostCpu(hosts)
+        if not host_cpu.readable():
+            print("warning: the hosts' cgroup CPU time cannot be read (%s): host CPU reported as 0" % ", ".join(
+                h for h, f in host_cpu.files.items() if not f), flush=True)
+        cores = os.cpu_count() or 1
+        benches = [] if args.no_this else [Bench(REPO, inventory, workdir, "this", args.playbook, host_cpu)]
         if args.collection:
-            benches.insert(0, Bench(args.collection, inventory, workdir, "baseline", args.playbook))
+            benches.insert(0, Bench(args.collection, inventory, workdir, "baseline", args.playbook, host_cpu))
         if not benches:
             raise SystemExit("--no-this needs --collection")
         results, raw = {}, []
@@ -192,23 +260,32 @@ def main():
             first = bench.deploy(hosts)
             print("%-8s first deploy on %d hosts: %.1f s, %d changed task results" % (
                 bench.label, len(hosts), first["wall"], first["changed"]), flush=True)
+            if args.idle > 0:
+                host_cpu.measure_idle(args.idle)
+                print("hosts idle: %.3f CPU s/s in all (%d hosts)" % (sum(host_cpu.idle.values()), len(hosts)),
+                      flush=True)
             for n in counts:
                 runs = [bench.deploy(hosts[:n]) for _ in range(args.runs)]
                 if any(r["changed"] for r in runs):
                     raise SystemExit("%s: a no-change deploy on %d host(s) changed something" % (bench.label, n))
                 raw.extend(dict(r, checkout=bench.label) for r in runs)
-                res = {k: statistics.median(r[k] for r in runs) for k in ("wall", "tasks", "skipped", "ssh", "load")}
+                res = {k: statistics.median(r[k] for r in runs)
+                       for k in ("wall", "tasks", "skipped", "ssh", "load", "cpu_controller", "cpu_hosts", "cpu")}
                 results[(bench.label, n)] = res
-                print("%-8s %d host(s): wall %.1f s  tasks/host %d (+%d skipped)  ssh %d  load %.1f  (median of %d; "
-                      "walls %s)" % (bench.label, n, res["wall"], res["tasks"], res["skipped"], res["ssh"], res["load"],
-                                     args.runs, ", ".join("%.1f" % r["wall"] for r in runs)), flush=True)
+                print("%-8s %d host(s): wall %.1f s  tasks/host %d (+%d skipped)  ssh %d  load %.1f  cpu %.1f s "
+                      "(controller %.1f, hosts %.1f)  (median of %d; walls %s)" % (
+                          bench.label, n, res["wall"], res["tasks"], res["skipped"], res["ssh"], res["load"],
+                          res["cpu"], res["cpu_controller"], res["cpu_hosts"], args.runs,
+                          ", ".join("%.1f" % r["wall"] for r in runs)), flush=True)
         print("\nno-change deploy of %s" % ("playbooks/deploy_eagle3.yml" if args.playbook == "deploy_eagle3"
                                             else "roles/server"))
-        print("| checkout | hosts | wall s | tasks/host | skipped/host | ssh round trips | load (1 min) |")
-        print("| --- | --- | --- | --- | --- | --- | --- |")
+        print("| checkout | hosts | wall s | tasks/host | skipped/host | ssh round trips | load (1 min) "
+              "| CPU s controller + hosts | floor s (CPU / %d cores) |" % cores)
+        print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
         for (label, n), r in sorted(results.items(), key=lambda kv: (kv[0][1], kv[0][0])):
-            print("| %s | %d | %.1f | %d | %d | %d | %.1f |" % (label, n, r["wall"], r["tasks"], r["skipped"], r["ssh"],
-                                                             r["load"]))
+            print("| %s | %d | %.1f | %d | %d | %d | %.1f | %.1f + %.1f | %.1f |" % (
+                label, n, r["wall"], r["tasks"], r["skipped"], r["ssh"], r["load"], r["cpu_controller"],
+                r["cpu_hosts"], r["cpu"] / cores))
         for label in sorted({label for label, _ in results}):
             if (label, 1) in results and (label, max(counts)) in results and max(counts) > 1:
                 print("%s: %d hosts / 1 host wall x%.2f" % (

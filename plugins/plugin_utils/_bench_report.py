@@ -461,9 +461,9 @@ def curve_lines(raw: dict, rec: dict | None, conf: dict | None) -> list[str]:
                      + " | ".join(_cell((got.get(m) or {}).get("decode")) for m in curves.CURVES + (CONFIRM,))
                      + f" | {_cell(ratio, '{:.2f}')} |")
     if rec is not None:
+        patched = {True: "applied", False: "absent"}.get(rec.get("patched"), "not known")
         lines += ["", "## Recommended setting", "", f"SGLang `{rec.get('version') or '?'}` (adaptive config format: "
-                  f"{rec.get('capability') or 'unknown'}; {curves.STEP0_PATCH}: "
-                  f"{ {True: 'applied', False: 'absent'}.get(rec.get('patched'), 'not known') }): "
+                  f"{rec.get('capability') or 'unknown'}; {curves.STEP0_PATCH}: {patched}): "
                   f"**{rec.get('setting') or rec['action']}** - {rec['reason']}.", ""]
         for name, loss in sorted((rec.get("losses") or {}).items()):
             where = ", ".join(f"{round(100 * w['lost'])}% at {w['batch']}" for w in loss["where"]) or "nothing"

@@ -10,10 +10,15 @@
 # stays mounted on the host). Needs root, debootstrap and the Debian mirror.
 #
 # Usage: tools/controller_matrix/run.sh [CORE...]     (default: 2.20.10 2.21.5 2.22.0rc1)
-#   SANITY_CORES="2.22.0rc1"   which of them also run ansible-test sanity (default: the newest given; "" = none)
-#   SANITY_ARGS="--skip-test pylint"   extra ansible-test sanity arguments (2.22.0rc1's pylint requirements fetch
-#                              dill from a github.com archive: skip it where only PyPI is reachable)
+#   SANITY_CORES="2.22.0rc1"   which of them also run ansible-test sanity (default: those of 2.21 and newer, whose
+#                              pylint has ansible-bad-function, else the newest given; "" = none)
+#   SANITY_ARGS="--test pylint"  extra ansible-test sanity arguments
+#   DILL_FROM_PYPI=auto        2.22's pylint requirements take dill from a github.com archive (a commit after dill
+#                              0.4.1); where github.com does not resolve (auto) or always (1), the core's
+#                              sanity.pylint.txt gets the newest dill on PyPI instead (0.4.1, what 2.21 pins; the
+#                              result line says so); 0 leaves the file as it is
 #   UNIT_ARGS="-x"             extra pytest arguments; UNITS=0 skips the unit tests
+# The unit tests' own packages are requirements/test.txt's pins (pytest, hypothesis, safetensors, ...).
 # Writes a summary table to stdout and $CACHE/controller-matrix/results.tsv; exits non-zero when a run failed.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
@@ -23,7 +28,13 @@ rootfs=$work/rootfs-trixie
 mirror=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 cores=("$@")
 [ ${#cores[@]} -gt 0 ] || cores=(2.20.10 2.21.5 2.22.0rc1)
-sanity_cores=${SANITY_CORES-${cores[-1]}}
+newer() { [ "$(printf '%s\n%s\n' "$1" "$2" | sort -V | head -1)" = "$2" ]; }  # newer A B: A >= B
+if [ -z "${SANITY_CORES+set}" ]; then
+  SANITY_CORES=
+  for core in "${cores[@]}"; do newer "$core" 2.21 && SANITY_CORES="$SANITY_CORES $core"; done
+  [ -n "$SANITY_CORES" ] || SANITY_CORES=${cores[-1]}
+fi
+sanity_cores=$SANITY_CORES
 [ "$(id -u)" = 0 ] || { echo "controller-matrix: needs root (debootstrap, chroot)" >&2; exit 2; }
 mkdir -p "$work"
 exec 9>"$work/.lock"
@@ -69,6 +80,7 @@ in_root() {  # run a shell command inside the rootfs, with /proc, /dev and the w
   unshare --mount --fork -- bash -c '
     set -e; r=$1; w=$2; shift 2
     mount --make-rprivate /
+    mount --bind "$r" "$r"  # the root a mount point, as on a host: /proc/self/mountinfo lists "/" inside
     mount -t proc proc "$r/proc"; mount --rbind /dev "$r/dev"; mount -t tmpfs tmpfs "$r/tmp"
     mkdir -p "$r/var/cache/llmserve/wheels"; mount --bind "$w" "$r/var/cache/llmserve/wheels"
     exec chroot "$r" /usr/bin/env -i HOME=/root PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 \
@@ -77,15 +89,32 @@ in_root() {  # run a shell command inside the rootfs, with /proc, /dev and the w
 }
 mkdir -p "$cache/wheels"
 
+# What the unit tests import, pinned as the controller venv pins it (not ansible-core, nor the lint tools that
+# depend on it)
+pins=$(grep -hoE '^(jinja2|requests|matplotlib|pytest|pytest-xdist|safetensors|hypothesis|pyyaml)==[^ ]+' \
+  "$repo/requirements/controller.txt" "$repo/requirements/test.txt" | sort | tr '\n' ' ')
 results=$work/results.tsv
 printf 'ansible-core\tpython\tunit\tunit_s\tsanity\tsanity_s\n' > "$results"
 rc=0
 for core in "${cores[@]}"; do
   venv=/opt/matrix/$core
   echo "== ansible-core $core on Python $pyver"
-  if [ ! -f "$rootfs$venv/.installed" ]; then
-    in_root "python3 -m venv --clear $venv && $venv/bin/pip install -q ansible-core==$core pytest==9.0.3 pyyaml \
-      jinja2 requests safetensors==0.8.0 matplotlib && touch $venv/.installed"
+  if [ "$(cat "$rootfs$venv/.installed" 2>/dev/null)" != "$pins" ]; then
+    in_root "python3 -m venv --clear $venv && $venv/bin/pip install -q ansible-core==$core pyyaml $pins &&
+      printf '%s' '$pins' > $venv/.installed"
+  fi
+  # 2.22's pylint requirements name dill by a github.com archive: PyPI's newest dill where github.com is not reachable
+  note=
+  reqs=$rootfs$(in_root "$venv/bin/python -c 'import ansible_test,os;print(os.path.dirname(ansible_test.__file__))'")/_data/requirements/sanity.pylint.txt
+  [ -f "$reqs.orig" ] && cp "$reqs.orig" "$reqs"
+  if grep -q '^dill @ https://github.com/' "$reqs" && [ "${DILL_FROM_PYPI:-auto}" != 0 ] && { [ "${DILL_FROM_PYPI:-auto}" = 1 ] ||
+      ! in_root "python3 -c 'import socket; socket.getaddrinfo(\"github.com\", 443)'" 2>/dev/null; }; then
+    dill=$(in_root "$venv/bin/pip index versions dill 2>/dev/null" | sed -n -E 's/^dill \(([^)]+)\)$/\1/p')
+    [ -n "$dill" ] || { echo "controller-matrix: no dill version from PyPI" >&2; exit 2; }
+    cp "$reqs" "$reqs.orig"
+    sed -i -E "s|^dill @ https://github.com/.*$|dill==$dill|" "$reqs"
+    note=" (pylint's dill: $dill from PyPI for github.com's $(grep -oE 'archive/[0-9a-f]{7}' "$reqs.orig" | cut -d/ -f2))"
+    echo "sanity.pylint.txt: dill==$dill from PyPI in place of $(grep '^dill' "$reqs.orig" | cut -c1-90)..."
   fi
   pip_version=$(in_root "$venv/bin/python -c 'import re,ansible_test,os;print(re.search(r\"pip=.([0-9.]+)\",open(os.path.join(os.path.dirname(ansible_test.__file__),\"_internal/python_requirements.py\")).read()).group(1))'")
   cp "$repo/tests/sanity/get_pip_shim.py" "$rootfs/root/.ansible/test/cache/get_pip_${pip_version//./_}.py"
@@ -103,7 +132,9 @@ for core in "${cores[@]}"; do
     tail -3 "$work/sanity-$core.log"
     sanity_s=$((SECONDS - t0))
   fi
-  printf '%s\t%s\t%s (%s)\t%s\t%s\t%s\n' "$core" "$pyver" "$unit" "$unit_line" "$unit_s" "$sanity" "$sanity_s" >> "$results"
+  [ "$sanity" = - ] && note=
+  printf '%s\t%s\t%s (%s)\t%s\t%s%s\t%s\n' "$core" "$pyver" "$unit" "$unit_line" "$unit_s" "$sanity" "$note" "$sanity_s" \
+    >> "$results"
 done
 echo "=== controller matrix (logs: $work/{unit,sanity}-CORE.log)"
 column -t -s $'\t' "$results"

@@ -462,7 +462,7 @@ def field(obj, key, types, name, path=None, required=False, fix=None):
     else:
         ok = isinstance(value, wanted)
     if not ok:
-        names = " or ".join(type_name(t()) if t is not type(None) else "null" for t in wanted)
+        names = " or ".join(type_name(t()) for t in wanted)  # type(None)() is None: "null"
         raise Refused(name, "is %s (%s), not %s" % (type_name(value), printable(repr(value), 60), names),
                       fix or "restore the publisher's file", field=path)
     return value
