@@ -3,7 +3,6 @@
 """The log patterns rewritten to run in linear time (a megabyte line without spaces took minutes) match what the
 quadratic ones matched: each new pattern is held to the old one on generated lines (Hypothesis), and the classifier
 reads a long line's head and tail only. The timing itself is a benchmark: benchmarks/readiness/long_lines.py."""
-import testpaths  # noqa: F401  (puts the collection on sys.path)
 import re
 
 from hypothesis import HealthCheck, given, settings
