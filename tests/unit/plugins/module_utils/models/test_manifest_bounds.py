@@ -98,3 +98,20 @@ def test_total_size_counts_every_byte(tmp_path):
     root = tree(tmp_path)
     (tmp_path / "m" / "empty").write_bytes(b"")
     assert mf.total_size(mf.build(root, "src")) == len(DATA)
+
+
+def test_verify_names_an_entry_behind_a_symlinked_directory_and_checks_the_rest(tmp_path):
+    root = tmp_path / "m"
+    (root / "a").mkdir(parents=True)
+    (root / "a" / "w.bin").write_bytes(DATA)
+    (root / "z.bin").write_bytes(DATA)
+    m = mf.build(str(root), "src")
+    assert [e["path"] for e in m["files"]] == ["a/w.bin", "z.bin"]
+    outside = tmp_path / "outside"
+    os.rename(str(root / "a"), str(outside))
+    os.symlink(str(outside), str(root / "a"))
+    os.unlink(str(root / "z.bin"))
+    problems, hashed = mf.verify(str(root), m)
+    assert problems == ["a/w.bin: %s/a is a symlink or not a directory; refused (nothing is followed out of the tree)"
+                        % root, "z.bin: missing (expected 10 bytes)"]
+    assert hashed == 0
