@@ -407,3 +407,40 @@ def test_hostile_entries_looks_at_max_entries_and_no_more(tmp_path, max_entries,
     for i in range(3):
         os.mkfifo(str(tmp_path / ("p%d" % i)))
     assert len(contain.hostile_entries(str(tmp_path), max_entries=max_entries)) == found
+
+
+def test_hostile_entries_lists_ten_by_default(tmp_path):
+    for i in range(11):
+        os.mkfifo(str(tmp_path / ("p%02d" % i)))
+    assert [p.split(" ")[0] for p in contain.hostile_entries(str(tmp_path))] == ["p%02d" % i for i in range(10)]
+
+
+def _deep(tmp_path):
+    """A directory whose path is just short of PATH_MAX (4096), made one component at a time: an entry there with
+    a long name cannot be lstat'ed by its full path (ENAMETOOLONG), though the walk lists it."""
+    fd = os.open(str(tmp_path), os.O_RDONLY | os.O_DIRECTORY)
+    path = str(tmp_path)
+    try:
+        while len(path) < 3880:
+            part = "d" * min(250, 3900 - len(path))
+            os.mkdir(part, dir_fd=fd)
+            nxt = os.open(part, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+            os.close(fd)
+            fd, path = nxt, path + "/" + part
+        os.mkdir("a" * 250, dir_fd=fd)  # its full path is past PATH_MAX
+    finally:
+        os.close(fd)
+    return path
+
+
+def test_an_entry_lstat_cannot_reach_is_skipped_and_the_walk_goes_on(tmp_path):
+    deep = _deep(tmp_path)
+    with pytest.raises(OSError) as err:
+        os.lstat(deep + "/" + "a" * 250)
+    assert err.value.errno == errno.ENAMETOOLONG
+    os.mkfifo(deep + "/zz")
+    os.chmod(deep + "/zz", 0o666)
+    rel = os.path.relpath(deep + "/zz", str(tmp_path))
+    assert contain.world_writable(str(tmp_path)) == (1, [rel])
+    assert contain.hostile_entries(str(tmp_path)) == [
+        "%s is a FIFO, not a plain file: a read would block or never end; replace it with the file it stands for" % rel]
