@@ -7,6 +7,7 @@ import struct
 
 import pytest
 
+from ansible_collections.llmserve.sglang.plugins.module_utils.models import checkpoint as cp
 from ansible_collections.llmserve.sglang.plugins.module_utils.models.checkpoint import (
     ShardError, check_checkpoint, read_header)
 from tinymodels import tiny
@@ -200,3 +201,88 @@ def test_the_parallel_header_parse_finds_what_the_serial_one_does(tmp_path, work
     assert problems[2] == ("model-00005-of-00006.safetensors: 1 tensors the index puts there are not in it "
                            "(first: model.layers.9.extra)")
     assert len(problems) == 3
+
+
+# --- issue 37: the rules from both sides, every message as the operator reads it ---------------------------------
+
+
+@pytest.mark.parametrize("workers", [1, 3])
+def test_two_tensors_swapped_between_shards_are_found_though_the_counts_agree(tmp_path, workers):
+    root = tiny.write_target(str(tmp_path / "t"), shards=6, shard_mib=1)
+    index = os.path.join(root, cp.INDEX_NAME)
+    with open(index) as f:
+        data = json.load(f)
+    data["weight_map"]["model.layers.0.mlp.weight"] = "model-00002-of-00006.safetensors"
+    data["weight_map"]["model.layers.1.mlp.weight"] = "model-00001-of-00006.safetensors"
+    with open(index, "w") as f:
+        json.dump(data, f)
+    assert cp._check_sharded(root, workers=workers) == [
+        "model-00001-of-00006.safetensors: 1 tensors the index puts there are not in it (first: model.layers.1.mlp.weight)",
+        "model-00002-of-00006.safetensors: 1 tensors the index puts there are not in it (first: model.layers.0.mlp.weight)"]
+
+
+@pytest.mark.parametrize("length, shown", [(159, "x" * 159), (160, "x" * 160), (161, "x" * 160 + "...(161 characters)")])
+def test_an_unforeseen_error_is_named_with_its_text_cut_at_160(length, shown):
+    assert cp.unexpected("w.safetensors", ZeroDivisionError("x" * length), "reading it") == (
+        "w.safetensors: the check could not read it (ZeroDivisionError while reading it: %s): the file is likely "
+        "corrupt - download it again; if it is whole, report this" % shown)
+
+
+def test_a_single_file_checkpoint_names_its_broken_shard(tmp_path, monkeypatch):
+    root = tiny.write_target(str(tmp_path / "t"), shards=1, shard_mib=1)
+    names = sorted(os.listdir(root))
+    single = [n for n in names if n.endswith(".safetensors")]
+    if single != [cp.SINGLE_NAME]:
+        os.rename(os.path.join(root, single[0]), os.path.join(root, cp.SINGLE_NAME))
+        if os.path.exists(os.path.join(root, cp.INDEX_NAME)):
+            os.remove(os.path.join(root, cp.INDEX_NAME))
+    assert check_checkpoint(root) == ([], [])
+    with open(os.path.join(root, cp.SINGLE_NAME), "r+b") as f:
+        f.truncate(4)
+    (problem,) = check_checkpoint(root)[0]
+    assert problem.startswith("model.safetensors: ") and "header" in problem
+
+    def boom(*_a, **_k):
+        raise ZeroDivisionError("a bug")
+    monkeypatch.setattr(cp, "read_header", boom)
+    assert check_checkpoint(root)[0] == [
+        "model.safetensors: the check could not read it (ZeroDivisionError while reading its safetensors header: a "
+        "bug): the file is likely corrupt - download it again; if it is whole, report this"]
+
+
+def test_tensor_shapes_read_every_shard_the_index_names(tmp_path):
+    root = tiny.write_target(str(tmp_path / "t"), shards=3, shard_mib=1)
+    shapes = cp.tensor_shapes(root)
+    assert sorted(shapes) == sorted("model.layers.%d.%s.weight" % (i, k) for i in range(3) for k in ("mlp", "norm"))
+    assert all(isinstance(s, list) and s for s in shapes.values())
+    assert cp.tensor_shapes(str(tmp_path / "none")) == {}
+
+
+def test_the_structure_stamp_covers_the_weights_and_the_index_only(tmp_path):
+    root = tiny.write_target(str(tmp_path / "t"), shards=2, shard_mib=1)
+    stamp = cp.structure_stamp(root)
+    assert [s[0] for s in stamp] == ["model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors",
+                                     cp.INDEX_NAME]
+    with open(os.path.join(root, "config.json"), "a") as f:
+        f.write(" ")
+    assert cp.structure_stamp(root) == stamp
+    assert cp.structure_stamp(str(tmp_path / "none")) is None
+
+
+def test_tensor_shapes_skip_an_unreadable_shard_and_read_the_rest(tmp_path):
+    root = tiny.write_target(str(tmp_path / "t"), shards=3, shard_mib=1)
+    with open(_shard(root, 1, 3), "r+b") as f:
+        f.truncate(4)
+    assert sorted(cp.tensor_shapes(root)) == sorted("model.layers.%d.%s.weight" % (i, k) for i in (1, 2)
+                                                    for k in ("mlp", "norm"))
+
+
+def test_an_unforeseen_error_in_a_shard_of_the_index_is_named(tmp_path, monkeypatch):
+    root = tiny.write_target(str(tmp_path / "t"), shards=2, shard_mib=1)
+
+    def boom(*_a, **_k):
+        raise ZeroDivisionError("a bug")
+    monkeypatch.setattr(cp, "read_header", boom)
+    assert cp._check_sharded(root, workers=1) == [
+        "model-%05d-of-00002.safetensors: the check could not read it (ZeroDivisionError while reading its safetensors "
+        "header: a bug): the file is likely corrupt - download it again; if it is whole, report this" % i for i in (1, 2)]
