@@ -286,3 +286,32 @@ def test_an_unforeseen_error_in_a_shard_of_the_index_is_named(tmp_path, monkeypa
     assert cp._check_sharded(root, workers=1) == [
         "model-%05d-of-00002.safetensors: the check could not read it (ZeroDivisionError while reading its safetensors "
         "header: a bug): the file is likely corrupt - download it again; if it is whole, report this" % i for i in (1, 2)]
+
+
+@pytest.mark.parametrize("count, capped", [(19, 19), (20, 20), (21, 21)])
+def test_twenty_problems_are_listed_and_the_rest_counted(count, capped):
+    problems = ["p%d" % i for i in range(count)]
+    out = cp.capped(problems)
+    assert len(out) == capped
+    assert out[-1] == ("and 1 more problems" if count == 21 else "p%d" % (count - 1))
+
+
+def test_read_header_of_a_bare_file_name_reads_the_working_directory(tmp_path, monkeypatch):
+    tiny.write_safetensors(str(tmp_path / "w.safetensors"), {"a": ("F16", (4, 2))})
+    monkeypatch.chdir(str(tmp_path))
+    header, size = read_header("w.safetensors")
+    assert header.tensors["a"][1] == [4, 2] and size == os.path.getsize("w.safetensors")
+
+
+def test_tokenizer_problems_of_a_directory_use_the_names_given_and_read_tiktoken(tmp_path):
+    (tmp_path / "tokenizer.json").write_text("{}")
+    assert cp.tokenizer_problems(str(tmp_path)) == []
+    assert cp.tokenizer_problems(str(tmp_path), names=set())[0].startswith("tokenizer: none of tokenizer.json")
+    (tmp_path / "tokenizer.json").unlink()
+    (tmp_path / "cl100k_base.tiktoken").write_bytes(b"x")
+    assert cp.tokenizer_problems(str(tmp_path)) == []
+    (tmp_path / "cl100k_base.tiktoken").write_bytes(b"")
+    assert cp.tokenizer_problems(str(tmp_path)) == [
+        "tokenizer cl100k_base.tiktoken: empty: copy the tokenizer files again"]
+    assert cp.tokenizer_problems(str(tmp_path / "none")) == [
+        "%s: cannot be opened (No such file or directory): point it at the model directory" % (tmp_path / "none")]
