@@ -317,3 +317,19 @@ def test_tokenizer_problems_of_a_directory_use_the_names_given_and_read_tiktoken
         "tokenizer cl100k_base.tiktoken: empty: copy the tokenizer files again"]
     assert cp.tokenizer_problems(str(tmp_path / "none")) == [
         "%s: cannot be opened (No such file or directory): point it at the model directory" % (tmp_path / "none")]
+
+
+def test_a_checkpoint_found_whole_under_the_same_stamp_is_not_parsed_again(tmp_path):
+    root = tiny.write_target(str(tmp_path / "t"), shards=2, shard_mib=1)
+    stamp = cp.structure_stamp(root)
+    with open(_shard(root, 2, 2), "r+b") as f:
+        f.truncate(4)
+    assert check_checkpoint(root, known_whole=cp.structure_stamp(root)) == (
+        [], ["weights unchanged since they were found whole (size, mtime, ctime, inode of every shard)"])
+    assert check_checkpoint(root, known_whole=stamp)[0][0].startswith("model-00002-of-00002.safetensors: ")
+
+
+def test_a_checkpoint_path_that_is_no_directory_is_named(tmp_path):
+    (tmp_path / "file").write_text("x")
+    assert check_checkpoint(str(tmp_path / "file")) == (
+        ["%s: not a directory: point it at the model directory" % (tmp_path / "file")], [])
