@@ -333,3 +333,18 @@ def test_a_checkpoint_path_that_is_no_directory_is_named(tmp_path):
     (tmp_path / "file").write_text("x")
     assert check_checkpoint(str(tmp_path / "file")) == (
         ["%s: not a directory: point it at the model directory" % (tmp_path / "file")], [])
+
+
+@pytest.mark.parametrize("index, message", [
+    ({}, "model.safetensors.index.json weight_map: missing: restore the publisher's index"),
+    ({"weight_map": None}, "model.safetensors.index.json weight_map: missing: restore the publisher's index"),
+    ({"weight_map": ["a"]}, "model.safetensors.index.json weight_map: is a list (['a']), not an object: restore the "
+                            "publisher's index"),
+    ({"weight_map": {}}, "model.safetensors.index.json weight_map: is empty: restore the publisher's index"),
+    ({"weight_map": {"a": 1, "b": "s.safetensors"}}, "model.safetensors.index.json weight_map: the shards of 1 tensors "
+     "are not file names (a): restore the publisher's index"),
+])
+def test_an_index_without_a_usable_weight_map_is_named(target, index, message):
+    with open(os.path.join(target, cp.INDEX_NAME), "w") as f:
+        json.dump(index, f)
+    assert check_checkpoint(target, workers=1)[0] == [message]
