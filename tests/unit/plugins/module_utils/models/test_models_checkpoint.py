@@ -348,3 +348,11 @@ def test_an_index_without_a_usable_weight_map_is_named(target, index, message):
     with open(os.path.join(target, cp.INDEX_NAME), "w") as f:
         json.dump(index, f)
     assert check_checkpoint(target, workers=1)[0] == [message]
+
+
+def test_an_index_naming_shards_outside_the_tree_is_named_whole(target):
+    with open(os.path.join(target, cp.INDEX_NAME), "w") as f:
+        json.dump({"weight_map": {"a": "../x.safetensors", "b": "/etc/y.safetensors", "c": "ok.safetensors"}}, f)
+    assert check_checkpoint(target, workers=1)[0] == [
+        "model.safetensors.index.json weight_map: names 2 shards outside the model directory (../x.safetensors, "
+        "/etc/y.safetensors): refused, never opened: restore the publisher's index"]
