@@ -356,3 +356,17 @@ def test_an_index_naming_shards_outside_the_tree_is_named_whole(target):
     assert check_checkpoint(target, workers=1)[0] == [
         "model.safetensors.index.json weight_map: names 2 shards outside the model directory (../x.safetensors, "
         "/etc/y.safetensors): refused, never opened: restore the publisher's index"]
+
+
+@pytest.mark.parametrize("count, cpus, parsers", [(15, 64, 1), (16, 64, 8), (17, 64, 8), (64, 64, 32), (66, 64, 32),
+                                                  (100, 64, 32), (16, 3, 3), (16, None, 1), (16, 1, 1)])
+def test_headers_are_parsed_in_half_as_many_children_as_shards_from_16_on(monkeypatch, count, cpus, parsers):
+    monkeypatch.setattr(os, "cpu_count", lambda: cpus)
+    found = cp._workers(count)
+    assert found == parsers and isinstance(found, int)
+
+
+def test_no_children_without_fork_and_the_callers_count_at_least_one(monkeypatch):
+    assert cp._workers(5, 4) == 4 and cp._workers(5, 0) == 1 and cp._workers(5, -3) == 1
+    monkeypatch.delattr(os, "fork")
+    assert cp._workers(100) == 1
