@@ -370,3 +370,16 @@ def test_no_children_without_fork_and_the_callers_count_at_least_one(monkeypatch
     assert cp._workers(5, 4) == 4 and cp._workers(5, 0) == 1 and cp._workers(5, -3) == 1
     monkeypatch.delattr(os, "fork")
     assert cp._workers(100) == 1
+
+
+def test_when_no_child_can_be_forked_the_headers_are_parsed_here(tmp_path, monkeypatch):
+    import multiprocessing
+
+    def no_fork(_method=None):
+        raise OSError(11, "Resource temporarily unavailable")  # fork's EAGAIN on a host out of processes
+    monkeypatch.setattr(multiprocessing, "get_context", no_fork)
+    root = tiny.write_target(str(tmp_path / "t"), shards=4, shard_mib=1)
+    assert cp._check_sharded(root, workers=3) == []
+    os.remove(_shard(root, 2, 4))
+    assert cp._check_sharded(root, workers=3) == [
+        "model-00002-of-00004.safetensors: missing (the index names it for 2 tensors)"]
