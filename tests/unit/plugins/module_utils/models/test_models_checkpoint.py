@@ -383,3 +383,64 @@ def test_when_no_child_can_be_forked_the_headers_are_parsed_here(tmp_path, monke
     os.remove(_shard(root, 2, 4))
     assert cp._check_sharded(root, workers=3) == [
         "model-00002-of-00004.safetensors: missing (the index names it for 2 tensors)"]
+
+
+def _boom(*_a, **_k):
+    raise ZeroDivisionError("a bug")
+
+
+def test_an_unforeseen_error_in_a_forked_parser_is_named(tmp_path, monkeypatch):
+    root = tiny.write_target(str(tmp_path / "t"), shards=2, shard_mib=1)
+    monkeypatch.setattr(cp, "read_header", _boom)  # the forked children inherit it
+    assert cp._check_sharded(root, workers=2) == [
+        "model-%05d-of-00002.safetensors: the check could not read it (ZeroDivisionError while reading its safetensors "
+        "header: a bug): the file is likely corrupt - download it again; if it is whole, report this" % i for i in (1, 2)]
+
+
+def test_the_deadline_message_names_the_count_the_wait_and_the_fix(tmp_path, monkeypatch):
+    root = tiny.write_target(str(tmp_path / "t"), shards=2, shard_mib=1)
+
+    import types
+    late = types.SimpleNamespace(get=_boom)  # a map_async result whose get() fails, as a worker's death does
+    pool = types.SimpleNamespace(map_async=lambda *_a, **_k: late, terminate=lambda: None)
+    import multiprocessing
+    monkeypatch.setattr(multiprocessing, "get_context", lambda _method: types.SimpleNamespace(Pool=lambda _n: pool))
+    assert cp._check_sharded(root, workers=2) == [
+        "2 shards: their headers were not all read within 300 s (ZeroDivisionError): a shard on a hung or slow "
+        "filesystem? Check the model directory's storage"]
+
+
+def test_loose_and_single_shards_are_checked_and_read(tmp_path):
+    root = tiny.write_target(str(tmp_path / "t"), shards=2, shard_mib=1)
+    os.remove(os.path.join(root, cp.INDEX_NAME))
+    assert check_checkpoint(root) == ([], [])
+    assert sorted(cp.tensor_shapes(root)) == sorted("model.layers.%d.%s.weight" % (i, k) for i in (0, 1)
+                                                    for k in ("mlp", "norm"))
+    with open(_shard(root, 2, 2), "r+b") as f:
+        f.truncate(4)
+    (problem,) = check_checkpoint(root)[0]
+    assert problem.startswith("model-00002-of-00002.safetensors: ")
+    os.remove(_shard(root, 2, 2))
+    os.rename(_shard(root, 1, 2), os.path.join(root, cp.SINGLE_NAME))
+    (tmp_path / "t" / "stray.safetensors").write_bytes(b"not a shard")  # SGLang reads model.safetensors alone
+    assert check_checkpoint(root) == ([], [])
+    assert sorted(cp.tensor_shapes(root)) == ["model.layers.0.mlp.weight", "model.layers.0.norm.weight"]
+
+
+def test_an_unforeseen_error_reading_the_tokenizer_is_named(tmp_path, monkeypatch):
+    (tmp_path / "tokenizer.json").write_text("{}")
+    monkeypatch.setattr(cp.untrusted.Tree, "json", _boom)
+    assert cp.tokenizer_problems(str(tmp_path)) == [
+        "tokenizer tokenizer.json: the check could not read it (ZeroDivisionError while reading it: a bug): the file is "
+        "likely corrupt - download it again; if it is whole, report this"]
+
+
+def test_read_json_reads_a_file_by_its_path_or_bare_name(tmp_path, monkeypatch):
+    (tmp_path / "c.json").write_text('{"a": 1}')
+    assert cp.read_json(str(tmp_path / "c.json")) == {"a": 1}
+    monkeypatch.chdir(str(tmp_path))
+    assert cp.read_json("c.json") == {"a": 1}
+    (tmp_path / "c.json").write_text("{")
+    with pytest.raises(ValueError) as err:
+        cp.read_json("c.json")
+    assert str(err.value).startswith("c.json: not JSON")
