@@ -444,3 +444,25 @@ def test_read_json_reads_a_file_by_its_path_or_bare_name(tmp_path, monkeypatch):
     with pytest.raises(ValueError) as err:
         cp.read_json("c.json")
     assert str(err.value).startswith("c.json: not JSON")
+
+
+def test_a_forked_parsers_job_gives_problems_or_the_digest_of_the_names(tmp_path, monkeypatch):
+    # run here, in this process, what each forked child runs (its coverage is not seen from the children)
+    root = tiny.write_target(str(tmp_path / "t"), shards=2, shard_mib=1)
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        names = ["model.layers.0.mlp.weight", "model.layers.0.norm.weight"]
+        assert cp._header_digest((fd, "model-00001-of-00002.safetensors")) == ([], cp._names_digest(names))
+        assert cp._names_digest(names) == cp._names_digest(names[::-1]) != cp._names_digest(names[:1])
+        assert cp._names_digest(["a", "b"]) != cp._names_digest(["a", "c"])
+        with open(_shard(root, 2, 2), "r+b") as f:
+            f.truncate(4)
+        (problem,), digest = cp._header_digest((fd, "model-00002-of-00002.safetensors"))
+        assert problem.startswith("model-00002-of-00002.safetensors: ") and digest is None
+        monkeypatch.setattr(cp, "read_header", _boom)
+        assert cp._header_digest((fd, "model-00001-of-00002.safetensors")) == ([
+            "model-00001-of-00002.safetensors: the check could not read it (ZeroDivisionError while reading its "
+            "safetensors header: a bug): the file is likely corrupt - download it again; if it is whole, report this"],
+            None)
+    finally:
+        os.close(fd)
