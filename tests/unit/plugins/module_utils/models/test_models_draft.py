@@ -347,3 +347,33 @@ def test_fc_takes_a_multiple_of_the_targets_hidden_size(inputs, problem):
     assert dr.shape_problems({"fc.weight": [64]}, {"architectures": FULL["architectures"]}, {"hidden_size": 96},
                              "EAGLE3") == []
     assert dr.shape_problems({"fc.weight": [64, inputs]}, {"architectures": FULL["architectures"]}, {}, "EAGLE3") == []
+
+
+def test_long_values_in_draft_messages_are_cut_at_their_limits():
+    archs = ["A" * 100, 1]
+    assert _refused(dr.draft_problems, dict(DRAFT, architectures=archs), TARGET, "EAGLE3") == (
+        "the draft's config.json architectures: %s is not a list of class names: restore the publisher's file"
+        % untrusted.printable(archs, 80))
+    long_eagle3 = ["LlamaForCausalLMEagle3" + "x" * 250]
+    assert untrusted.printable(long_eagle3, 200) in dr.draft_problems(dict(DRAFT, architectures=long_eagle3), TARGET,
+                                                                      "EAGLE")[0]
+    assert untrusted.printable(long_eagle3, 201) not in dr.draft_problems(dict(DRAFT, architectures=long_eagle3),
+                                                                          TARGET, "EAGLE")[0]
+    long_plain = ["LlamaForCausalLM" + "x" * 250]
+    found = dr.draft_problems(dict(DRAFT, architectures=long_plain), TARGET, "EAGLE3")[0]
+    assert untrusted.printable(long_plain, 200) in found and untrusted.printable(long_plain, 201) not in found
+    floats = [1.0] * 60
+    assert dr.draft_problems(dict(DRAFT, eagle_config={"eagle_aux_hidden_state_layer_ids": floats}), TARGET,
+                             "EAGLE3") == ["the draft's eagle_config.eagle_aux_hidden_state_layer_ids %s is not a list "
+                                           "of layer numbers" % untrusted.printable(floats, 120)]
+    ids = list(range(100, 160))
+    assert dr.draft_problems(dict(DRAFT, eagle_config={"eagle_aux_hidden_state_layer_ids": ids}), TARGET, "EAGLE3") == [
+        "the draft's eagle_aux_hidden_state_layer_ids %s name layers [100, 101, 102, 103, 104 and 55 more] that the "
+        "target (8 layers, ids 0..6 usable) does not have: the draft was trained for another target"
+        % untrusted.printable(ids, 120)]
+    shape = [1] * 40
+    assert dr.shape_problems({"norm.weight": shape}, FULL, {}, "EAGLE3") == [
+        "the draft's norm.weight is %s in its weights, but hidden_size 64 make it [64]: the config does not describe "
+        "these weights" % untrusted.printable(shape, 80)]
+    shapes = dr.eagle3_expected_shapes(FULL, {})
+    assert shapes["layers.0.hidden_norm.weight"][1] == shapes["layers.0.input_layernorm.weight"][1] == "hidden_size 64"
