@@ -577,7 +577,9 @@ def test_the_module_refuses_a_foreign_dest_and_a_token_over_plain_http(tmp_path)
     plain = run({"model": {"name": "h", "kind": "http", "url": "http://127.0.0.1:9/x", "dest": str(tmp_path / "m/h")},
                  "token": "hf_SECRET"})
     assert plain["failed"] and "a token would travel in clear text to http://127.0.0.1:9/x" in plain["msg"]
-    assert "hf_SECRET" not in json.dumps(plain)
+    # ansible-core 2.22 hands the controller the values to mask as _ansible_new_secrets, which it drops before anyone
+    # sees the result: the secret may be there only
+    assert "hf_SECRET" not in json.dumps({k: v for k, v in plain.items() if k != "_ansible_new_secrets"})
 
 
 def test_a_transfer_tool_dies_with_its_worker(tmp_path):
