@@ -48,7 +48,8 @@ ROOMS = {
     "models/draft": ([MU + "models/draft.py"], [UT + "models/test_models_draft.py", UT + "models/test_models_servable.py"]),
     # host/ in three rooms (one run each stays under an hour on 2 cores): the untrusted-file reader, the owned
     # directories (root safety), and the rest.
-    "host/untrusted": ([MU + "host/untrusted.py"], [UT + "host/test_host_untrusted.py", UT + "models/test_models_hostile.py"]),
+    "host/untrusted": ([MU + "host/untrusted.py"], [UT + "host/test_host_untrusted.py", UT + "host/test_untrusted_mutants.py",
+                                                   UT + "models/test_models_hostile.py"]),
     "host/owned_dirs": ([MU + "host/owned_dirs.py"],
                         [UT + "host/test_host_owned_dirs.py", PT + "test_server_owned_dirs.py",
                          "tests/unit/plugins/modules/test_owned_dir_module.py"]),

@@ -1,0 +1,398 @@
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""host/untrusted (issue 37): each refusal's whole message (file, field, what, fix) and both sides of every cap, on
+real files; the mutants of tools/mutation's host/untrusted room that the reader's other tests let through."""
+import json
+import os
+import stat
+import struct
+
+import pytest
+
+from ansible_collections.llmserve.sglang.plugins.module_utils.host import untrusted as U
+
+ROOT = os.geteuid() == 0
+HEADER_FIX = "the file is corrupt or not safetensors: download it again"
+
+
+def _st(header, data=b""):
+    text = header if isinstance(header, bytes) else json.dumps(header, separators=(",", ":")).encode("utf-8")
+    return struct.pack("<Q", len(text)) + text + data
+
+
+def _write(path, data):
+    with open(str(path), "wb") as f:
+        f.write(data)
+    return str(path)
+
+
+def _refused(call, *args, **kwargs):
+    with pytest.raises(U.Refused) as e:
+        call(*args, **kwargs)
+    return e.value
+
+
+# ---- Kind's defaults: depth 64, a million values, the publisher's file
+
+def test_a_kinds_default_depth_is_64_at_and_above():
+    kind = U.Kind("config", 1 << 20)
+    U.parse_json(b"[" * 64 + b"]" * 64, "c.json", kind)
+    e = _refused(U.parse_json, b"[" * 65 + b"]" * 65, "c.json", kind)
+    assert str(e) == "c.json: JSON nested deeper than 64 levels, the check's cap for a config file: " \
+                     "replace it with the publisher's file"
+
+
+def test_a_kinds_default_value_cap_is_a_million_at_and_above():
+    kind = U.Kind("index", 64 << 20)
+    at = b"[" + b"0," * 999999 + b"0]"           # 999,999 commas and one bracket: 1,000,000 values
+    assert len(U.parse_json(at, "i.json", kind)) == 1000000
+    e = _refused(U.parse_json, b"[" + b"0," * 1000000 + b"0]", "i.json", kind)
+    assert str(e) == "i.json: holds about 1000001 JSON values, above the check's cap of 1000000 for a index file: " \
+                     "replace it with the publisher's file"
+
+
+def test_a_kinds_fix_is_its_own_or_the_publishers_file():
+    assert U.Kind("config", 1).fix == "replace it with the publisher's file"
+    assert U.Kind("config", 1, fix="stage it again").fix == "stage it again"
+
+
+# ---- what a file is, in words
+
+@pytest.mark.parametrize("mode, words", [
+    (stat.S_IFLNK | 0o777, "a symbolic link"), (stat.S_IFIFO | 0o600, "a FIFO (named pipe)"),
+    (stat.S_IFCHR | 0o600, "a character device"), (stat.S_IFBLK | 0o600, "a block device"),
+    (stat.S_IFSOCK | 0o600, "a socket"), (stat.S_IFDIR | 0o755, "a directory"),
+    (stat.S_IFREG | 0o644, "a regular file"), (0, "not a regular file"),
+])
+def test_describe_mode_names_each_kind(mode, words):
+    assert U.describe_mode(mode) == words
+
+
+@pytest.mark.skipif(not ROOT, reason="mknod needs root")
+def test_a_block_device_is_named(tmp_path):
+    os.mknod(str(tmp_path / "w.safetensors"), 0o600 | stat.S_IFBLK, os.makedev(7, 0))
+    with U.Tree(str(tmp_path)) as t:
+        e = _refused(t.header, "w.safetensors")
+    assert str(e) == "w.safetensors: is a block device, not a regular file: only regular files are read " \
+                     "(nothing is followed): put the real file there"
+
+
+# ---- lstat: no link followed, on the way or at the end
+
+def test_lstat_does_not_follow_the_last_link(tmp_path):
+    _write(tmp_path / "real.json", b"{}")
+    os.symlink("real.json", str(tmp_path / "link.json"))
+    (tmp_path / "sub").mkdir()
+    _write(tmp_path / "sub" / "x.json", b"{}")
+    with U.Tree(str(tmp_path)) as t:
+        assert stat.S_ISLNK(t.lstat("link.json").st_mode)
+        assert stat.S_ISREG(t.lstat("sub/x.json").st_mode)   # a real subdirectory: opened and closed again
+        assert t.lstat("sub/missing.json") is None
+        assert t.lstat("missing/x.json") is None
+
+
+def test_lstat_through_a_linked_directory_is_refused_by_name(tmp_path):
+    (tmp_path / "real").mkdir()
+    _write(tmp_path / "real" / "x.json", b"{}")
+    os.symlink("real", str(tmp_path / "sub"))
+    with U.Tree(str(tmp_path)) as t:
+        e = _refused(t.lstat, "sub/x.json")
+    assert str(e) == "sub/x.json: sub is not a plain directory (a link or a file): only regular files are read " \
+                     "(nothing is followed): put the real file there"
+
+
+# ---- tensor_values: integer tensors only, a cap on what is read, read where the header says
+
+def _two_tensor_file(tmp_path, second=(1, 2, 3)):
+    first = struct.pack("<4h", -1, 2, -3, 4)
+    data = struct.pack("<%dq" % len(second), *second)
+    header = {"a": {"dtype": "I16", "shape": [4], "data_offsets": [0, 8]},
+              "b": {"dtype": "I64", "shape": [len(second)], "data_offsets": [8, 8 + len(data)]},
+              "f": {"dtype": "F32", "shape": [1], "data_offsets": [8 + len(data), 12 + len(data)]}}
+    return _write(tmp_path / "d.safetensors", _st(header, first + data + b"\0\0\0\0"))
+
+
+def test_tensor_values_reads_each_tensor_where_its_offsets_say(tmp_path):
+    _two_tensor_file(tmp_path)
+    with U.Tree(str(tmp_path)) as t:
+        header = t.header("d.safetensors")
+        assert list(t.tensor_values("d.safetensors", header, "a")) == [-1, 2, -3, 4]
+        assert list(t.tensor_values("d.safetensors", header, "b")) == [1, 2, 3]
+
+
+def test_tensor_values_refuses_a_float_tensor_by_name(tmp_path):
+    _two_tensor_file(tmp_path)
+    with U.Tree(str(tmp_path)) as t:
+        header = t.header("d.safetensors")
+        e = _refused(t.tensor_values, "d.safetensors", header, "f")
+    assert str(e) == "d.safetensors tensor f: is F32, not an integer type: the draft's f must hold token ids"
+    assert (e.name, e.field) == ("d.safetensors", "tensor f")
+
+
+def test_tensor_values_cap_at_and_just_below(tmp_path):
+    _two_tensor_file(tmp_path)
+    with U.Tree(str(tmp_path)) as t:
+        header = t.header("d.safetensors")
+        assert list(t.tensor_values("d.safetensors", header, "b", max_bytes=24)) == [1, 2, 3]   # 24 bytes: at
+        e = _refused(t.tensor_values, "d.safetensors", header, "b", max_bytes=23)
+    assert str(e) == "d.safetensors tensor b: 24 bytes, above the check's cap of 23"
+    assert (e.field, e.fix) == ("tensor b", None)
+
+
+def test_tensor_values_of_a_tensor_with_a_long_name_cuts_it_at_80(tmp_path):
+    ints, floats = "t" * 100, "f" * 100
+    _write(tmp_path / "l.safetensors", _st({ints: {"dtype": "I16", "shape": [1], "data_offsets": [0, 2]},
+                                            floats: {"dtype": "F16", "shape": [1], "data_offsets": [2, 4]}}, b"\0" * 4))
+    with U.Tree(str(tmp_path)) as t:
+        header = t.header("l.safetensors")
+        e = _refused(t.tensor_values, "l.safetensors", header, floats)
+        assert e.field == "tensor " + "f" * 80 + "...(100 characters)"
+        e = _refused(t.tensor_values, "l.safetensors", header, ints, max_bytes=1)
+        assert e.field == "tensor " + "t" * 80 + "...(100 characters)"
+        assert str(e) == "l.safetensors tensor %s: 2 bytes, above the check's cap of 1" % e.field[len("tensor "):]
+
+
+def test_tensor_values_of_a_file_cut_short_since_its_header_is_refused_by_name(tmp_path):
+    path = _two_tensor_file(tmp_path)
+    with U.Tree(str(tmp_path)) as t:
+        header = t.header("d.safetensors")
+        with open(path, "r+b") as f:
+            f.truncate(header.data_start + 12)
+        e = _refused(t.tensor_values, "d.safetensors", header, "b")
+    assert str(e) == "d.safetensors: shorter than it was a moment ago (4 of 24 bytes read): stop whatever writes " \
+                     "into the model directory and check again"
+
+
+# ---- int_list_field
+
+def test_int_list_field_both_sides():
+    assert U.int_list_field({"ids": [1, 2, 3]}, "ids", "c.json") == [1, 2, 3]
+    assert U.int_list_field({"ids": []}, "ids", "c.json") == []
+    assert U.int_list_field({}, "ids", "c.json") is None                          # absent, not required
+    assert U.int_list_field({"ids": None}, "ids", "c.json") is None
+    e = _refused(U.int_list_field, {}, "ids", "c.json", required=True)
+    assert str(e) == "c.json ids: missing: restore the publisher's file"
+    e = _refused(U.int_list_field, {"ids": "1,2"}, "ids", "c.json", path="draft.ids", fix="use the draft's own")
+    assert str(e) == "c.json draft.ids: is a string ('1,2'), not a list: use the draft's own"
+
+
+@pytest.mark.parametrize("bad", [[1, True], [1, "2"], [1.0], [None]])
+def test_int_list_field_refuses_a_list_holding_anything_but_integers(bad):
+    e = _refused(U.int_list_field, {"ids": bad}, "ids", "c.json")
+    assert str(e) == "c.json ids: %s is not a list of integers: restore the publisher's file" % repr(bad)
+    e = _refused(U.int_list_field, {"ids": bad}, "ids", "c.json", path="x.ids", fix="fix it")
+    assert (e.field, e.fix) == ("x.ids", "fix it")
+
+
+def test_int_list_field_cuts_a_long_list_at_80():
+    bad = ["x"] * 100
+    e = _refused(U.int_list_field, {"ids": bad}, "ids", "c.json")
+    assert e.what == repr(bad)[:80] + "...(%d characters)" % len(repr(bad)) + " is not a list of integers"
+
+
+# ---- read_header_fd: a file shorter than the 8-byte length, a header longer than the file holds
+
+def test_a_file_shorter_than_the_header_length_is_refused_by_name(tmp_path):
+    _write(tmp_path / "s.safetensors", b"\1\2\3")
+    with U.Tree(str(tmp_path)) as t:
+        e = _refused(t.header, "s.safetensors")
+    assert str(e) == "s.safetensors: 3 bytes, shorter than the 8-byte header length: " + HEADER_FIX
+
+
+def test_a_header_cut_short_while_read_is_refused_by_name(tmp_path):
+    path = _write(tmp_path / "c.safetensors", struct.pack("<Q", 50) + b"{" * 12)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        e = _refused(U.read_header_fd, fd, 100, "c.safetensors")   # the size seen before the file shrank
+    finally:
+        os.close(fd)
+    assert str(e) == "c.safetensors: shorter than it was a moment ago (12 of 50 bytes read): stop whatever writes " \
+                     "into the model directory and check again"
+
+
+# ---- read_exact: chunks of 16 MiB put back in order, a short file, a growing one
+
+def test_a_read_past_one_chunk_is_whole_and_in_order(tmp_path):
+    length = 16 * U.MIB + 3 * 4096
+    data = b"".join(struct.pack("<I", i) for i in range((length + 4096) // 4))   # every 4 bytes say where they are
+    path = _write(tmp_path / "big", data)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        got = U.read_exact(fd, 0, length, "big")
+        assert len(got) == length and got == data[:length]
+        assert U.read_exact(fd, 8, length, "big") == data[8:8 + length]
+    finally:
+        os.close(fd)
+
+
+def test_a_short_read_is_refused_unless_short_is_allowed(tmp_path):
+    _write(tmp_path / "empty", b"")
+    _write(tmp_path / "five", b"12345")
+    with U.Tree(str(tmp_path)) as t:
+        assert t.first_byte("empty") == b""
+        assert t.first_byte("five") == b"1"
+        fd = t.open("five")[0]
+    try:
+        assert U.read_exact(fd, 0, 9, "five", short_ok=True) == b"12345"
+        assert U.read_exact(fd, 0, 5, "five") == b"12345"                      # at: whole
+        e = _refused(U.read_exact, fd, 0, 6, "five")                            # one byte more than there is
+        assert str(e) == "five: shorter than it was a moment ago (5 of 6 bytes read): stop whatever writes into " \
+                         "the model directory and check again"
+    finally:
+        os.close(fd)
+
+
+def test_growth_is_refused_by_name_only_when_asked(tmp_path):
+    _write(tmp_path / "five", b"12345")
+    with U.Tree(str(tmp_path)) as t:
+        fd = t.open("five")[0]
+    try:
+        assert U.read_exact(fd, 0, 5, "five", allow_growth=False) == b"12345"    # at the end: nothing more
+        assert U.read_exact(fd, 0, 4, "five") == b"1234"                         # growth allowed by default
+        e = _refused(U.read_exact, fd, 0, 4, "five", allow_growth=False)         # one byte past what was asked
+        assert str(e) == "five: grew while it was read: stop whatever writes into the model directory and check again"
+    finally:
+        os.close(fd)
+
+
+def test_tree_read_refuses_a_file_that_says_0_bytes_and_holds_more():
+    # procfs: regular files of size 0 that read as text, the way a file grows between fstat and read
+    with U.Tree("/proc/self") as t:
+        e = _refused(t.read, "status", U.CONFIG)
+    assert str(e) == "status: grew while it was read: stop whatever writes into the model directory and check again"
+
+
+def test_tree_read_holds_the_kinds_cap_itself(tmp_path):
+    _write(tmp_path / "at.json", b"0123")
+    _write(tmp_path / "above.json", b"01234")
+    kind = U.Kind("config", 4)
+    with U.Tree(str(tmp_path)) as t:
+        assert t.read("at.json", kind) == b"0123"
+        e = _refused(t.read, "above.json", kind)
+    assert str(e) == "above.json: 5 bytes, above the check's cap of 4 for a config file: replace it with the " \
+                     "publisher's file"
+
+
+def test_tree_json_names_the_file(tmp_path):
+    _write(tmp_path / "bad.json", b"{x")
+    with U.Tree(str(tmp_path)) as t:
+        e = _refused(t.json, "bad.json", U.CONFIG)
+    assert e.name == "bad.json" and str(e).startswith("bad.json: not JSON (")
+
+
+# ---- check_rel: each rule on its own, the whole message
+
+_OUTSIDE = ": not a relative path inside the model directory: refused, never opened"
+_NOT_PLAIN = ": leaves the model directory or is not a plain path ('..', '.', '//'): refused, never opened"
+
+
+@pytest.mark.parametrize("rel, message", [
+    ("/etc/passwd", "/etc/passwd" + _OUTSIDE),        # absolute, each part plain
+    ("/x", "/x" + _OUTSIDE),
+    ("a\x00b", "a\\x00b" + _OUTSIDE),                  # a NUL, nothing else wrong
+    ("", "" + _OUTSIDE),
+    (3, "3" + _OUTSIDE),
+    ("a//b", "a//b" + _NOT_PLAIN), ("a/./b", "a/./b" + _NOT_PLAIN), ("a/../b", "a/../b" + _NOT_PLAIN),
+    ("a/", "a/" + _NOT_PLAIN),
+])
+def test_check_rel_refuses_each_way_out_with_its_message(rel, message):
+    assert str(_refused(U.check_rel, rel)) == message
+    assert _refused(U.check_rel, rel, "given name").name == "given name"
+
+
+@pytest.mark.parametrize("rel, parts", [("a", ["a"]), ("a/b.json", ["a", "b.json"]), ("x\\y", ["x\\y"]),
+                                        ("a/.b", ["a", ".b"]), ("...", ["..."])])
+def test_check_rel_passes_plain_relative_paths(rel, parts):
+    assert U.check_rel(rel) == parts
+
+
+# ---- _parent: every directory on the way opened without following, and named when it is not one
+
+def test_a_link_two_levels_down_is_named_by_its_whole_path(tmp_path):
+    (tmp_path / "a" / "real").mkdir(parents=True)
+    _write(tmp_path / "a" / "real" / "x.json", b"{}")
+    os.symlink("real", str(tmp_path / "a" / "sub"))
+    with U.Tree(str(tmp_path)) as t:
+        e = _refused(t.json, "a/sub/x.json", U.CONFIG)
+        assert str(e) == "a/sub/x.json: a/sub is not a plain directory (a link or a file): only regular files are " \
+                         "read (nothing is followed): put the real file there"
+        assert t.json("a/real/x.json", U.CONFIG) == {}       # the tree's own descriptor still open and usable
+        e = _refused(t.lstat, "a/sub/x.json")
+        assert e.name == "a/sub/x.json"
+
+
+def test_a_file_on_the_way_is_named_as_not_a_directory(tmp_path):
+    _write(tmp_path / "f", b"{}")
+    with U.Tree(str(tmp_path)) as t:
+        e = _refused(t.json, "f/x.json", U.CONFIG)
+    assert str(e) == "f/x.json: f is not a plain directory (a link or a file): only regular files are read " \
+                     "(nothing is followed): put the real file there"
+
+
+def test_three_levels_down_are_read_and_every_descriptor_closed(tmp_path):
+    (tmp_path / "a" / "b" / "c").mkdir(parents=True)
+    _write(tmp_path / "a" / "b" / "c" / "x.json", b'{"k": 1}')
+    before = len(os.listdir("/proc/self/fd"))
+    with U.Tree(str(tmp_path)) as t:
+        for _round in range(3):
+            assert t.json("a/b/c/x.json", U.CONFIG) == {"k": 1}
+            assert stat.S_ISREG(t.lstat("a/b/c/x.json").st_mode)
+            assert t.lstat("a/b/c/none.json") is None
+            _refused(t.json, "a/b/c/none.json", U.CONFIG)
+    assert len(os.listdir("/proc/self/fd")) == before
+
+
+# ---- Tree: its own descriptor (close-on-exec, closed with it), or a caller's (left open)
+
+def _flags(fd):
+    import fcntl
+    return fcntl.fcntl(fd, fcntl.F_GETFD), fcntl.fcntl(fd, fcntl.F_GETFL)
+
+
+def test_a_trees_own_descriptor_is_close_on_exec_and_closed_with_it(tmp_path):
+    import fcntl
+    t = U.Tree(str(tmp_path))
+    fd = t.fd
+    try:
+        assert t.path == str(tmp_path) and t.owned is True
+        fd_flags, fl_flags = _flags(fd)
+        assert fd_flags & fcntl.FD_CLOEXEC and fl_flags & os.O_NONBLOCK
+        assert stat.S_ISDIR(os.fstat(fd).st_mode)
+    finally:
+        t.close()
+    assert t.fd is None
+    with pytest.raises(OSError):
+        os.fstat(fd)
+
+
+def test_a_callers_descriptor_is_left_open(tmp_path):
+    fd = os.open(str(tmp_path), os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        with U.Tree(fd=fd) as t:
+            assert t.owned is False and t.names() == []
+        assert t.fd is None
+        assert stat.S_ISDIR(os.fstat(fd).st_mode)          # still open: the caller's to close
+    finally:
+        os.close(fd)
+
+
+def test_a_tree_that_is_not_a_directory_is_named(tmp_path):
+    path = _write(tmp_path / "file", b"")
+    e = _refused(U.Tree, path)
+    assert str(e) == "%s: not a directory: point it at the model directory" % path
+    e = _refused(U.Tree, str(tmp_path / "none"))
+    assert str(e) == "%s: cannot be opened (No such file or directory): point it at the model directory" % (
+        tmp_path / "none")
+
+
+def test_an_opened_file_is_close_on_exec_and_does_not_block(tmp_path):
+    import fcntl
+    _write(tmp_path / "x.json", b"{}")
+    with U.Tree(str(tmp_path)) as t:
+        fd, st_ = t.open("x.json", U.CONFIG)
+    try:
+        fd_flags, fl_flags = _flags(fd)
+        assert fd_flags & fcntl.FD_CLOEXEC and fl_flags & os.O_NONBLOCK and not fl_flags & os.O_ACCMODE
+        assert st_.st_size == 2
+    finally:
+        os.close(fd)
