@@ -396,3 +396,126 @@ def test_an_opened_file_is_close_on_exec_and_does_not_block(tmp_path):
         assert st_.st_size == 2
     finally:
         os.close(fd)
+
+
+# ---- the safetensors header: each refusal's whole message (what, field, fix)
+
+TRUNCATED_FIX = "the file is truncated or not what its header says: download it again"
+_U8 = '"dtype":"U8","shape":[%s],"data_offsets":[%s]'
+
+
+@pytest.mark.parametrize("raw, data, field, what", [
+    ('{"t":{%s,"x":1e400}}' % (_U8 % ("1", "0,1")), 1, None,
+     "not JSON as safetensors reads it (number out of range: 1e400)"),
+    ('[]', 0, None, "the header is a list, not an object"),
+    ('{"__metadata__":{},"__metadata__":{}}', 0, "header", "__metadata__ given twice"),
+    ('{"__metadata__":[]}', 0, "__metadata__", "is a list, not a map of strings"),
+    ('{"__metadata__":{"a":1,"b":"s","c":null}}', 0, "__metadata__", "values of a, c are not strings"),
+    ('{"a":{%s},"b":{%s}}' % (_U8 % ("2", "0,2"), _U8 % ("1", "1,2")), 2, "tensor b",
+     "data_offsets [1, 2] overlaps the tensor before it (the data so far ends at 2)"),
+    ('{"a":{%s}}' % (_U8 % ("1", "1,2")), 2, "tensor a",
+     "data_offsets [1, 2] leaves a gap after the tensor before it (the data so far ends at 0)"),
+    ('{"a":{%s},"b":{%s},"c":{%s}}' % (_U8 % ("0", "0,0"), _U8 % ("1", "0,1"), _U8 % ("", "1,0")), 1, "tensor c",
+     "data_offsets [1, 0] ends before it begins (the data so far ends at 1)"),
+    ('{"a":{%s}}' % (_U8 % ("4294967296,4294967296", "0,1")), 1, "tensor a", "shape [4294967296, 4294967296] overflows 64 bits"),
+    ('{"a":{%s}}' % (_U8 % ("4294967296,4294967295", "0,1")), 1, "tensor a",       # 2^64 - 2^32 elements: fits, bits do not
+     "shape [4294967296, 4294967295] x U8 overflows 64 bits"),
+    ('{"a":{"dtype":"F4","shape":[18446744073709551615],"data_offsets":[0,1]}}', 1, "tensor a",   # the count at U64_MAX
+     "shape [18446744073709551615] x F4 overflows 64 bits"),
+    ('{"a":{"dtype":"F4","shape":[3],"data_offsets":[0,2]}}', 2, "tensor a", "F4 [3] is 12 bits, not a whole number of bytes"),
+    ('{"a":{"dtype":"F4","shape":[3,1,1,1,1,1,1,1,1],"data_offsets":[0,2]}}', 2, "tensor a",
+     "F4 [3, 1, 1, 1, ... 9 dimensions] is 12 bits, not a whole number of bytes"),
+    ('{"a":{"dtype":"U16","shape":[2],"data_offsets":[0,3]}}', 3, "tensor a", "U16 [2] needs 4 bytes, its data_offsets [0, 3] give 3"),
+    ('{"a":{"dtype":"U16","shape":[1,1,1,1,1,1,1,2],"data_offsets":[0,3]}}', 3, "tensor a",
+     "U16 [1, 1, 1, 1, 1, 1, 1, 2] needs 4 bytes, its data_offsets [0, 3] give 3"),
+    ('{"t":["U8",[1]]}', 0, "tensor t", "a sequence of 2 items, not [dtype, shape, data_offsets]"),
+    ('{"t":["U8",[1],[0,1],4]}', 1, "tensor t", "a sequence of 4 items, not [dtype, shape, data_offsets]"),
+    ('{"t":{"dtype":"U8",%s}}' % (_U8 % ("1", "0,1")), 1, "tensor t", "dtype given twice"),
+    ('{"t":{%s,"shape":[1],"data_offsets":[0,1]}}' % (_U8 % ("1", "0,1")), 1, "tensor t", "shape, data_offsets given twice"),
+    ('{"t":{"dtype":"U8"}}', 0, "tensor t", "no shape, data_offsets"),
+    ('{"t":{"shape":[1],"data_offsets":[0,1]}}', 1, "tensor t", "no dtype"),
+    ('{"t":3}', 0, "tensor t", "is an integer, not {dtype, shape, data_offsets}"),
+    ('{"t":{"dtype":"X","shape":[1],"data_offsets":[0,1]}}', 1, "tensor t",
+     "dtype X is not one safetensors knows (BF16, BOOL, C64, F16 and 18 more)"),
+    ('{"t":{"dtype":{"U8":1},"shape":[1],"data_offsets":[0,1]}}', 1, "tensor t",
+     "dtype {'U8': 1} is not one safetensors knows (BF16, BOOL, C64, F16 and 18 more)"),
+    ('{"t":{"dtype":{"U8":null,"I8":null},"shape":[1],"data_offsets":[0,1]}}', 1, "tensor t",
+     "dtype {'U8': None, 'I8': None} is not one safetensors knows (BF16, BOOL, C64, F16 and 18 more)"),
+    ('{"t":{"dtype":"U8","shape":[-1,2],"data_offsets":[0,1]}}', 1, "tensor t", "shape is not a list of sizes (-1.0)"),
+    ('{"t":{"dtype":"U8","shape":[1,true,18446744073709551616],"data_offsets":[0,1]}}', 1, "tensor t",
+     "shape is not a list of sizes (True, 18446744073709551616)"),
+    ('{"t":{"dtype":"U8","shape":"x","data_offsets":[0,1]}}', 1, "tensor t", "shape is not a list of sizes (x)"),
+    ('{"t":{"dtype":"U8","shape":[1],"data_offsets":[0]}}', 1, "tensor t", "data_offsets [0] is not [begin, end]"),
+    ('{"t":{"dtype":"U8","shape":[1],"data_offsets":[0,1,1]}}', 1, "tensor t", "data_offsets [0, 1, 1] is not [begin, end]"),
+    ('{"t":{"dtype":"U8","shape":[1],"data_offsets":[0,-1]}}', 1, "tensor t", "data_offsets [0, -1.0] is not [begin, end]"),
+    ('{"t":{"dtype":"U8","shape":[1],"data_offsets":"0,1"}}', 1, "tensor t", "data_offsets 0,1 is not [begin, end]"),
+])
+def test_each_header_refusal_names_file_field_and_fix(raw, data, field, what):
+    raw = raw.encode()
+    e = _refused(U.header_of_bytes, struct.pack("<Q", len(raw)) + raw + b"\0" * data, "x.safetensors")
+    assert (e.name, e.field, e.what, e.fix) == ("x.safetensors", field, what, HEADER_FIX)
+    assert str(e) == "x.safetensors%s: %s: %s" % (" " + field if field else "", what, HEADER_FIX)
+
+
+@pytest.mark.parametrize("extra, what", [
+    (-1, "short: expected 63 bytes, found 62"), (1, "longer than its header says: expected 63 bytes, found 64")])
+def test_a_file_one_byte_off_its_header_is_refused_either_way(extra, what):
+    data = _st(b'{"a":{%s}}' % (_U8 % ("2", "0,2")).encode(), b"\0" * (2 + extra))
+    e = _refused(U.header_of_bytes, data, "x.safetensors")
+    assert str(e) == "x.safetensors: %s: %s" % (what, TRUNCATED_FIX)
+    assert U.header_of_bytes(_st(b'{"a":{%s}}' % (_U8 % ("2", "0,2")).encode(), b"\0\0"), "x").size == 63
+
+
+@pytest.mark.parametrize("raw", [
+    '{"t":{"dtype":{"BF16":null},"shape":[1],"data_offsets":[0,2]}}',     # serde's tagged form of a unit variant
+    '{"t":["BF16",[1],[0,2]]}', '{"__metadata__":{"a":"b"},"t":{"dtype":"BF16","shape":[1],"data_offsets":[0,2]}}',
+    '{"__metadata__":null,"t":{"dtype":"BF16","shape":[1],"data_offsets":[0,2]}}',
+])
+def test_the_other_forms_safetensors_reads_pass(raw):
+    header = U.header_of_bytes(_st(raw.encode(), b"\0\0"), "x")
+    assert header.tensors == {"t": ("BF16", [1], 0, 2)} and header.size == 8 + len(raw) + 2
+    assert header.metadata in (None, {"a": "b"})
+
+
+# ---- the 8-byte length: shorter than it, above safetensors' limit, longer than the file
+
+def test_the_header_length_both_sides_of_each_bound(tmp_path):
+    e = _refused(U.header_of_bytes, b"\0" * 7, "x")
+    assert str(e) == "x: 7 bytes, shorter than the 8-byte header length: " + HEADER_FIX
+    e = _refused(U.header_of_bytes, struct.pack("<Q", 3) + b"{}", "x")
+    assert str(e) == "x: header length 3 does not fit the file (10 bytes): the file is truncated or not safetensors: " \
+                     "download it again"
+    assert U.header_of_bytes(struct.pack("<Q", 2) + b"{}", "x").size == 10   # at: fits exactly
+    e = _refused(U.header_of_bytes, struct.pack("<Q", U.HEADER_MAX_BYTES + 1) + b"{}", "x")
+    assert str(e) == "x: header length 100000001 is above safetensors' limit of 100000000: " + HEADER_FIX
+    e = _refused(U.header_of_bytes, struct.pack("<Q", U.HEADER_MAX_BYTES) + b"{}", "x")
+    assert e.what == "header length 100000000 does not fit the file (10 bytes)"
+    path = _write(tmp_path / "h", struct.pack("<Q", 2) + b"{}")
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        e = _refused(U.read_header_fd, fd, 7, "h")          # a size below 8 from the caller: refused, not read
+        assert str(e) == "h: 7 bytes, shorter than the 8-byte header length: " + HEADER_FIX
+    finally:
+        os.close(fd)
+
+
+# ---- JSON under a kind's limits: each refusal's whole message
+
+@pytest.mark.parametrize("data, kind, what", [
+    (b'{"a": "01234567"}', U.Kind("config", 16), "17 bytes, above the check's cap of 16 for a config file"),
+    (b'"\xff"', U.CONFIG, "not UTF-8 (byte 1)"),
+    (b"{x", U.CONFIG, "not JSON (Expecting property name enclosed in double quotes: line 1 column 2 (char 1))"),
+    (b"[NaN]", U.CONFIG, "not JSON (NaN is not JSON)"),
+    (b"[" * 5000 + b"]" * 5000, U.Kind("deep", 1 << 20, 10 ** 6, 10 ** 6), "JSON nested too deep"),
+])
+def test_each_json_refusal_names_the_file_and_the_kinds_fix(data, kind, what):
+    e = _refused(U.parse_json, data, "f.json", kind)
+    assert str(e) == "f.json: %s: %s" % (what, kind.fix)
+
+
+def test_a_lone_surrogate_is_refused_only_where_safetensors_reads_the_json():
+    data = b'{"a":"\\ud800"}'
+    assert U.parse_json(data, "f.json", U.CONFIG) == {"a": u"\ud800"}
+    e = _refused(U.parse_json, data, "f.json", U.HEADER, strict_numbers=True)
+    assert str(e) == "f.json: JSON string with a lone surrogate escape (\\uD800-\\uDFFF): " + HEADER_FIX
+    assert U.parse_json(b'{"a":"\\ud83d\\ude00"}', "f.json", U.HEADER, strict_numbers=True) == {"a": u"\U0001f600"}
