@@ -519,3 +519,212 @@ def test_a_lone_surrogate_is_refused_only_where_safetensors_reads_the_json():
     e = _refused(U.parse_json, data, "f.json", U.HEADER, strict_numbers=True)
     assert str(e) == "f.json: JSON string with a lone surrogate escape (\\uD800-\\uDFFF): " + HEADER_FIX
     assert U.parse_json(b'{"a":"\\ud83d\\ude00"}', "f.json", U.HEADER, strict_numbers=True) == {"a": u"\U0001f600"}
+
+
+# ---- Tree.open: each refusal's whole message
+
+_REGULAR_FIX = "only regular files are read (nothing is followed): put the real file there"
+
+
+def test_each_open_refusal_names_the_file_and_its_fix(tmp_path):
+    os.mkfifo(str(tmp_path / "fifo"))
+    _write(tmp_path / "real", b"x")
+    os.symlink("real", str(tmp_path / "link"))
+    with U.Tree(str(tmp_path)) as t:
+        cases = {
+            "missing/x.json": "cannot be opened (No such file or directory): check the model directory",
+            "none.json": "missing: copy it into the model directory or stage the model again",
+            "n" * 300: "cannot be read (File name too long): check the model directory",
+            "fifo": "is a FIFO (named pipe), not a regular file: " + _REGULAR_FIX,
+            "link": "is a symbolic link, not a regular file: " + _REGULAR_FIX,
+        }
+        for rel, message in cases.items():
+            e = _refused(t.open, rel)
+            assert str(e) == "%s: %s" % (U.printable(rel), message), rel
+        # the name is checked as given, not as printed: a NUL or a number is refused, never looked up
+        assert str(_refused(t.open, "a\x00b")) == "a\\x00b" + _OUTSIDE
+        assert str(_refused(t.open, 3)) == "3" + _OUTSIDE
+        assert str(_refused(t.open, "a\nb")) == "a\\x0ab: missing: copy it into the model directory or stage the " \
+                                                "model again"
+
+
+def test_open_holds_the_kinds_cap_at_and_above(tmp_path):
+    _write(tmp_path / "w", b"12345")
+    with U.Tree(str(tmp_path)) as t:
+        fd, st_ = t.open("w", U.Kind("tokenizer", 5))
+        os.close(fd)
+        assert st_.st_size == 5
+        before = len(os.listdir("/proc/self/fd"))
+        e = _refused(t.open, "w", U.Kind("tokenizer", 4, fix="fetch it again"))
+        assert len(os.listdir("/proc/self/fd")) == before                # the refused file's descriptor closed
+    assert str(e) == "w: 5 bytes, above the check's cap of 4 for a tokenizer file: fetch it again"
+
+
+# ---- messages: printable, sample, type_name
+
+def test_printable_cuts_at_its_limit_and_escapes_controls_only():
+    assert U.printable("x" * 120) == "x" * 120                                   # at: whole
+    assert U.printable("x" * 121) == "x" * 120 + "...(121 characters)"           # one above: cut
+    assert U.printable("x" * 11, 10) == "x" * 10 + "...(11 characters)"
+    assert U.printable("a\x00\x1f\x7f\x9f\xa0 z") == "a\\x00\\x1f\\x7f\\x9f\xa0 z"
+    assert U.printable(b"\n") == "b'\\n'" and U.printable(None) == "None"
+
+
+def test_sample_shows_three_and_counts_the_rest():
+    assert U.sample(["a", "b", "c"]) == "a, b, c"
+    assert U.sample(["a", "b", "c", "d"]) == "a, b, c and 1 more"
+    assert U.sample(["a", "b"], 1) == "a and 1 more"
+    assert U.sample(["y" * 81]) == "y" * 80 + "...(81 characters)"
+    assert U.sample([]) == ""
+
+
+@pytest.mark.parametrize("value, name", [(True, "a boolean"), (1, "an integer"), (1.5, "a number"), ("s", "a string"),
+                                         ([], "a list"), ({}, "an object"), (None, "null"), (b"", "bytes")])
+def test_type_name_of_each_json_type(value, name):
+    assert U.type_name(value) == name
+
+
+# ---- field and int_field
+
+def test_field_names_the_types_it_wanted_and_the_one_it_found():
+    e = _refused(U.field, {"k": [1]}, "k", (int, str), "c.json")
+    assert str(e) == "c.json k: is a list ([1]), not an integer or a string: restore the publisher's file"
+    e = _refused(U.field, {"k": 1}, "k", (str, type(None)), "c.json", path="a.k", fix="fix it")
+    assert str(e) == "c.json a.k: is an integer (1), not a string or null: fix it"
+    assert U.field({"k": True}, "k", (bool, int), "c.json") is True              # a boolean where one is wanted
+    assert U.field({"k": 0}, "k", int, "c.json") == 0
+    e = _refused(U.field, {"k": "v" * 100}, "k", int, "c.json")
+    assert e.what == "is a string (%s), not an integer" % (repr("v" * 100)[:60] + "...(102 characters)")
+
+
+def test_field_of_something_not_an_object_names_the_parent_field():
+    e = _refused(U.field, [1], "k", int, "c.json", path="draft.k")
+    assert str(e) == "c.json draft: is a list, not an object: restore the publisher's file"
+    e = _refused(U.field, "s", "k", int, "c.json", path="a.b.k", fix="fix it")
+    assert (e.field, e.fix) == ("a.b", "fix it")
+    e = _refused(U.field, None, "k", int, "c.json")
+    assert str(e) == "c.json: is null, not an object: restore the publisher's file"
+
+
+def test_a_required_field_given_as_null_is_missing():
+    e = _refused(U.field, {"k": None}, "k", int, "c.json", path="x.k", required=True, fix="set it")
+    assert str(e) == "c.json x.k: missing: set it"
+
+
+def test_int_field_minimum_at_below_above():
+    assert U.int_field({"n": 8}, "n", "c.json", minimum=7) == 8
+    assert U.int_field({"n": 7}, "n", "c.json", minimum=7) == 7
+    assert U.int_field({"n": -5}, "n", "c.json") == -5                       # no minimum: any integer
+    e = _refused(U.int_field, {"n": 6}, "n", "c.json", minimum=7)
+    assert str(e) == "c.json n: is 6, below 7: restore the publisher's file"
+    e = _refused(U.int_field, {"n": 6}, "n", "c.json", path="cfg.n", minimum=7, fix="fix it")
+    assert str(e) == "c.json cfg.n: is 6, below 7: fix it"
+    assert U.int_field({}, "n", "c.json", minimum=7) is None
+    e = _refused(U.int_field, {}, "n", "c.json", required=True)
+    assert str(e) == "c.json n: missing: restore the publisher's file"
+
+
+# ---- numbers as serde_json reads them
+
+def test_serde_numbers():
+    assert U._parse_int("-0") == 0.0 and isinstance(U._parse_int("-0"), float)   # pylint: disable=protected-access
+    assert U._parse_int("-3") == -3.0 and isinstance(U._parse_int("-3"), float)  # pylint: disable=protected-access
+    twenty = "1" * 20
+    assert U._parse_int(twenty) == int(twenty) and isinstance(U._parse_int(twenty), int)  # pylint: disable=protected-access
+    assert isinstance(U._parse_int("1" * 21), float)                            # pylint: disable=protected-access
+    assert U._parse_float("1e308") == 1e308                                     # pylint: disable=protected-access
+    for text in ("1e309", "-1e309"):
+        with pytest.raises(ValueError, match="number out of range: %s" % text):
+            U._parse_float(text)                                                # pylint: disable=protected-access
+    with pytest.raises(ValueError, match="^number out of range: " + "9" * 40 + r"\.\.\.\(402 characters\)$"):
+        U._parse_float("9" * 400 + "e0")                                        # pylint: disable=protected-access
+
+
+def test_keys_given_twice_are_remembered_with_what_they_hid():
+    obj = U._strict_loads('{"a": 1, "b": 2, "a": 3, "a": 4}')                   # pylint: disable=protected-access
+    assert obj == {"a": 4, "b": 2} and obj.twice == {"a"}
+    assert obj.hidden == [("a", 1), ("a", 3), ("a", 4)]
+    plain = U._strict_loads('{"a": 1, "b": 2}')                                 # pylint: disable=protected-access
+    assert plain.twice == () and plain.hidden == ()
+
+
+def test_maybe_twice_counts_each_key_per_tensor():
+    one = b'{"t":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}}'
+    assert not U._maybe_twice(one, 1)                                           # pylint: disable=protected-access
+    assert U._maybe_twice(one, 2)                                               # pylint: disable=protected-access
+    assert U._maybe_twice(b'"__metadata__""__metadata__"' + one, 1)              # pylint: disable=protected-access
+    assert not U._maybe_twice(b'"__metadata__"' + one, 1)                        # pylint: disable=protected-access
+    for key in (b'"dtype"', b'"shape"', b'"data_offsets"'):
+        assert U._maybe_twice(one + key, 1)                                     # pylint: disable=protected-access
+
+
+# ---- the fast path (_bulk): a plain valid header settled at once, anything else left to the careful path
+
+def _t(dtype="U8", shape=(2,), offsets=(0, 2)):
+    return {"dtype": dtype, "shape": list(shape), "data_offsets": list(offsets)}
+
+
+def test_the_fast_path_settles_a_plain_valid_header():
+    parsed = {"__metadata__": {"f": "pt"}, "a": _t(), "b": _t("U16", (1, 3), (2, 8))}
+    assert U._bulk(parsed, 8) == {"a": ("U8", [2], 0, 2), "b": ("U16", [1, 3], 2, 8)}   # pylint: disable=protected-access
+    assert U._bulk({"a": _t(shape=(), offsets=(0, 1))}, 1) == {"a": ("U8", [], 0, 1)}  # pylint: disable=protected-access
+
+
+@pytest.mark.parametrize("parsed, size", [
+    ({"__metadata__": {}}, 0), ({}, 0),                                          # no tensor
+    ({"a": ["U8", [2], [0, 2]]}, 2),                                             # the sequence form
+    ({"a": dict(_t(), x=1)}, 2), ({"a": {"dtype": "U8", "shape": [2], "x": [0, 2]}}, 2),
+    ({"a": _t(dtype={"U8": None})}, 2), ({"a": _t(dtype="X")}, 2),
+    ({"a": dict(_t(), shape=2)}, 2), ({"a": dict(_t(), data_offsets="0,2")}, 2), ({"a": _t(offsets=(0, 2, 2))}, 2),
+    ({"a": _t(shape=(0,), offsets=(0, 0))}, 0), ({"a": _t(shape=(-2,))}, 2), ({"a": _t(shape=(True, 2))}, 2),
+    ({"a": _t(shape=(2.0,))}, 2), ({"a": _t(shape=(U.U64_MAX + 1,), offsets=(0, 2))}, 2),
+    ({"a": _t(offsets=(-1, 1))}, 2), ({"a": _t(offsets=(0, 2.0))}, 2), ({"a": _t(offsets=(0, U.U64_MAX + 1))}, 2),
+    ({"a": _t(offsets=(1, 3))}, 3),                                              # not from 0
+    ({"a": _t(), "b": _t(offsets=(3, 5))}, 5),                                   # a gap
+    ({"a": _t(), "b": _t(offsets=(1, 3))}, 3),                                   # an overlap
+    ({"a": _t()}, 3), ({"a": _t()}, 1),                                          # not to the end
+    ({"a": _t(shape=(), offsets=(1, 0)), "b": _t(shape=(1,), offsets=(0, 1))}, 1),   # ends before it begins
+    ({"a": _t("F4", (4,), (0, 2))}, 2),                                          # sub-byte: counted by the careful path
+    ({"a": _t("U16", (2,), (0, 2))}, 2),                                         # span is not count x bytes
+    ({"a": _t(shape=(1 << 62,), offsets=(0, 1 << 62))}, 1 << 62),                # 2^62 x 8 bits: past 64 bits
+])
+def test_the_fast_path_leaves_everything_else_to_the_careful_one(parsed, size):
+    assert U._bulk(parsed, size) is None                                        # pylint: disable=protected-access
+
+
+def test_the_fast_path_at_its_bit_bound():
+    # 2^61 - 1 elements of U8: (2^61 - 1) x 8 bits fits 64 bits; 2^61 would not
+    count = (1 << 61) - 1
+    assert U._bulk({"a": _t(shape=(count,), offsets=(0, count))}, count) == {  # pylint: disable=protected-access
+        "a": ("U8", [count], 0, count)}
+    assert U._bulk({"a": _t(shape=(count + 1,), offsets=(0, count + 1))}, count + 1) is None  # pylint: disable=protected-access
+
+
+# ---- prescan: a '-' outside the strings sends numbers the careful way
+
+@pytest.mark.parametrize("data, minus", [
+    (b'{"a": -1}', True), (b'{"a-b": 1}', False), (b'{"a": "-"}', False), (b'{"a\\"-": 1}', False),
+    (b'{"a\\"": -1}', True), (b'{"[": -1}', True), (b'{"[-": 1}', False), (b'[1e-5]', True), (b"[1]", False),
+])
+def test_prescan_finds_a_minus_outside_the_strings(data, minus):
+    assert U.prescan(data, "f.json", U.CONFIG) is minus
+
+
+def test_a_negative_is_a_float_and_an_escape_keeps_keys_given_twice_only_where_safetensors_reads():
+    assert U.parse_json(b'{"a": -1}', "f", U.HEADER, strict_numbers=True) == {"a": -1.0}
+    assert isinstance(U.parse_json(b'{"a": -1}', "f", U.HEADER, strict_numbers=True)["a"], float)
+    assert isinstance(U.parse_json(b'{"a": -1}', "f", U.CONFIG)["a"], int)
+    escaped = U.parse_json(b'{"\\u0061": 1, "a": 2}', "f", U.HEADER, strict_numbers=True)
+    assert escaped == {"a": 2} and escaped.twice == {"a"}
+    plain = U.parse_json(b'{"a": 1, "a": 2}', "f", U.HEADER, strict_numbers=True)
+    assert plain == {"a": 2} and not hasattr(plain, "twice")                    # the C parser: header_from re-reads
+
+
+def test_strings_with_quotes_and_brackets_count_neither_depth_nor_values():
+    kind = U.Kind("config", 1 << 20, 2, 3)
+    assert U.parse_json(b'{"a": "[[[{{{,,,\\"[[["}', "f", kind) == {"a": '[[[{{{,,,"[[['}
+    assert U.parse_json(b'[["]]]]"]]', "f", kind) == [["]]]]"]]
+    e = _refused(U.parse_json, b'[[["x"]]]', "f", kind)
+    assert e.what == "JSON nested deeper than 2 levels, the check's cap for a config file"
+    e = _refused(U.parse_json, b'[1,2,"\\"",4]', "f", kind)
+    assert e.what == "holds about 4 JSON values, above the check's cap of 3 for a config file"
