@@ -51,7 +51,7 @@ ROOMS = {
     "host/untrusted": ([MU + "host/untrusted.py"], [UT + "host/test_host_untrusted.py", UT + "host/test_untrusted_mutants.py",
                                                    UT + "models/test_models_hostile.py"]),
     "host/owned_dirs": ([MU + "host/owned_dirs.py"],
-                        [UT + "host/test_host_owned_dirs.py", PT + "test_server_owned_dirs.py",
+                        [UT + "host/test_host_owned_dirs.py", UT + "host/test_owned_dirs_mutants.py", PT + "test_server_owned_dirs.py",
                          "tests/unit/plugins/modules/test_owned_dir_module.py"]),
     "host": ([MU + "host/access.py", MU + "host/lock.py", MU + "host/mounts.py", MU + "host/net.py",
               MU + "host/ownership.py", MU + "host/proc_watch.py", MU + "host/run.py", MU + "host/spawn.py"],
