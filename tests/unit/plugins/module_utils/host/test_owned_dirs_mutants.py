@@ -40,6 +40,10 @@ def test_printable_escapes_controls_as_lowercase_hex_and_shows_other_values_as_r
     assert od.printable(3) == "3" and od.printable(None) == "None" and od.printable(b"/x") == "b'/x'"
 
 
+def test_normalise_strips_only_slashes_before_the_first_name():
+    assert od.normalise("/Xdir") == "/Xdir" and od.normalise("//XX//y") == "/XX/y"
+
+
 def test_describe_names_unknown_ids_by_number():
     assert od._describe(0, 0, 0o750) == "root:root 0750"                        # pylint: disable=protected-access
     assert od._describe(4242424, 4242425, 0o7) == "4242424:4242425 0007"        # pylint: disable=protected-access
@@ -182,3 +186,97 @@ def test_ensure_all_names_the_default_setting_and_what_and_joins_every_problem(t
               "role's adopt_dirs to let the collection take it over"
     wanted = od._describe(NOBODY, NOBODY, 0o750)                               # pylint: disable=protected-access
     assert str(e.value) == (message % (one, od.MARKER, wanted, one)) + "; " + (message % (two, od.MARKER, wanted, two))
+
+
+# ---- normalise, resolve, under, system_problem: whole messages, both sides
+
+def test_normalise_refusals_name_what_and_default_to_path():
+    assert str(pytest.raises(od.Refused, od.normalise, "").value) == "path  is not a path; give an absolute one"
+    assert str(pytest.raises(od.Refused, od.normalise, None, "x").value) == "x None is not a path; give an absolute one"
+    assert str(pytest.raises(od.Refused, od.normalise, "/a\nb").value) == "path /a\\x0ab has a control character"
+    assert str(pytest.raises(od.Refused, od.normalise, "a/b", "server_home").value) == \
+        "server_home a/b is a relative path; give an absolute one"
+    assert str(pytest.raises(od.Refused, od.resolve, "a/b").value) == "path a/b is a relative path; give an absolute one"
+    assert str(pytest.raises(od.Refused, od.resolve, "a/b", "x").value) == "x a/b is a relative path; give an absolute one"
+
+
+def test_a_link_to_a_name_with_a_control_character_is_refused_by_what(tmp_path):
+    target = tmp_path / "a\nb"
+    target.mkdir()
+    os.symlink(str(target), str(tmp_path / "home"))
+    shown = str(tmp_path / "a\\x0ab")
+    e = pytest.raises(od.Refused, od.resolve, str(tmp_path / "home"), "server_home").value
+    assert str(e) == "server_home %s has a control character" % shown
+    e = pytest.raises(od.Refused, od.decide, str(tmp_path / "home"), 0, 0, 0o755, "server_log_dir").value
+    assert str(e) == "server_log_dir %s has a control character" % shown
+    assert str(pytest.raises(od.Refused, od.resolve, str(tmp_path / "home")).value) == "path %s has a control character" % shown
+
+
+@pytest.mark.parametrize("path, root, inside", [
+    ("/srv/x", "/srv/", True), ("/srv", "/srv/", True), ("/srv", "/srv", True), ("/srvx", "/srv", False),
+    ("/srv/x", "/srv", True), ("/x", "/", True), ("/", "/", True), ("/", "//", True), ("/srv", "/srv/x", False),
+])
+def test_under_both_sides(path, root, inside):
+    assert od.under(path, root) is inside
+
+
+def test_system_problem_whole_messages():
+    assert od.system_reason("/etc") == "system" and od.system_reason("/etc/x") is None
+    assert od.system_problem("etc", "server_home") == "server_home etc is a relative path; give an absolute one"
+    tail = " is a system directory or holds one: the collection would chmod and chown it; give a directory of its " \
+           "own, e.g. /var/lib/sglang"
+    assert od.system_problem("/etc", "x") == "x /etc" + tail
+    assert od.system_problem("//etc/", "x") == "x //etc/ (/etc)" + tail
+
+
+# ---- decide: defaults, the dict it returns, owners given as -1, whole messages
+
+def test_decide_returns_what_it_found(tmp_path):
+    new = str(tmp_path / "new")
+    assert od.decide(new + "/", 0, 0, 0o755) == {"path": new, "real": new, "action": "create", "adopt": False,
+                                                 "changes": ["created %s" % new]}
+    fits = _foreign(tmp_path, "fits", 0o755)
+    assert od.decide(fits, 0, 0, 0o755) == {"path": fits, "real": fits, "action": "none", "adopt": False, "changes": []}
+    _marker(fits, json.dumps({"path": fits}))
+    assert od.decide(fits, 0, NOBODY, 0o750) == {
+        "path": fits, "real": fits, "action": "fix", "adopt": False,
+        "changes": ["owner %s %s" % (od._describe(0, NOBODY, 0).split(" ")[0], fits),   # pylint: disable=protected-access
+                    "mode 0750 %s" % fits]}
+    assert od.decide(fits, 0, 0, 0o750, adopt=[fits])["adopt"] is True
+
+
+@pytest.mark.parametrize("uid, gid", [(-1, -1), (-1, 0), (0, -1)])
+def test_an_owner_or_group_of_minus_one_is_either(tmp_path, uid, gid):
+    fits = _foreign(tmp_path, "fits", 0o755)
+    assert od.decide(fits, uid, gid, 0o755)["action"] == "none"
+    e = pytest.raises(od.Refused, od.decide, fits, uid, gid, 0o750).value
+    assert "would be chmod-ed and chown-ed to root:root 0750." in str(e)
+
+
+def test_decide_defaults_name_directory_and_the_roles_setting(tmp_path):
+    theirs = _foreign(tmp_path)
+    e = pytest.raises(od.Refused, od.decide, theirs, NOBODY, NOBODY, 0o750).value
+    assert str(e).startswith("directory %s exists and was not made by the collection" % theirs)
+    assert str(e).endswith("or add %s to the role's adopt_dirs to let the collection take it over" % theirs)
+    f = tmp_path / "file"
+    f.write_text("x")
+    e = pytest.raises(od.Refused, od.decide, str(f), 0, 0, 0o755).value
+    assert str(e) == "directory %s is not a directory (Not a directory); move it away or give another path" % f
+    e = pytest.raises(od.Refused, od.decide, "rel", 0, 0, 0o755, "server_home").value
+    assert str(e) == "server_home rel is a relative path; give an absolute one"
+
+
+def test_a_link_to_a_system_directory_whole_message(tmp_path):
+    os.symlink("/etc", str(tmp_path / "home"))
+    e = pytest.raises(od.Refused, od.decide, str(tmp_path / "home"), 0, 0, 0o755, "server_home").value
+    assert str(e) == "server_home %s (really /etc) is a system directory or holds one: the collection would chmod " \
+                     "and chown it; give a directory of its own" % (tmp_path / "home")
+
+
+def test_a_cache_with_another_owner_whole_message(tmp_path):
+    cache = _foreign(tmp_path, "cache", 0o700)
+    os.chown(cache, NOBODY, NOBODY)
+    e = pytest.raises(od.Refused, od.decide, cache, 0, 0, 0o700, "server_cache", cache=True).value
+    assert str(e) == "server_cache %s is a cache the collection reads back, and it is %s, not root:root 0700: " \
+                     "refused, not trusted. Remove it (the collection makes it again)" % (
+                         cache, od._describe(NOBODY, NOBODY, 0o700))          # pylint: disable=protected-access
