@@ -215,6 +215,7 @@ def test_a_link_to_a_name_with_a_control_character_is_refused_by_what(tmp_path):
 @pytest.mark.parametrize("path, root, inside", [
     ("/srv/x", "/srv/", True), ("/srv", "/srv/", True), ("/srv", "/srv", True), ("/srvx", "/srv", False),
     ("/srv/x", "/srv", True), ("/x", "/", True), ("/", "/", True), ("/", "//", True), ("/srv", "/srv/x", False),
+    ("/srv", "/srvX", False), ("/aX/b", "/aX", True), ("/aX/b", "/aX/", True),   # only slashes are stripped
 ])
 def test_under_both_sides(path, root, inside):
     assert od.under(path, root) is inside
