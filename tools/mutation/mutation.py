@@ -57,7 +57,7 @@ ROOMS = {
               MU + "host/ownership.py", MU + "host/proc_watch.py", MU + "host/run.py", MU + "host/spawn.py"],
              [UT + "host/test_host_access.py", UT + "host/test_host_mounts.py", UT + "host/test_host_net.py",
               UT + "host/test_host_ownership.py", UT + "host/test_host_run_spawn.py", UT + "host/test_host_run_spawn_mutants.py",
-              UT + "host/test_proc_watch_port.py",
+              UT + "host/test_proc_watch_port.py", UT + "host/test_host_mutants.py",
               UT + "server/test_server_lock.py"]),
     "server/preflight": ([MU + "server/preflight.py"], [UT + "server/test_server_preflight.py", UT + "server/test_preflight_bounds.py",
                                                    UT + "sglang/test_sglang_ports.py"]),
