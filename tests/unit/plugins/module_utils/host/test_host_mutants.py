@@ -7,8 +7,10 @@ tools/mutation's host room that the other tests let through."""
 import os
 import pwd
 import shutil
+import socket
 import stat
 import subprocess
+import sys
 import tempfile
 
 import pytest
@@ -295,3 +297,95 @@ def test_age_io_and_tree_usage_of_a_sleeping_child(tmp_path):
     with open(str(tmp_path / "f"), "rb") as f:
         f.read()
     assert proc_watch.io_bytes(os.getpid()) - before >= 2 << 20                  # written and read: rchar + wchar
+
+
+def _independent_stat(pid):
+    with open("/proc/%d/stat" % pid, "rb") as f:
+        raw = f.read()
+    rest = raw[raw.rindex(b")") + 2:].split()
+    return rest[0].decode(), int(rest[1]), int(rest[11]) + int(rest[12]), int(rest[19]), int(rest[11]), int(rest[12])
+
+
+def test_proc_stat_of_a_program_whose_name_holds_parentheses_and_bad_utf8(tmp_path):
+    name = os.path.join(str(tmp_path).encode(), b"x) y (\xff")
+    with open(sys.executable, "rb") as src, open(name, "wb") as dst:
+        dst.write(src.read())
+    os.chmod(name, 0o755)
+    burner = subprocess.Popen([name, "-c", "import time\nx = 0\nfor i in range(3000000): x += i\ntime.sleep(30)"])
+    try:
+        while _independent_stat(burner.pid)[4] < 3:                              # some user time, before it sleeps
+            os.sched_yield()
+        while _independent_stat(burner.pid)[0] != "S":
+            os.sched_yield()
+        state, ppid, ticks, start, utime, stime = _independent_stat(burner.pid)
+        assert proc_watch.proc_stat(burner.pid) == (state, ppid, ticks, start) == ("S", os.getpid(), utime + stime, start)
+        assert utime != stime
+        assert proc_watch.alive(burner.pid) and proc_watch.alive(burner.pid, start)
+        assert not proc_watch.alive(burner.pid, start + 1)                       # the pid reused by another process
+        assert burner.pid in proc_watch.tree(os.getpid()) and proc_watch.tree(burner.pid) == [burner.pid]
+        assert burner.pid in proc_watch.children_map()[os.getpid()]
+    finally:
+        burner.kill()
+        burner.wait()
+    zombie = _zombie(0)
+    try:
+        assert proc_watch.proc_stat(zombie.pid)[0] == "Z" and not proc_watch.alive(zombie.pid)
+    finally:
+        zombie.wait()
+    assert not proc_watch.alive(2 ** 22 + 1)
+
+
+@pytest.mark.skipif(not ROOT, reason="setresuid needs root")
+def test_uid_of_is_the_real_uid():
+    child = subprocess.Popen([sys.executable, "-c", "import os, time; os.setresuid(%d, 0, 0); time.sleep(30)" % NOBODY])
+    try:
+        while proc_watch.uid_of(child.pid) != NOBODY:
+            os.sched_yield()
+        assert proc_watch.uid_of(child.pid) == NOBODY                            # real nobody, effective root
+        assert proc_watch.uid_of(2 ** 22 + 1) is None
+    finally:
+        child.kill()
+        child.wait()
+
+
+@pytest.mark.skipif(not ROOT, reason="seteuid needs root")
+def test_socket_inodes_read_past_a_gone_pid_and_a_closed_descriptor_and_say_when_a_table_was_unreadable():
+    low = os.open("/dev/null", os.O_RDONLY)
+    sock = socket.socket()
+    os.close(low)                                  # the lowest free descriptor: the one listdir of /proc/self/fd takes
+    try:
+        inode = str(os.fstat(sock.fileno()).st_ino)
+        found, complete = proc_watch.socket_inodes([2 ** 22 + 1, os.getpid()])
+        assert inode in found and complete is True                               # a pid gone is no doubt
+        os.seteuid(NOBODY)
+        try:
+            found, complete = proc_watch.socket_inodes([1])                      # EACCES: a table not read
+        finally:
+            os.seteuid(0)
+        assert (found, complete) == (set(), False)
+    finally:
+        sock.close()
+
+
+def _proc_net(root, tcp=None, tcp6=None):
+    os.makedirs(os.path.join(root, "net"))
+    for name, text in (("tcp", tcp), ("tcp6", tcp6)):
+        if text is not None:
+            with open(os.path.join(root, "net", name), "wb") as f:
+                f.write(b"  sl  local_address rem_address   st ...\n" + text)
+
+
+def test_listening_sockets_read_each_table_and_lines_of_at_least_ten_fields(tmp_path):
+    line10 = b"0: 00000000:1F90 00000000:0000 0A 0:0 0:0 0 1001 0 4242\n"            # 10 fields: read
+    line9 = b"1: 00000000:1F90 00000000:0000 0A 0:0 0:0 0 1002 0\n"                 # 9: skipped
+    junk = b"\xff\xfe not utf-8\n"
+    six = str(tmp_path / "six")
+    _proc_net(six, tcp6=junk + line10 + line9)
+    assert net.listening_sockets(8080, proc_root=six) == {"4242": 1001}
+    assert net.listening_sockets(8081, proc_root=six) == {}
+    four = str(tmp_path / "four")
+    _proc_net(four, tcp=line10)
+    assert net.listening_sockets("8080", proc_root=four) == {"4242": 1001}
+    none = str(tmp_path / "none")
+    _proc_net(none)
+    assert net.listening_sockets(8080, proc_root=none) is None
