@@ -159,3 +159,31 @@ def test_a_program_is_looked_up_on_the_given_path_and_must_be_executable(tmp_pat
     os.chmod(str(tool), 0o644)
     with pytest.raises(FileNotFoundError, match="No such file or directory: '%s'" % tool):
         spawn.start([str(tool)])
+
+
+@pytest.mark.parametrize("number", [3, 5000])
+def test_an_inheritable_descriptor_at_3_or_high_up_does_not_reach_the_program(number):
+    # 3: the first one closerange closes; 5000: above the 4096 a failed sysconf would fall back to (the limit is higher)
+    if number >= os.sysconf("SC_OPEN_MAX"):
+        pytest.skip("the descriptor limit is below %d" % number)
+    try:
+        saved, inheritable = os.dup(number), os.get_inheritable(number)
+    except OSError:
+        saved = None
+    rfd, wfd = os.pipe()
+    os.dup2(rfd, number, inheritable=True)
+    try:
+        with tempfile.TemporaryFile() as out:
+            child = spawn.start([sys.executable, "-c", "import os; print(sorted(int(f) for f in os.listdir('/proc/self/fd')))"],
+                                stdout=out.fileno())
+            assert child.wait(30) == 0
+            out.seek(0)
+            assert number not in json.loads(out.read())
+    finally:
+        if saved is None:
+            os.close(number)
+        else:
+            os.dup2(saved, number, inheritable=inheritable)
+            os.close(saved)
+        os.close(rfd)
+        os.close(wfd)
