@@ -389,3 +389,17 @@ def test_listening_sockets_read_each_table_and_lines_of_at_least_ten_fields(tmp_
     none = str(tmp_path / "none")
     _proc_net(none)
     assert net.listening_sockets(8080, proc_root=none) is None
+
+
+def test_update_merges_only_for_the_holder(tmp_path):
+    path = str(tmp_path / "locks" / "x.lock")
+    os.makedirs(os.path.dirname(path))
+    assert lock.update(path, "t1", {"phase": "a"}) is None                       # no lock: nothing merged
+    assert stat.S_IMODE(os.stat(path + ".guard").st_mode) == 0o600
+    holder = {"token": "t1", "user": "u", "since": 1}
+    assert lock.take(path, holder, 60)["message"] == "took the lock"
+    assert lock.update(path, "t1", {"phase": "a"}) == dict(holder, phase="a")
+    assert lock.read(path) == dict(holder, phase="a")
+    assert lock.update(path, "t2", {"phase": "b"}) == dict(holder, phase="a")   # another's: the holder, unchanged
+    assert lock.read(path) == dict(holder, phase="a")
+    assert not os.path.exists("%s.%d" % (path, os.getpid()))                     # the temporary file renamed away
