@@ -728,3 +728,11 @@ def test_strings_with_quotes_and_brackets_count_neither_depth_nor_values():
     assert e.what == "JSON nested deeper than 2 levels, the check's cap for a config file"
     e = _refused(U.parse_json, b'[1,2,"\\"",4]', "f", kind)
     assert e.what == "holds about 4 JSON values, above the check's cap of 3 for a config file"
+
+
+def test_first_byte_holds_the_kind_it_is_given(tmp_path):
+    _write(tmp_path / "tok", b"12345")
+    with U.Tree(str(tmp_path)) as t:
+        assert t.first_byte("tok", U.Kind("tokenizer", 5)) == b"1"
+        e = _refused(t.first_byte, "tok", U.Kind("tokenizer", 4))
+    assert str(e) == "tok: 5 bytes, above the check's cap of 4 for a tokenizer file: replace it with the publisher's file"
