@@ -736,3 +736,23 @@ def test_first_byte_holds_the_kind_it_is_given(tmp_path):
         assert t.first_byte("tok", U.Kind("tokenizer", 5)) == b"1"
         e = _refused(t.first_byte, "tok", U.Kind("tokenizer", 4))
     assert str(e) == "tok: 5 bytes, above the check's cap of 4 for a tokenizer file: replace it with the publisher's file"
+
+
+def test_a_regular_file_that_cannot_be_opened_is_named_with_the_reason(tmp_path):
+    import resource
+    _write(tmp_path / "w", b"x")
+    with U.Tree(str(tmp_path)) as t:
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        probe = os.open("/", os.O_RDONLY)                                        # the lowest free descriptor
+        os.close(probe)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (probe, hard))                # stat works, the open does not
+        try:
+            e = _refused(t.open, "w")
+        finally:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    assert str(e) == "w: cannot be opened (Too many open files): check its owner and mode"
+
+
+def test_int_field_passes_path_and_fix_on():
+    e = _refused(U.int_field, {"n": "x"}, "n", "c.json", path="cfg.n", fix="fix it")
+    assert str(e) == "c.json cfg.n: is a string ('x'), not an integer: fix it"
