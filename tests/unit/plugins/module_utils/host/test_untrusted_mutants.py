@@ -756,3 +756,10 @@ def test_a_regular_file_that_cannot_be_opened_is_named_with_the_reason(tmp_path)
 def test_int_field_passes_path_and_fix_on():
     e = _refused(U.int_field, {"n": "x"}, "n", "c.json", path="cfg.n", fix="fix it")
     assert str(e) == "c.json cfg.n: is a string ('x'), not an integer: fix it"
+
+
+def test_the_largest_double_is_a_number_and_nan_is_refused_before_a_surrogate_is_looked_at():
+    import sys
+    assert U._parse_float("1.7976931348623157e308") == sys.float_info.max        # pylint: disable=protected-access
+    e = _refused(U.parse_json, b'{"a": NaN, "b": "\\ud800"}', "f.json", U.HEADER, strict_numbers=True)
+    assert str(e) == "f.json: not JSON (NaN is not JSON): " + HEADER_FIX
