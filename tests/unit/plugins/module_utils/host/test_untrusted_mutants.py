@@ -763,3 +763,29 @@ def test_the_largest_double_is_a_number_and_nan_is_refused_before_a_surrogate_is
     assert U._parse_float("1.7976931348623157e308") == sys.float_info.max        # pylint: disable=protected-access
     e = _refused(U.parse_json, b'{"a": NaN, "b": "\\ud800"}', "f.json", U.HEADER, strict_numbers=True)
     assert str(e) == "f.json: not JSON (NaN is not JSON): " + HEADER_FIX
+
+
+def test_nan_is_refused_on_the_careful_path_too():
+    e = _refused(U.parse_json, b"[-1, NaN]", "f.json", U.HEADER, strict_numbers=True)
+    assert str(e) == "f.json: not JSON (NaN is not JSON): " + HEADER_FIX
+
+
+def test_header_of_bytes_names_safetensors_by_default():
+    assert str(_refused(U.header_of_bytes, b"\0")) == "safetensors: 1 bytes, shorter than the 8-byte header length: " + HEADER_FIX
+
+
+def test_long_names_and_values_in_header_refusals_are_cut_at_their_limits():
+    long_name, long_dtype, long_text = "t" * 100, "D" * 50, "s" * 70
+    cases = [
+        ({long_name: {"dtype": "X", "shape": [1], "data_offsets": [0, 1]}}, "field",
+         "tensor " + "t" * 80 + "...(100 characters)"),
+        ({"t": {"dtype": long_dtype, "shape": [1], "data_offsets": [0, 1]}}, "what",
+         "dtype %s...(50 characters) is not one safetensors knows (BF16, BOOL, C64, F16 and 18 more)" % ("D" * 40)),
+        ({"t": {"dtype": "U8", "shape": long_text, "data_offsets": [0, 1]}}, "what",
+         "shape is not a list of sizes (%s...(70 characters))" % ("s" * 60)),
+        ({"t": {"dtype": "U8", "shape": [1], "data_offsets": long_text}}, "what",
+         "data_offsets %s...(70 characters) is not [begin, end]" % ("s" * 60)),
+    ]
+    for header, attribute, expected in cases:
+        e = _refused(U.header_of_bytes, _st(header, b"\0"), "x")
+        assert getattr(e, attribute) == expected
