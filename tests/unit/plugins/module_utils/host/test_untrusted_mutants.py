@@ -789,3 +789,26 @@ def test_long_names_and_values_in_header_refusals_are_cut_at_their_limits():
     for header, attribute, expected in cases:
         e = _refused(U.header_of_bytes, _st(header, b"\0"), "x")
         assert getattr(e, attribute) == expected
+
+
+def _tiles(counts, dtype="U8"):
+    parsed, begin = {}, 0
+    for i, count in enumerate(counts):
+        parsed["t%d" % i] = _t(dtype, (count,), (begin, begin + count))
+        begin += count
+    return parsed, begin
+
+
+def test_the_fast_path_at_the_u64_end_of_the_data():
+    # nine U8 tensors, each within 64 bits of bits, ending exactly at U64_MAX: settled; one byte further: not
+    big = (1 << 61) - 1
+    parsed, end = _tiles([big] * 8 + [7])
+    assert end == U.U64_MAX and len(U._bulk(parsed, end)) == 9                  # pylint: disable=protected-access
+    parsed, end = _tiles([big] * 8 + [8])
+    assert end == U.U64_MAX + 1 and U._bulk(parsed, end) is None                # pylint: disable=protected-access
+
+
+def test_the_fast_path_leaves_sub_byte_types_to_the_careful_one_even_when_the_bytes_add_up():
+    assert U._bulk({"a": _t("F4", (1,), (0, 0))}, 0) is None                    # pylint: disable=protected-access
+    e = _refused(U.header_of_bytes, _st({"a": _t("F4", (1,), (0, 0))}), "x")
+    assert e.what == "F4 [1] is 4 bits, not a whole number of bytes"
