@@ -812,3 +812,8 @@ def test_the_fast_path_leaves_sub_byte_types_to_the_careful_one_even_when_the_by
     assert U._bulk({"a": _t("F4", (1,), (0, 0))}, 0) is None                    # pylint: disable=protected-access
     e = _refused(U.header_of_bytes, _st({"a": _t("F4", (1,), (0, 0))}), "x")
     assert e.what == "F4 [1] is 4 bits, not a whole number of bytes"
+
+
+def test_a_header_that_is_not_json_is_named():
+    e = _refused(U.header_of_bytes, _st(b"{x"), "x.safetensors")
+    assert str(e).startswith("x.safetensors: not JSON (Expecting property name") and e.name == "x.safetensors"
