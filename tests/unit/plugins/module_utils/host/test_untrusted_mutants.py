@@ -817,3 +817,24 @@ def test_the_fast_path_leaves_sub_byte_types_to_the_careful_one_even_when_the_by
 def test_a_header_that_is_not_json_is_named():
     e = _refused(U.header_of_bytes, _st(b"{x"), "x.safetensors")
     assert str(e).startswith("x.safetensors: not JSON (Expecting property name") and e.name == "x.safetensors"
+
+
+def test_the_8_byte_length_at_eight_bytes_and_past_i64():
+    e = _refused(U.header_of_bytes, struct.pack("<Q", 0), "x")                   # 8 bytes: a length of 0, no JSON
+    assert e.what.startswith("not JSON (Expecting value")
+    e = _refused(U.header_of_bytes, struct.pack("<Q", 1 << 63) + b"{}", "x")
+    assert e.what == "header length 9223372036854775808 is above safetensors' limit of 100000000"
+
+
+def test_the_careful_path_names_a_hidden_entry_keeps_metadata_and_long_names():
+    raw = b'{"t0":{"shape":[],"data_offsets":[0,0]},"t0":["BF16",[],[0,2]]}'
+    e = _refused(U.header_of_bytes, _st(raw, b"\0\0"), "x.safetensors")
+    assert str(e) == "x.safetensors tensor t0: no dtype: " + HEADER_FIX
+    raw = b'{"__metadata__":{"a":"b"},"\\u0074":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}}'
+    header = U.header_of_bytes(_st(raw, b"\0"), "x")
+    assert header.metadata == {"a": "b"} and header.tensors == {"t": ("U8", [1], 0, 1)}
+    name = "n" * 100
+    e = _refused(U.header_of_bytes, _st({name: _t(offsets=(1, 3))}, b"\0" * 3), "x")
+    assert e.field == "tensor " + "n" * 80 + "...(100 characters)"
+    e = _refused(U.header_of_bytes, _st({"a": _t(), "b": _t("U16", (2,), (2, 5))}, b"\0" * 5), "x")
+    assert e.what == "U16 [2] needs 4 bytes, its data_offsets [2, 5] give 3"
