@@ -31,6 +31,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 MU = "plugins/module_utils/"
 UT = "tests/unit/plugins/module_utils/"
+PT = "tests/unit/plugins/plugin_utils/"
 
 # room -> (files mutated, tests that hold them). A room's tests are the tests of the files it mutates.
 ROOMS = {
@@ -45,11 +46,24 @@ ROOMS = {
                       [UT + "models/test_models_manifest.py", UT + "models/test_models_stage.py",
                        UT + "models/test_models_draft.py", UT + "models/test_models_servable.py"]),
     "models/draft": ([MU + "models/draft.py"], [UT + "models/test_models_draft.py", UT + "models/test_models_servable.py"]),
+    # host/ in three rooms (one run each stays under an hour on 2 cores): the untrusted-file reader, the owned
+    # directories (root safety), and the rest.
+    "host/untrusted": ([MU + "host/untrusted.py"], [UT + "host/test_host_untrusted.py", UT + "host/test_untrusted_mutants.py",
+                                                   UT + "models/test_models_hostile.py"]),
+    "host/owned_dirs": ([MU + "host/owned_dirs.py"],
+                        [UT + "host/test_host_owned_dirs.py", UT + "host/test_owned_dirs_mutants.py", PT + "test_server_owned_dirs.py",
+                         "tests/unit/plugins/modules/test_owned_dir_module.py"]),
     "host": ([MU + "host/access.py", MU + "host/lock.py", MU + "host/mounts.py", MU + "host/net.py",
-              MU + "host/ownership.py", MU + "host/proc_watch.py"], [UT + "host/", UT + "server/test_server_lock.py"]),
+              MU + "host/ownership.py", MU + "host/proc_watch.py", MU + "host/run.py", MU + "host/spawn.py"],
+             [UT + "host/test_host_access.py", UT + "host/test_host_mounts.py", UT + "host/test_host_net.py",
+              UT + "host/test_host_ownership.py", UT + "host/test_host_run_spawn.py", UT + "host/test_host_run_spawn_mutants.py",
+              UT + "host/test_proc_watch_port.py", UT + "host/test_host_mutants.py",
+              UT + "server/test_server_lock.py"]),
     "server/preflight": ([MU + "server/preflight.py"], [UT + "server/test_server_preflight.py", UT + "server/test_preflight_bounds.py",
                                                    UT + "sglang/test_sglang_ports.py"]),
-    "server/plan": ([MU + "server/plan.py"], [UT + "server/test_server_plan.py", UT + "server/test_server_plan_inputs.py"]),
+    # plan.py moved to plugin_utils (issue 35): its refusals (validation, plan-time) and their tests.
+    "server/plan": (["plugins/plugin_utils/_server_plan.py"],
+                    [PT + "test_server_plan.py", PT + "test_server_plan_inputs.py", PT + "test_server_owned_dirs.py"]),
     "server/drift": ([MU + "server/drift.py"], [UT + "server/test_server_drift.py", UT + "server/test_drift_secrets.py"]),
     "ready/verdicts": ([MU + "ready/verdicts.py"], [UT + "ready/test_ready_verdicts.py", UT + "ready/test_verdicts_bounds.py"]),
     "ready/spec_accept": ([MU + "ready/spec_accept.py"], [UT + "ready/test_spec_accept.py", UT + "ready/test_spec_accept_bounds.py"]),
@@ -67,6 +81,7 @@ DESELECT = {
 PKG = os.path.join("ansible_collections", "llmserve", "sglang")
 EQUIVALENT = os.path.join(HERE, "equivalent.txt")
 PREFIX = PKG.replace(os.sep, ".") + ".plugins.module_utils."
+PLUGINS = PKG.replace(os.sep, ".") + ".plugins."
 # mutmut's statuses that count as the tests catching the mutant.
 KILLED = ("killed", "timeout", "segfault", "caught by type check")
 
@@ -78,8 +93,12 @@ def checkout_files():
 
 
 def short(name):
-    """A mutant's name without the collection's prefix: sglang.ports.x_check__mutmut_4."""
-    return name[len(PREFIX):] if name.startswith(PREFIX) else name
+    """A mutant's name without the collection's prefix: sglang.ports.x_check__mutmut_4 (module_utils),
+    plugin_utils._server_plan.x_plan__mutmut_4 (any other plugins/ directory)."""
+    for prefix in (PREFIX, PLUGINS):
+        if name.startswith(prefix):
+            return name[len(prefix):]
+    return name
 
 
 def equivalents():
@@ -97,6 +116,9 @@ def equivalents():
 def stage(room, work):
     """Copy the checkout under work/ansible_collections/llmserve/sglang and write mutmut's setup.cfg for room."""
     mutate, tests = ROOMS[room]
+    gone = [m for m in mutate if not os.path.isfile(os.path.join(REPO, m))]
+    if gone:
+        raise SystemExit("mutation: room %s mutates %s, not in the checkout (moved? fix ROOMS)" % (room, ", ".join(gone)))
     if os.path.isdir(work):
         shutil.rmtree(work)
     root = os.path.join(work, PKG)
@@ -190,6 +212,8 @@ def main(argv=None):
         results.append(result)
         print("%-18s %5.1f%%  %d mutants, %d killed, %d equivalent, %d survived" % (
             room, result["score"], result["mutants"], result["killed"], result["equivalent"], len(result["survived"])))
+        if result["tests_missing"]:
+            print("    tests listed but not in the checkout: %s" % " ".join(result["tests_missing"]))
         if result["survived"]:
             print("    survivors (cd %s && mutmut show NAME):" % result["work"])
         for name, status in result["survived"]:

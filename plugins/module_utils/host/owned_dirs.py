@@ -257,7 +257,13 @@ def ensure(decision, uid, gid, mode):
     if decision["action"] == "create":
         parent = posixpath.dirname(real)
         if not os.path.isdir(parent):
-            os.makedirs(parent, 0o755)
+            # makedirs gives its mode to the last parent only, the others get 0777 less the umask: with the umask
+            # 022 every parent is 0755 whatever umask the target's session has (0 would make them world-writable)
+            umask = os.umask(0o022)
+            try:
+                os.makedirs(parent, 0o755)
+            finally:
+                os.umask(umask)
         os.mkdir(real, 0o700)
     fd = _open_dir(real)
     try:

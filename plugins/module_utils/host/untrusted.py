@@ -416,6 +416,8 @@ def parse_json(data, name, kind, strict_numbers=False):
         return json.loads(text, parse_constant=_constant)
     except RecursionError:
         raise Refused(name, "JSON nested too deep", kind.fix)
+    except Refused:
+        raise  # a lone surrogate, already named (a ValueError too: not to be wrapped in "not JSON (...)")
     except ValueError as e:
         raise Refused(name, "not JSON (%s)" % printable(str(e), 160), kind.fix)
 
