@@ -312,3 +312,30 @@ def test_a_process_is_ours_by_its_command_line_too():
     assert gh.is_own(owner, ["sglang-*.service"], [r"sglang\.launch_server"]) is True
     assert gh.is_own(owner, ["sglang-*.service"], [r"vllm"]) is False
     assert gh.is_own(None, ["sglang-*.service"], [r"sglang"]) is False
+
+
+def known_facts(**changes):
+    known = {"present": True, "driver_version": "580.95.05", "gpus": [{"pci_bus_id": "00000000:18:00.0"},
+                                                                     {"pci_bus_id": "00000000:3B:00.0"}]}
+    known.update(changes)
+    return known
+
+
+def health_gpus(*bus_ids, **changes):
+    return [dict({"pci_bus_id": bus, "driver_version": "580.95.05"}, **changes) for bus in bus_ids]
+
+
+def test_facts_are_reused_only_for_the_same_gpus_under_the_same_driver():
+    now = health_gpus("00000000:3b:00.0", "00000000:18:00.0")  # another order, another case: the same GPUs
+    assert gh._reusable(known_facts(), now) is True
+    assert gh._reusable(known_facts(), now[:1]) is False
+    assert gh._reusable(known_facts(), health_gpus("00000000:18:00.0", "00000000:5e:00.0")) is False
+    assert gh._reusable(known_facts(), health_gpus("00000000:3b:00.0", "00000000:18:00.0",
+                                                   driver_version="590.10.01")) is False
+    assert gh._reusable(known_facts(gpus=[{"pci_bus_id": None}]), health_gpus(None)) is True
+
+
+@pytest.mark.parametrize("known", [None, "facts", known_facts(present=False), known_facts(driver_version=""),
+                                   known_facts(driver_version=None), dict(known_facts(), present=None)])
+def test_facts_without_gpus_present_or_a_driver_are_not_reused(known):
+    assert gh._reusable(known, health_gpus("00000000:3b:00.0", "00000000:18:00.0")) is False
