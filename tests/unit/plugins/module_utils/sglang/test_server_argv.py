@@ -706,3 +706,44 @@ def test_a_flat_adaptive_config_counts_num_steps_among_its_steps():
 
 def test_an_option_name_keeps_its_letters():
     assert R({"args": {"XLA-thing": 1}})["argv"][-2:] == ["--XLA-thing", "1"]
+
+
+def test_the_health_latch_env_follows_the_settings_the_args_and_the_users_env():
+    both = {"SGLANG_HEALTH_CHECK_TIMEOUT": "66", "SGLANG_ENABLE_HEALTH_ENDPOINT_GENERATION": "0"}
+    assert R({})["env"] == both
+    assert R({"health_status_check": False})["env"] == {"SGLANG_HEALTH_CHECK_TIMEOUT": "66"}
+    assert R({"health_status_check": None})["env"] == {"SGLANG_HEALTH_CHECK_TIMEOUT": "66"}
+    assert R({"health_check_timeout": 120})["env"] == dict(both, SGLANG_HEALTH_CHECK_TIMEOUT="120")
+    assert R({"health_check_timeout": None})["env"] == both
+    assert R({"args": {"context_length": 1048576}})["env"] == dict(both, SGLANG_HEALTH_CHECK_TIMEOUT="525")
+    assert R({}, env={"SGLANG_HEALTH_CHECK_TIMEOUT": "5"})["env"] == {"SGLANG_ENABLE_HEALTH_ENDPOINT_GENERATION": "0"}
+
+
+def test_the_pcie_ipc_allreduce_is_judged_on_the_topology_and_the_args():
+    ipc = {"SGLANG_ENABLE_PCIE_IPC_ALLREDUCE": "1"}
+    r = R({"tp": 2, "args": {"dtype": "float16"}}, gpu=gpus(12, count=2, pcie_only=False), env=ipc)
+    assert r["errors"] == [
+        "SGLANG_ENABLE_PCIE_IPC_ALLREDUCE=1 is for GPUs that reach each other only through the CPU root complex; this "
+        "host has NVLink between them: leave it off or set SGLANG_ENABLE_PCIE_IPC_ALLREDUCE to 0 (NCCL all-reduce)",
+        "SGLANG_ENABLE_PCIE_IPC_ALLREDUCE=1 reduces bf16 only and args.dtype is float16 (every reduction would stay on "
+        "NCCL): use dtype bfloat16 or set SGLANG_ENABLE_PCIE_IPC_ALLREDUCE to 0 (NCCL all-reduce)"]
+    assert R({"tp": 2}, gpu=gpus(12, count=2, pcie_only=True), env=ipc)["errors"] == []
+    assert R({"tp": 2}, gpu="2 GPUs", env=ipc)["errors"] == []
+
+
+def test_errors_come_in_option_name_order_and_each_option_is_judged():
+    r = R({"args": {"port": 1, "--tp-size": 2, "zeta_flag": True, "a-b": 1, "a_b": 2, "omega": True}})
+    assert r["errors"] == ["args has a_b twice (snake_case and dashed spellings): keep one",
+                           "args.port duplicates settings.port: set it there and drop it from args",
+                           "args.tp_size duplicates settings.tp: set it there and drop it from args"]
+    assert "--zeta-flag" in r["argv"] and "--omega" in r["argv"] and opt(r["argv"], "--a-b") == "1"
+
+
+def test_a_false_item_of_a_list_is_false_and_spec_numbers_are_scalars():
+    assert R({"args": {"flags": [True, False]}})["argv"][-3:] == ["--flags", "true", "false"]
+    r = R(spec_of(num_steps=[[3]]))
+    assert r["errors"] == ["args.speculative_num_steps: list items must be scalars; give plain values"]
+
+
+def test_a_compute_capability_is_read_up_to_its_first_dot():
+    assert A._gpu_major({"gpus": [{"compute_cap": "12.0.1"}]}) == {12}
