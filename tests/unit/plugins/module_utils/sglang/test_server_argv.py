@@ -331,7 +331,8 @@ def test_the_api_key_goes_through_a_yaml_config_or_argv_with_a_warning():
 
 
 def test_args_config_clashes_with_the_api_key_config_only():
-    r = R({"api_key_env": "K", "args": {"config": "/x.yaml"}}, api_key_config_path="/k.yaml")
+    r = R({"api_key_env": "K", "args": {"config": "/x.yaml", "zeta_flag": True}}, api_key_config_path="/k.yaml")
+    assert "--zeta-flag" in r["argv"]  # the options after it are still rendered
     assert r["errors"] == ["args.config clashes with the API key's --config file (SGLang reads only one --config): put "
                            "those options into args instead"]
     assert R({"args": {"config": "/x.yaml"}})["argv"][-2:] == ["--config", "/x.yaml"]
