@@ -339,3 +339,20 @@ def test_facts_are_reused_only_for_the_same_gpus_under_the_same_driver():
                                    known_facts(driver_version=None), dict(known_facts(), present=None)])
 def test_facts_without_gpus_present_or_a_driver_are_not_reused(known):
     assert gh._reusable(known, health_gpus("00000000:3b:00.0", "00000000:18:00.0")) is False
+
+
+def test_the_summary_is_one_line_per_problem_then_each_ignored_one():
+    kept = [gh.problem("xid", "error", "GPU0: Xid 79", "drain and reboot", 0),
+            gh.problem("temperature", "warning", "GPU1 is 86 C", "check the fans", 1)]
+    ignored = [gh.problem("ecc_mode", "warning", "GPU0 runs with ECC disabled", "enable it", 0)]
+    assert gh.summary(kept, ignored) == ["[error] xid: GPU0: Xid 79 -> drain and reboot",
+                                         "[warning] temperature: GPU1 is 86 C -> check the fans",
+                                         "[ignored on purpose] ecc_mode: GPU0 runs with ECC disabled"]
+    assert gh.summary([], []) == []
+
+
+@pytest.mark.parametrize("text, rc, line", [("\n  dmesg: read kernel buffer failed: Operation not permitted\nmore\n", 1,
+                                             "dmesg: read kernel buffer failed: Operation not permitted"),
+                                            ("", 3, "rc=3"), (None, 2, "rc=2"), ("  \n", 1, "rc=1")])
+def test_a_failing_tool_is_named_by_its_first_line_or_its_status(text, rc, line):
+    assert gh._first_line(text, rc) == line
