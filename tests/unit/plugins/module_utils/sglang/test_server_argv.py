@@ -6,6 +6,8 @@ import pytest
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.llmserve.sglang.plugins.filter.sglang_argv import FilterModule
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import argv as A
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import cli_flags
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import gates
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.argv import render, shell_join
 
@@ -258,8 +260,6 @@ def test_switch_table_matches_the_double_flag_tables():
 
 
 # -- every rule of the renderer from both sides, with the words it says (mutation, issue 37) ---------------------------
-from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import argv as A  # noqa: E402
-from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import cli_flags  # noqa: E402
 
 
 def R(settings, version="0.5.23", **kw):
