@@ -356,3 +356,25 @@ def test_the_summary_is_one_line_per_problem_then_each_ignored_one():
                                             ("", 3, "rc=3"), (None, 2, "rc=2"), ("  \n", 1, "rc=1")])
 def test_a_failing_tool_is_named_by_its_first_line_or_its_status(text, rc, line):
     assert gh._first_line(text, rc) == line
+
+
+def inventory(gpus_seen, slots, expected):
+    facts = {"gpus": gpus_seen, "pci_devices": [{"slot": s, "class": "0x030200"} for s in slots]}
+    return by_check(gh.check_inventory(facts, dict(gh.DEFAULTS, expected_count=expected)), "gpu_count")
+
+
+@pytest.mark.parametrize("expected, seen, refused", [(0, 2, False), (2, 1, True), (2, 2, False), (2, 3, True)])
+def test_the_gpu_count_is_held_only_when_expected(expected, seen, refused):
+    gpus_seen = [gpu(index=str(i), **{"pci.bus_id": "00000000:%02x:00.0" % (0x18 + i)}) for i in range(seen)]
+    got = inventory(gpus_seen, ["0000:%02x:00.0" % (0x18 + i) for i in range(seen)], expected)
+    assert [d for _s, d, _r in got] == (["%d GPU(s) visible to the driver, %d expected" % (seen, expected)]
+                                        if refused else [])
+
+
+def test_a_gpu_on_the_pci_bus_the_driver_did_not_take_is_named():
+    got = inventory([gpu()], ["0000:18:00.0", "0000:3b:00.0", "0000:5e:00.0"], 0)
+    assert got == [("error", "1 GPU(s) visible to the driver; on the PCI bus but not usable: 0000:3b:00.0, 0000:5e:00.0",
+                    "read 'dmesg | grep NVRM' for why the driver did not take them; reseat, check power, reboot")]
+    got = inventory([gpu()], ["0000:18:00.0", "0000:3b:00.0"], 2)
+    assert [d for _s, d, _r in got] == ["1 GPU(s) visible to the driver, 2 expected; on the PCI bus but not usable: "
+                                        "0000:3b:00.0"]
