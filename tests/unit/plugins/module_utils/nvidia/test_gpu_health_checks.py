@@ -239,3 +239,142 @@ def test_order_puts_errors_first_then_check_order_then_gpu():
           gh.problem("gpu_count", "error", "c", "r")]
     assert [(p["check"], p["gpu"]) for p in gh.order_problems(ps)] == [
         ("gpu_count", None), ("ecc_errors", 0), ("ecc_errors", 1), ("xid", 0), ("temperature", 1)]
+
+
+# -- notes, parsers and the rest held from both sides (mutation, issue 37) ----------------------------------------------
+def facts_of(*gpus, **extra):
+    facts = {"gpus": list(gpus), "kernel_log_source": None, "xids": [], "pcie_fabric": None}
+    facts.update(extra)
+    return facts
+
+
+@pytest.mark.parametrize("correctable, uncorrectable, rows", [("3", "2", 5), ("0", "2", 2), ("3", "0", 3),
+                                                             ("3", "[N/A]", 3)])
+def test_lifetime_errors_repaired_by_remapping_are_a_note_with_the_rows_remapped(correctable, uncorrectable, rows):
+    g = gpu(**{"ecc.errors.uncorrected.aggregate.total": "4", "remapped_rows.correctable": correctable,
+               "remapped_rows.uncorrectable": uncorrectable})
+    assert gh.notes(facts_of(g)) == [
+        "GPU0 (00000000:18:00.0): 4 uncorrectable ECC error(s) over its lifetime, repaired by row remapping "
+        "(%d row(s) remapped, none pending)" % rows]
+
+
+@pytest.mark.parametrize("fields", [{"remapped_rows.pending": "Yes"}, {"remapped_rows.failure": "Yes"},
+                                    {"remapped_rows.correctable": "[N/A]"},
+                                    {"ecc.errors.uncorrected.aggregate.total": "0"}])
+def test_lifetime_errors_are_not_called_repaired_while_a_remap_is_pending_failed_or_unknown(fields):
+    row = {"ecc.errors.uncorrected.aggregate.total": "4"}
+    row.update(fields)
+    assert gh.notes(facts_of(gpu(**row))) == []
+
+
+def test_the_healthy_row_has_no_note():
+    assert gh.notes(facts_of(gpu())) == []
+
+
+@pytest.mark.parametrize("gen, gen_max, mask, noted", [("4", "5", "0x1", True), ("5", "5", "0x1", False),
+                                                       ("4", "5", "0x0", False), ("5", "5", "0x0", False),
+                                                       ("[N/A]", "5", "0x1", False)])
+def test_a_slower_pcie_generation_at_idle_is_a_note(gen, gen_max, mask, noted):
+    g = gpu(**{"pcie.link.gen.current": gen, "pcie.link.gen.max": gen_max, "clocks_event_reasons.active": mask})
+    assert gh.notes(facts_of(g)) == (["GPU0 (00000000:18:00.0): PCIe Gen4 at idle (Gen5 under load; idle GPUs lower "
+                                      "the link speed to save power)"] if noted else [])
+
+
+def test_notes_name_the_kernel_log_and_the_fabric_not_checked():
+    facts = facts_of(gpu(), kernel_log_source="dmesg", xids=[{}, {}],
+                     pcie_fabric={"applies": False, "why": "one GPU: no peer traffic"})
+    assert gh.notes(facts) == ["PCIe fabric not checked: one GPU: no peer traffic",
+                               "kernel log read from dmesg: 2 Xid event(s) since the driver loaded"]
+
+
+def test_nvlink_status_counts_each_gpus_links():
+    text = ("\tLink 9: 26.562 GB/s\n"          # before any GPU line: no GPU to count it for
+            "GPU 0: NVIDIA H200 (UUID: GPU-1)\n"
+            "\t Link 0: 26.562 GB/s\n\t Link 1: <inactive>\n\t Link 2: Disabled\n\t Link 3:\n"
+            "\t NVML: some other line\n"
+            "GPU 1: NVIDIA H200 (UUID: GPU-2)\n\t Link 0: 26.562 GB/s\n")
+    assert gh.parse_nvlink_status(text) == {0: {"up": 1, "down": 3}, 1: {"up": 1, "down": 0}}
+
+
+def test_the_device_link_is_read_from_the_sysfs_slot_of_its_bus_id(tmp_path):
+    # nvidia-smi's 8-digit domain and upper-case hex; sysfs names the slot with a 4-digit domain, lower case
+    for slot in ("0010:3b:00.0", "0000:3b:00.0", "0011:3b:00.0"):
+        path = tmp_path / slot
+        path.mkdir()
+        (path / "vendor").write_text("0x10de\n")
+        (path / "max_link_width").write_text("16\n" if slot.startswith("0010") else "1\n")
+        (path / "current_link_width").write_text("8\n")
+    assert gh.read_sysfs_pcie("00000010:3B:00.0", str(tmp_path)) == {"max_width": 16, "width": 8}
+
+
+def test_a_process_is_ours_by_its_command_line_too():
+    owner = {"cmdline": "python3 -m sglang.launch_server --port 30000", "cgroup": "0::/user.slice/session-1.scope\n"}
+    assert gh.is_own(owner, ["sglang-*.service"], [r"sglang\.launch_server"]) is True
+    assert gh.is_own(owner, ["sglang-*.service"], [r"vllm"]) is False
+    assert gh.is_own(None, ["sglang-*.service"], [r"sglang"]) is False
+
+
+def known_facts(**changes):
+    known = {"present": True, "driver_version": "580.95.05", "gpus": [{"pci_bus_id": "00000000:18:00.0"},
+                                                                     {"pci_bus_id": "00000000:3B:00.0"}]}
+    known.update(changes)
+    return known
+
+
+def health_gpus(*bus_ids, **changes):
+    return [dict({"pci_bus_id": bus, "driver_version": "580.95.05"}, **changes) for bus in bus_ids]
+
+
+def test_facts_are_reused_only_for_the_same_gpus_under_the_same_driver():
+    now = health_gpus("00000000:3b:00.0", "00000000:18:00.0")  # another order, another case: the same GPUs
+    assert gh._reusable(known_facts(), now) is True
+    assert gh._reusable(known_facts(), now[:1]) is False
+    assert gh._reusable(known_facts(), health_gpus("00000000:18:00.0", "00000000:5e:00.0")) is False
+    assert gh._reusable(known_facts(), health_gpus("00000000:3b:00.0", "00000000:18:00.0",
+                                                   driver_version="590.10.01")) is False
+    assert gh._reusable(known_facts(gpus=[{"pci_bus_id": None}]), health_gpus(None)) is True
+
+
+@pytest.mark.parametrize("known", [None, "facts", known_facts(present=False), known_facts(driver_version=""),
+                                   known_facts(driver_version=None), dict(known_facts(), present=None)])
+def test_facts_without_gpus_present_or_a_driver_are_not_reused(known):
+    assert gh._reusable(known, health_gpus("00000000:3b:00.0", "00000000:18:00.0")) is False
+
+
+def test_the_summary_is_one_line_per_problem_then_each_ignored_one():
+    kept = [gh.problem("xid", "error", "GPU0: Xid 79", "drain and reboot", 0),
+            gh.problem("temperature", "warning", "GPU1 is 86 C", "check the fans", 1)]
+    ignored = [gh.problem("ecc_mode", "warning", "GPU0 runs with ECC disabled", "enable it", 0)]
+    assert gh.summary(kept, ignored) == ["[error] xid: GPU0: Xid 79 -> drain and reboot",
+                                         "[warning] temperature: GPU1 is 86 C -> check the fans",
+                                         "[ignored on purpose] ecc_mode: GPU0 runs with ECC disabled"]
+    assert gh.summary([], []) == []
+
+
+@pytest.mark.parametrize("text, rc, line", [("\n  dmesg: read kernel buffer failed: Operation not permitted\nmore\n", 1,
+                                             "dmesg: read kernel buffer failed: Operation not permitted"),
+                                            ("", 3, "rc=3"), (None, 2, "rc=2"), ("  \n", 1, "rc=1")])
+def test_a_failing_tool_is_named_by_its_first_line_or_its_status(text, rc, line):
+    assert gh._first_line(text, rc) == line
+
+
+def inventory(gpus_seen, slots, expected):
+    facts = {"gpus": gpus_seen, "pci_devices": [{"slot": s, "class": "0x030200"} for s in slots]}
+    return by_check(gh.check_inventory(facts, dict(gh.DEFAULTS, expected_count=expected)), "gpu_count")
+
+
+@pytest.mark.parametrize("expected, seen, refused", [(0, 2, False), (2, 1, True), (2, 2, False), (2, 3, True)])
+def test_the_gpu_count_is_held_only_when_expected(expected, seen, refused):
+    gpus_seen = [gpu(index=str(i), **{"pci.bus_id": "00000000:%02x:00.0" % (0x18 + i)}) for i in range(seen)]
+    got = inventory(gpus_seen, ["0000:%02x:00.0" % (0x18 + i) for i in range(seen)], expected)
+    assert [d for _s, d, _r in got] == (["%d GPU(s) visible to the driver, %d expected" % (seen, expected)]
+                                        if refused else [])
+
+
+def test_a_gpu_on_the_pci_bus_the_driver_did_not_take_is_named():
+    got = inventory([gpu()], ["0000:18:00.0", "0000:3b:00.0", "0000:5e:00.0"], 0)
+    assert got == [("error", "1 GPU(s) visible to the driver; on the PCI bus but not usable: 0000:3b:00.0, 0000:5e:00.0",
+                    "read 'dmesg | grep NVRM' for why the driver did not take them; reseat, check power, reboot")]
+    got = inventory([gpu()], ["0000:18:00.0", "0000:3b:00.0"], 2)
+    assert [d for _s, d, _r in got] == ["1 GPU(s) visible to the driver, 2 expected; on the PCI bus but not usable: "
+                                        "0000:3b:00.0"]

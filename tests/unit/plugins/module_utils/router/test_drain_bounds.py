@@ -132,3 +132,47 @@ def test_drain_check_mode_deletes_nothing():
     out = drain.drain(gw, URL, check_mode=True)
     assert gw.calls == [("GET", "/workers")] and out["changed"] and out["waits"] == {
         "removal": {"ended": "check_mode", "seconds": 0.0}, "requests": {"ended": "check_mode", "seconds": 0.0}}
+
+
+class Listing(object):
+    """A gateway that lists the same workers at every GET (a DELETE or POST changes nothing)."""
+
+    url = "http://gw:30080"
+
+    def __init__(self, workers):
+        self.workers = workers
+
+    def call(self, method, path, body=None, timeout=10.0):
+        if method == "GET":
+            return 200, {"workers": [dict(w) for w in self.workers]}, None
+        return 202, {}, None
+
+
+def test_a_drain_that_never_ends_names_every_status_left():
+    # two entries for the worker, one with no status: each is named, "?" for the missing one
+    gw, clock = Listing([{"id": "a", "url": URL, "status": "draining"}, {"id": "b", "url": URL}]), Clock()
+    with pytest.raises(drain.DrainError) as err:
+        drain.drain(gw, URL, removal_timeout=2, interval=1, clock=clock, sleep=clock.sleep)
+    assert "(status draining, ?)" in str(err.value)
+
+
+def test_a_restore_that_never_ends_names_what_the_gateway_lists():
+    gw = Listing([{"id": "a", "url": URL, "is_healthy": True, "status": "ready"}, {"id": "b", "url": URL}])
+    clock = Clock()
+    with pytest.raises(drain.DrainError) as err:
+        drain.restore(gw, URL, timeout=2, interval=1, clock=clock, sleep=clock.sleep)
+    # listed twice is not "listed once and healthy"
+    assert "(a is_healthy=True status=ready; b is_healthy=None status=?)" in str(err.value)
+    clock = Clock()
+    with pytest.raises(drain.DrainError) as err:
+        drain.restore(Listing([]), URL, timeout=2, interval=1, clock=clock, sleep=clock.sleep)
+    assert str(err.value) == ("http://gw:30080 does not list %s healthy 2 s after it was added (not listed): is the "
+                              "worker up, and its health endpoint answering the gateway?" % URL)
+
+
+@pytest.mark.parametrize("interval, seconds", [(1.2345, 1.23), (0.001, 0.0), (0.006, 0.01), (2.0, 2.0)])
+def test_a_wait_is_reported_to_the_hundredth_of_a_second(interval, seconds):
+    clock = Clock()
+    out = drain.wait_idle(Worker([3, 0]), timeout=60, interval=interval, clock=clock, sleep=clock.sleep)
+    assert out == {"ended": "idle", "seconds": seconds, "running": 0}
+    assert isinstance(out["seconds"], float)
