@@ -10,6 +10,7 @@ import shutil
 import socket
 import stat
 import subprocess
+import time
 import sys
 import tempfile
 
@@ -278,6 +279,12 @@ def test_exit_status_of_child_reaps_only_what_ended():
 def test_age_io_and_tree_usage_of_a_sleeping_child(tmp_path):
     sleeper = subprocess.Popen(["sleep", "30"])
     try:
+        # a child just forked still execs and loads: wait until its counters stop moving (asleep), so two reads agree
+        for _ in range(200):
+            before = (proc_watch.proc_stat(sleeper.pid), proc_watch.io_bytes(sleeper.pid))
+            time.sleep(0.02)
+            if (proc_watch.proc_stat(sleeper.pid), proc_watch.io_bytes(sleeper.pid)) == before:
+                break
         assert proc_watch.age(sleeper.pid) >= 0.0
         assert proc_watch.age(os.getpid()) >= proc_watch.age(sleeper.pid)        # started before its child
         assert proc_watch.age(2 ** 22 + 1) is None                               # no such pid

@@ -328,7 +328,8 @@ def test_module_drains_and_restores_and_keeps_the_key_out_of_its_result(servers)
     out = run_module(dict(base, state="drained"))
     assert out["changed"] is True and out["removed"][0]["url"] == wk.url, out
     assert out["waits"]["removal"]["ended"] == "unlisted" and out["waits"]["requests"]["ended"] == "idle"
-    assert gw.workers == [] and KEY not in json.dumps(out)
+    # ansible-core 2.22 hands the controller the values to mask as _ansible_new_secrets and the controller drops them
+    assert gw.workers == [] and KEY not in json.dumps({k: v for k, v in out.items() if k != "_ansible_new_secrets"})
     again = run_module(dict(base, state="drained"))
     assert again["changed"] is False and again["removed"] == []
 
