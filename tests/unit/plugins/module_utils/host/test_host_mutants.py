@@ -135,8 +135,8 @@ def test_the_longest_mount_point_holding_the_path_wins_and_a_later_one_hides_an_
                       _LINE % ("/data", "ext4", "/dev/a"), _LINE % ("/data", "lustre", "mds:/fs")])
     assert mounts.filesystem("/mnt/nonexistent", text)["mount"] == "/"
     assert mounts.filesystem("/mntX/nonexistent", text)["fstype"] == "nfs"
-    assert mounts.filesystem("/data/nonexistent", text) == {"mount": "/data", "fstype": "lustre", "source": "mds:/fs",
-                                                             "network": True}
+    wanted = {"mount": "/data", "fstype": "lustre", "source": "mds:/fs", "network": True}
+    assert mounts.filesystem("/data/nonexistent", text) == wanted
 
 
 # ---- ownership
@@ -280,7 +280,7 @@ def test_age_io_and_tree_usage_of_a_sleeping_child(tmp_path):
     sleeper = subprocess.Popen(["sleep", "30"])
     try:
         # a child just forked still execs and loads: wait until its counters stop moving (asleep), so two reads agree
-        for _ in range(200):
+        for _attempt in range(200):
             before = (proc_watch.proc_stat(sleeper.pid), proc_watch.io_bytes(sleeper.pid))
             time.sleep(0.02)
             if (proc_watch.proc_stat(sleeper.pid), proc_watch.io_bytes(sleeper.pid)) == before:

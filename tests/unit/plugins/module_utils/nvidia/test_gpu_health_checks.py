@@ -248,8 +248,8 @@ def facts_of(*gpus, **extra):
     return facts
 
 
-@pytest.mark.parametrize("correctable, uncorrectable, rows", [("3", "2", 5), ("0", "2", 2), ("3", "0", 3),
-                                                             ("3", "[N/A]", 3)])
+@pytest.mark.parametrize("correctable, uncorrectable, rows", [
+    ("3", "2", 5), ("0", "2", 2), ("3", "0", 3), ("3", "[N/A]", 3)])
 def test_lifetime_errors_repaired_by_remapping_are_a_note_with_the_rows_remapped(correctable, uncorrectable, rows):
     g = gpu(**{"ecc.errors.uncorrected.aggregate.total": "4", "remapped_rows.correctable": correctable,
                "remapped_rows.uncorrectable": uncorrectable})
@@ -315,8 +315,8 @@ def test_a_process_is_ours_by_its_command_line_too():
 
 
 def known_facts(**changes):
-    known = {"present": True, "driver_version": "580.95.05", "gpus": [{"pci_bus_id": "00000000:18:00.0"},
-                                                                     {"pci_bus_id": "00000000:3B:00.0"}]}
+    gpus = [{"pci_bus_id": "00000000:18:00.0"}, {"pci_bus_id": "00000000:3B:00.0"}]
+    known = {"present": True, "driver_version": "580.95.05", "gpus": gpus}
     known.update(changes)
     return known
 

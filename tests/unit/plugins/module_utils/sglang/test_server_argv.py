@@ -483,12 +483,12 @@ def test_an_option_name_is_read_in_any_spelling(key):
 
 
 @pytest.mark.parametrize("version, name, flag", [
-    ("0.5.10.post1", "cuda_graph_max_bs_decode", "--cuda-graph-max-bs"), ("0.5.10.post1", "cuda_graph_bs_decode",
-                                                                        "--cuda-graph-bs"),
-    ("0.5.23", "cuda_graph_max_bs_decode", "--cuda-graph-max-bs-decode"), ("0.5.23", "cuda_graph_bs_decode",
-                                                                          "--cuda-graph-bs-decode"),
-    ("0.5.23", "cuda_graph_max_bs_prefill", "--cuda-graph-max-bs-prefill"), ("0.5.23", "cuda_graph_bs_prefill",
-                                                                            "--cuda-graph-bs-prefill"),
+    ("0.5.10.post1", "cuda_graph_max_bs_decode", "--cuda-graph-max-bs"),
+    ("0.5.10.post1", "cuda_graph_bs_decode", "--cuda-graph-bs"),
+    ("0.5.23", "cuda_graph_max_bs_decode", "--cuda-graph-max-bs-decode"),
+    ("0.5.23", "cuda_graph_bs_decode", "--cuda-graph-bs-decode"),
+    ("0.5.23", "cuda_graph_max_bs_prefill", "--cuda-graph-max-bs-prefill"),
+    ("0.5.23", "cuda_graph_bs_prefill", "--cuda-graph-bs-prefill"),
     ("0.5.9", "cuda_graph_bs", "--cuda-graph-bs")])
 def test_cuda_graph_flags_per_version(version, name, flag):
     r = R({"args": {name: 16}}, version)
