@@ -65,7 +65,7 @@ ROOMS = {
     "server/plan": (["plugins/plugin_utils/_server_plan.py"],
                     [PT + "test_server_plan.py", PT + "test_server_plan_inputs.py", PT + "test_server_owned_dirs.py"]),
     "server/drift": ([MU + "server/drift.py"], [UT + "server/test_server_drift.py", UT + "server/test_drift_secrets.py",
-                                                                   UT + "server/test_drift_mutants.py"]),
+                                                UT + "server/test_drift_mutants.py"]),
     "ready/verdicts": ([MU + "ready/verdicts.py"], [UT + "ready/test_ready_verdicts.py", UT + "ready/test_verdicts_bounds.py"]),
     "ready/spec_accept": ([MU + "ready/spec_accept.py"], [UT + "ready/test_spec_accept.py", UT + "ready/test_spec_accept_bounds.py"]),
     "sglang/argv": ([MU + "sglang/argv.py"],
