@@ -23,6 +23,11 @@ def listener(port=0):
     return holder
 
 
+def comm(pid):
+    with open("/proc/%d/comm" % pid) as handle:
+        return handle.read().strip()
+
+
 def free_low_port():
     """A port below the kernel's ephemeral range (32768 here and by default) that nothing holds."""
     for port in range(21000, 22000):
@@ -131,10 +136,10 @@ def test_a_port_two_processes_hold_names_both():
         assert ours == {"name": "port", "ok": True, "msg": "port %d is held by this server (pid %d,%d)" % (port, pids[0], pids[1])}
         theirs = pf.check_port("127.0.0.1", port, owner_pid=child.pid)  # the child's parent (us) is foreign to it
         assert theirs["ok"] is False and theirs["msg"] == "port %d is in use by %d (%s): stop it or choose another port" % (
-            port, os.getpid(), pf._comm(os.getpid()))
+            port, os.getpid(), comm(os.getpid()))
         foreign = pf.check_port("127.0.0.1", port)
         assert foreign == {"name": "port", "ok": False, "msg": "port %d is in use by %s: stop it or choose another port" % (
-            port, ", ".join("%d (%s)" % (p, pf._comm(p)) for p in pids))}
+            port, ", ".join("%d (%s)" % (p, comm(p)) for p in pids))}
     finally:
         child.stdin.close()
         child.wait()
@@ -176,7 +181,7 @@ def test_port_window_checks_each_fixed_port_but_the_http_one_with_the_owner(tmp_
         # ours: free to use; the HTTP port is check_port's, not the window's
         assert pf.check_port_window(argv, "0.5.23", owner_pid=os.getpid(), proc_root=proc) == WINDOW_OK
         held = "the torch.distributed store (--nccl-port), port %d is in use by %d (%s): stop it or choose another port" % (
-            ports[1], os.getpid(), pf._comm(os.getpid()))
+            ports[1], os.getpid(), comm(os.getpid()))
         assert pf.check_port_window(argv, "0.5.23", owner_pid=1, proc_root=proc) == {"name": "ports", "ok": False, "msg": held}
         # inside the range too: both problems, the window's first, joined by "; "
         inside = fake_proc(tmp_path / "inside", "%d %d" % (ports[1], ports[1]), "")
