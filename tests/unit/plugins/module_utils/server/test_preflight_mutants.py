@@ -243,3 +243,47 @@ def test_run_all_hands_warnings_host_and_owner_to_their_checks(tmp_path, monkeyp
         assert not by["ports"]["ok"]
     finally:
         nccl.close()
+
+
+def test_parse_that_cannot_start_the_python_is_refused_by_its_reason(tmp_path):
+    broken = tmp_path / "python"
+    broken.write_text("#!%s\n" % (tmp_path / "no-interpreter"))
+    broken.chmod(0o755)
+    check, version = pf.check_parse(str(broken), [], run=local_run)
+    assert version is None and check["name"] == "argv" and check["ok"] is False
+    assert check["msg"].startswith("could not run %s to parse the argv (cannot run %s: " % (broken, broken))
+    assert check["msg"].endswith("): check the venv")
+    # a runner that says nothing but its rc: the rc is named
+    for rc in (124, 127):
+        assert pf.check_parse(str(broken), [], run=lambda *a, code=rc, **kw: (code, "", " \n")) == (
+            {"name": "argv", "ok": False, "msg": "could not run %s to parse the argv (rc %d): check the venv" % (broken, rc)}, None)
+
+
+def test_the_stdout_runner_gives_each_command_30_s():
+    deadlines = []
+
+    def run(argv, data=None, environ_update=None, timeout=None):
+        deadlines.append(timeout)
+        return local_run(argv, data, environ_update, timeout)
+    assert pf.stdout_of(run)(["echo", "x"]) == "x\n" and deadlines == [30]
+
+
+def test_gpu_processes_name_every_foreign_one():
+    out = "%d, python3, 100\n1, init, 5\n" % os.getpid()
+    assert pf.check_gpu_procs(runner=lambda cmd: out)["msg"] == (
+        "other processes hold GPU memory: %d python3 (100 MiB), 1 init (5 MiB); stop them before starting the server" % os.getpid())
+
+
+def test_run_all_hands_env_and_gpu_count_to_their_checks(monkeypatch):
+    for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "CUDA_VISIBLE_DEVICES"):
+        monkeypatch.delenv(name, raising=False)
+    # nvidia-smi lists no GPU here: the count comes from gpu_count, else from the env's CUDA_VISIBLE_DEVICES
+    by = dict((c["name"], c) for c in run_all({"model_path": "org/model", "gpu_count": 4, "tp": 4})[0])
+    assert by["tp"] == {"name": "tp", "ok": True, "msg": "tp=4 fits 4 visible GPU(s) x 1 node(s)"}
+    assert by["model_path"]["ok"]
+    by = dict((c["name"], c) for c in run_all({"model_path": "org/model", "tp": 2, "env": {
+        "CUDA_VISIBLE_DEVICES": "0,1", "HF_HUB_OFFLINE": "1"}})[0])
+    assert by["tp"] == {"name": "tp", "ok": True, "msg": "tp=2 fits 2 visible GPU(s) x 1 node(s)"}
+    # the env's offline switch reaches the model's checkpoint check
+    assert not by["model_path"]["ok"] and "HF_HUB_OFFLINE is set" in by["model_path"]["msg"]
+    assert not dict((c["name"], c) for c in run_all({"model_path": "org/model", "tp": 2})[0])["tp"]["ok"]
