@@ -287,3 +287,44 @@ def test_run_all_hands_env_and_gpu_count_to_their_checks(monkeypatch):
     # the env's offline switch reaches the model's checkpoint check
     assert not by["model_path"]["ok"] and "HF_HUB_OFFLINE is set" in by["model_path"]["msg"]
     assert not dict((c["name"], c) for c in run_all({"model_path": "org/model", "tp": 2})[0])["tp"]["ok"]
+
+
+def test_the_owner_unit_reaches_every_ownership_check(tmp_path, monkeypatch):
+    # this process is in no systemd unit here: its identity is read from a proc tree that puts it in sglang-t.service
+    root = tmp_path / "units"
+    (root / str(os.getpid())).mkdir(parents=True)
+    (root / str(os.getpid()) / "cmdline").write_bytes(b"python3\0")
+    (root / str(os.getpid()) / "cgroup").write_text("0::/system.slice/sglang-t.service\n")
+    real = pf.ownership.identity
+    monkeypatch.setattr(pf.ownership, "identity", lambda pid, proc_root="/proc": real(pid, str(root)))
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.delenv("TRANSFORMERS_OFFLINE", raising=False)
+    fake = tmp_path / "python"
+    fake.write_text("#!/bin/sh\ncat >/dev/null\necho '{\"version\": \"0.5.23\", \"ok\": true}'\n")
+    fake.chmod(0o755)
+    apps = "%d, python3, 100\n" % os.getpid()
+
+    def run(argv, data=None, environ_update=None, timeout=None):
+        if argv[0] == "nvidia-smi":
+            return 0, apps if argv[1].startswith("--query-compute-apps") else "", ""
+        return local_run(argv, data, environ_update, timeout)
+    port = free_low_port()
+    http, nccl = listener(port), listener(port + 1)
+    argv = ["--port", str(port), "--nccl-port", str(port + 1)]
+    try:
+        assert pf.check_port("127.0.0.1", port, owner_unit="sglang-t")["ok"]
+        assert not pf.check_port("127.0.0.1", port, owner_unit="sglang-u")["ok"]
+        window = fake_proc(tmp_path, "61000 61100", "")
+        assert pf.check_port_window(argv, "0.5.23", owner_unit="sglang-t", proc_root=window) == WINDOW_OK
+        assert not pf.check_port_window(argv, "0.5.23", owner_unit="sglang-u", proc_root=window)["ok"]
+        assert pf.check_gpu_procs(owner_unit="sglang-t", runner=lambda cmd: apps)["ok"]
+        assert not pf.check_gpu_procs(owner_unit="sglang-u", runner=lambda cmd: apps)["ok"]
+        params = {"python": str(fake), "argv": argv, "model_path": "org/model", "gpu_count": 1, "port": port,
+                  "owner_unit": "sglang-t"}
+        by = dict((c["name"], c) for c in pf.run_all(params, run)[0])
+        assert by["port"]["ok"] and by["ports"] == WINDOW_OK and by["gpu_processes"]["ok"], by
+        by = dict((c["name"], c) for c in pf.run_all(dict(params, owner_unit="sglang-u"), run)[0])
+        assert not (by["port"]["ok"] or by["ports"]["ok"] or by["gpu_processes"]["ok"]), by
+    finally:
+        http.close()
+        nccl.close()
