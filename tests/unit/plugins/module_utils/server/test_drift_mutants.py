@@ -75,7 +75,7 @@ def test_compare_word_for_word():
 
 def test_phases_in_start_up_order_and_only_numbers():
     got = drift.phases(WEIGHTS)
-    assert got == WEIGHTS_PHASES and all(type(s) is float for _p, s in got)
+    assert got == WEIGHTS_PHASES and all(isinstance(s, float) for _p, s in got)
     assert drift.phases({"cuda_graph": [1], "load_weight": "1", "tokenizer_e2e": None}) == []
     assert drift.phases({"cuda_graph": {"z": 1}, "scheduler_e2e": 0}) == [("cuda_graph.z", 1.0), ("scheduler_e2e", 0.0)]
     assert drift.phases(["load_weight", 1]) == [] and drift.phases(None) == []
