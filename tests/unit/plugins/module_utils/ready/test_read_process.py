@@ -8,8 +8,6 @@ import os
 import signal
 import socket
 import stat
-import subprocess
-import sys
 import time
 
 import pytest
@@ -26,15 +24,6 @@ ON_PORT = ("process_age", "foreign_port", "foreign_seen")
 
 def source(**params):
     return read_process.ProcessSource(with_defaults(params), time.monotonic, time.sleep, run=local_run)
-
-
-@pytest.fixture
-def sleeper():
-    p = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
-    yield p
-    if p.poll() is None:
-        p.kill()
-        p.wait()
 
 
 @pytest.fixture

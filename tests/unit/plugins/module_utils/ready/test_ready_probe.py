@@ -4,11 +4,7 @@
 keeps the others' parts as their sources say (real log, real process, a port nothing listens on)."""
 import testpaths
 import os
-import subprocess
-import sys
 import time
-
-import pytest
 
 from netutil import free_port
 
@@ -29,15 +25,6 @@ def test_each_snapshot_field_has_one_writer():
     fields = [f for part in PARTS for f in part]
     assert len(fields) == len(set(fields)), "a field in two parts"
     assert set(fields) == set(Snapshot.FIELDS)
-
-
-@pytest.fixture
-def sleeper():
-    p = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
-    yield p
-    if p.poll() is None:
-        p.kill()
-        p.wait()
 
 
 def probe(tmp_path, pid, lines):
