@@ -18,3 +18,9 @@ def local_run(argv, data=None, environ_update=None, timeout=None):
     except OSError as exc:
         return 127, "", "cannot run %s: %s" % (argv[0], exc)
     return proc.returncode, proc.stdout, proc.stderr
+
+
+def shown(result):
+    """A module's raw result as the controller shows it: ansible-core 2.22 hands the values to mask over as
+    ``_ansible_new_secrets`` and drops that key before anyone sees the result."""
+    return {k: v for k, v in result.items() if k != "_ansible_new_secrets"}

@@ -36,13 +36,19 @@ def test_it_fills_exactly_the_logs_part(tmp_path):
     assert src.see(marked(now=3.0)) is False  # no new byte: no progress
 
 
-def test_a_fatal_line_is_when_it_was_read(tmp_path):
+def read_then_grow(tmp_path, to):
+    """A log of 4 lines read once (at 1.0), then grown to ``to`` lines: (its path, the source that read it)."""
     log = tmp_path / "server.log"
     log.write_text(lines(4))
     src = source(log)
     src.see(marked(now=1.0))
     with open(str(log), "a") as f:
-        f.write(lines(16)[len(lines(4)):])
+        f.write(lines(to)[len(lines(4)):])
+    return log, src
+
+
+def test_a_fatal_line_is_when_it_was_read(tmp_path):
+    log, src = read_then_grow(tmp_path, 16)
     s = marked(now=7.5)
     assert src.see(s) is True
     assert s.first_strong_at == 7.5 and src.verdict()["category"] == "oom_kv"
@@ -76,12 +82,7 @@ def test_a_directory_for_a_log_is_refused(tmp_path):
 
 
 def test_the_state_carries_on_where_it_stopped(tmp_path):
-    log = tmp_path / "server.log"
-    log.write_text(lines(4))
-    src = source(log)
-    src.see(marked(now=1.0))
-    with open(str(log), "a") as f:
-        f.write(lines(7)[len(lines(4)):])
+    log, src = read_then_grow(tmp_path, 7)
     again = source(log, src.dump())
     s = marked(now=2.0)
     assert again.see(s) is True
