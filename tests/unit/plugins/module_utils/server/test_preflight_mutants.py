@@ -28,18 +28,24 @@ def comm(pid):
         return handle.read().strip()
 
 
-def free_low_port():
-    """A port below the kernel's ephemeral range (32768 here and by default) that nothing holds."""
+def bindable(port):
+    probe = socket.socket()
+    try:
+        probe.bind(("127.0.0.1", port))
+        return True
+    except OSError:
+        return False
+    finally:
+        probe.close()
+
+
+def free_low_port(offsets=(0,)):
+    """A port below the kernel's ephemeral range (32768 here and by default) such that nothing holds it nor any
+    port at the given offsets from it: no outgoing connection borrows these, so only a listener could."""
     for port in range(21000, 22000):
-        probe = socket.socket()
-        try:
-            probe.bind(("127.0.0.1", port))
+        if all(bindable(port + o) for o in offsets):
             return port
-        except OSError:
-            continue
-        finally:
-            probe.close()
-    raise AssertionError("no free port in 21000-21999")
+    raise AssertionError("no free port in 21000-21999 with %s free beside it" % (offsets,))
 
 
 def fake_proc(tmp_path, ephemeral=None, reserved=None):
@@ -194,8 +200,9 @@ def test_port_window_checks_each_fixed_port_but_the_http_one_with_the_owner(tmp_
 
 def test_port_window_takes_the_version_s_dp_attention_ports(tmp_path):
     # 0.5.9 binds 5 ports after the rendezvous (--port + 233); an unknown version 6: the 6th is held, not 0.5.9's
-    sixth = listener()
-    port = sixth.getsockname()[1] - 233 - 6
+    # below the ephemeral range, so an outgoing connection of some other process cannot hold one of 0.5.9's ports
+    port = free_low_port((0, 1) + tuple(233 + i for i in range(7)))
+    sixth = listener(port + 233 + 6)
     argv = ["--port", str(port), "--nccl-port", str(port + 1), "--enable-dp-attention"]
     try:
         assert [p for p, _w in sglang_ports.fixed_ports(argv, "0.5.9")][-2] == port + 233 + 5
