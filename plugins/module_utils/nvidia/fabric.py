@@ -301,7 +301,7 @@ IOMMU_FIX = ("boot with iommu=pt (the IOMMU stays on for VFIO/passthrough device
              "protection against a faulty or malicious device, no VFIO passthrough); both need a reboot")
 
 
-def evaluate(fabric, gpus):
+def evaluate(fabric):
     """Fabric facts -> ``(problems, notes)``. Rules (docs/gpu_health.md, "The PCIe fabric"):
 
     - ``pcie_acs``: a bridge above a GPU has ACS P2P redirect on. Error where nvidia-smi reports P2P OK for that

@@ -194,8 +194,8 @@ def parse_nvlink_status(text):
     return links
 
 
-def read_sysfs_pcie(bus_id, sysfs="/sys/bus/pci/devices"):
-    """The device's own PCIe link (LnkCap/LnkSta) from sysfs: ``{max_width, width}`` or None.
+def read_sysfs_pcie(bus_id, sysfs):
+    """The device's own PCIe link (LnkCap/LnkSta) from the sysfs PCI devices directory ``sysfs`` (collect's): ``{max_width, width}`` or None.
 
     NVML's ``pcie.link.width.max`` is the maximum *with this slot*: a x16 card in a x4 slot reads max 4, current 4.
     sysfs ``max_link_width`` is the card's capability, which shows the slot limit. NVIDIA functions only.
@@ -680,7 +680,7 @@ def evaluate(facts, opts):
         problems += check_modes(gpu)
     problems += check_processes(facts, opts)
     problems += check_fabric(facts)
-    problems += fabric_mod.evaluate(facts.get("pcie_fabric"), facts["gpus"])[0]
+    problems += fabric_mod.evaluate(facts.get("pcie_fabric"))[0]
     problems += check_xids(facts)
     return order_problems(problems)
 
@@ -715,7 +715,7 @@ def notes(facts):
                 and idle:
             lines.append("%s: PCIe Gen%d at idle (Gen%d under load; idle GPUs lower the link speed to save "
                          "power)" % (_gpu_label(gpu), gpu["pcie_gen_current"], gpu["pcie_gen_max"]))
-    lines += fabric_mod.evaluate(facts.get("pcie_fabric"), facts["gpus"])[1]
+    lines += fabric_mod.evaluate(facts.get("pcie_fabric"))[1]
     if facts["kernel_log_source"]:
         lines.append("kernel log read from %s: %d Xid event(s) since the driver loaded"
                      % (facts["kernel_log_source"], len(facts["xids"])))

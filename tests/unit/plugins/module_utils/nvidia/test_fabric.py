@@ -86,7 +86,7 @@ def collect(tmp_path, lspci, buses, p2p, cmdline="", domain_type=None, topology=
 
 
 def verdict(facts, buses):
-    problems, notes = fabric.evaluate(facts, gpus_at(buses))
+    problems, notes = fabric.evaluate(facts)
     return problems, notes
 
 
@@ -250,7 +250,7 @@ def test_gns_is_a_note_not_a_problem(tmp_path):
 
 def test_one_gpu_or_all_nvlink_is_not_checked():
     one = fabric.collect(None, None, "/usr/bin/nvidia-smi", gpus_at(["06"]), None)
-    assert not one["applies"] and fabric.evaluate(one, gpus_at(["06"])) == (
+    assert not one["applies"] and fabric.evaluate(one) == (
         [], ["PCIe fabric not checked: one GPU: no GPU-to-GPU traffic"])
     topology = ns.parse_topology(fake(["nvidia-smi", "topo", "-m"], profile="h200x8"))
     nvl = fabric.collect(None, None, "/usr/bin/nvidia-smi", gpus_at(ASUS_GPUS), topology)

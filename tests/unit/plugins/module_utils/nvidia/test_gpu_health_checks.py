@@ -378,3 +378,86 @@ def test_a_gpu_on_the_pci_bus_the_driver_did_not_take_is_named():
     got = inventory([gpu()], ["0000:18:00.0", "0000:3b:00.0"], 2)
     assert [d for _s, d, _r in got] == ["1 GPU(s) visible to the driver, 2 expected; on the PCI bus but not usable: "
                                         "0000:3b:00.0"]
+
+
+# -- the inventory's and the software's words: what the operator reads is the product (mutation, issue 37) -------------
+LOST = ("a GPU that fell off the bus or failed to initialise disappears from nvidia-smi: read 'dmesg | grep -E "
+        "\"NVRM|Xid\"', reseat it and check its power cables, then reboot; if the host really has %d, set "
+        "gpu_health_expected_count: %d")
+
+
+@pytest.mark.parametrize("expected", [None, 0])
+def test_no_expected_count_holds_no_count(expected):
+    two = [gpu(index=str(i), **{"pci.bus_id": "00000000:%02x:00.0" % (0x18 + i)}) for i in range(2)]
+    facts = {"gpus": two, "pci_devices": [{"slot": "0000:18:00.0", "class": "0x030200"},
+                                          {"slot": "0000:19:00.0", "class": "0x030200"}]}
+    assert gh.check_inventory(facts, {"expected_count": expected}) == []
+    assert gh.check_inventory(facts, {}) == []
+
+
+def test_a_lost_gpu_is_one_error_with_its_whole_remedy():
+    facts = {"gpus": [gpu()], "pci_devices": [{"slot": "0000:18:00.0", "class": "0x030200"}]}
+    assert gh.check_inventory(facts, {"expected_count": 2}) == [
+        {"check": "gpu_count", "gpu": None, "severity": "error", "detail": "1 GPU(s) visible to the driver, 2 expected",
+         "remedy": LOST % (1, 1)}]
+    facts["pci_devices"].append({"slot": "0000:3b:00.0", "class": "0x030200"})
+    assert gh.check_inventory(facts, {"expected_count": 2}) == [
+        {"check": "gpu_count", "gpu": None, "severity": "error",
+         "detail": "1 GPU(s) visible to the driver, 2 expected; on the PCI bus but not usable: 0000:3b:00.0",
+         "remedy": LOST % (1, 1)}]
+    # without an expected count, the GPU on the bus that the driver did not take is an error too
+    assert gh.check_inventory(facts, {}) == [
+        {"check": "gpu_count", "gpu": None, "severity": "error",
+         "detail": "1 GPU(s) visible to the driver; on the PCI bus but not usable: 0000:3b:00.0",
+         "remedy": "read 'dmesg | grep NVRM' for why the driver did not take them; reseat, check power, reboot"}]
+
+
+@pytest.mark.parametrize("model, refused", [("H200", False), ("h200", False), ("  H200 ", False), ("RTX PRO 6000", True),
+                                            ("", False), (None, False)])
+def test_the_gpu_model_is_matched_without_case_and_named_with_its_fix(model, refused):
+    facts = {"gpus": [gpu(), gpu(index="1", name=None, **{"pci.bus_id": "00000000:19:00.0"})], "pci_devices": []}
+    got = gh.check_inventory(facts, {"expected_model": model})
+    want = model.strip() if model else ""
+    fix = "deploy on the intended hardware or set gpu_health_expected_model to this model"
+    assert got == ([{"check": "gpu_model", "gpu": 0, "severity": "error",
+                     "detail": "GPU0 (00000000:18:00.0) is 'NVIDIA H200', expected '%s'" % want, "remedy": fix}]
+                   if refused else []) + ([{"check": "gpu_model", "gpu": 1, "severity": "error",
+                                             "detail": "GPU1 (00000000:19:00.0) is 'None', expected '%s'" % want,
+                                             "remedy": fix}] if want else [])
+
+
+def software(driver="580.95.05", cuda_driver="13.0", nvcc=("13.0", "13.0.88")):
+    return {"driver_version": driver, "cuda_driver_version": cuda_driver,
+            "nvcc": {"release": nvcc[0], "version": nvcc[1]} if nvcc else None}
+
+
+def test_the_software_checks_word_for_word():
+    want = {"expected_driver_branch": "580", "expected_cuda": "13.0"}
+    assert gh.check_software(software(), want) == []
+    assert gh.check_software(software(driver="570.172.08", cuda_driver="12.8", nvcc=("12.8", "12.8.93")), want) == [
+        {"check": "driver", "gpu": None, "severity": "error", "detail": "driver 570.172.08 is not on the 580 branch",
+         "remedy": "install the 580 branch (roles/cuda, cuda_driver_branch: 580) and reboot, or set "
+                   "gpu_health_expected_driver_branch"},
+        {"check": "driver", "gpu": None, "severity": "error",
+         "detail": "the driver supports CUDA up to 12.8, 13.0 expected",
+         "remedy": "install a driver branch that supports CUDA 13.0 (roles/cuda) and reboot"},
+        {"check": "toolkit", "gpu": None, "severity": "error", "detail": "CUDA toolkit 12.8 installed, 13.0 expected",
+         "remedy": "run roles/cuda with cuda_toolkit_version: 13.0, or set gpu_health_expected_cuda"}]
+    assert gh.check_software(software(nvcc=None), want) == [
+        {"check": "toolkit", "gpu": None, "severity": "warning", "detail": "no nvcc found (CUDA toolkit 13.0 expected)",
+         "remedy": "run roles/cuda (cuda_toolkit_version: 13.0); SGLang's JIT kernels need the toolkit"}]
+
+
+@pytest.mark.parametrize("have, ok", [("12.9", False), ("13.0", True), ("13.1", True), ("13", False), (None, True)])
+def test_the_driver_s_cuda_is_held_at_the_expected_version_from_both_sides(have, ok):
+    got = gh.check_software(software(cuda_driver=have), {"expected_cuda": "13.0"})
+    assert [p["detail"] for p in got if p["check"] == "driver"] == (
+        [] if ok else ["the driver supports CUDA up to %s, 13.0 expected" % have])
+
+
+@pytest.mark.parametrize("branch, driver, ok", [("580", "580.95.05", True), ("580", "581.01", False),
+                                                ("580", "58.0", False), (" 580 ", "580.1", True), ("", "570.1", True),
+                                                ("580", None, True), (580, "580.1", True)])
+def test_the_driver_branch_is_its_first_number(branch, driver, ok):
+    got = gh.check_software(software(driver=driver), {"expected_driver_branch": branch})
+    assert bool(got) is not ok and all(p["check"] == "driver" for p in got)
