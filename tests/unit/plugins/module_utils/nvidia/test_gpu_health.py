@@ -5,7 +5,6 @@ import testpaths
 import csv
 import os
 import re
-import subprocess
 
 import pytest
 
@@ -13,9 +12,10 @@ from ansible_collections.llmserve.sglang.plugins.module_utils.host import owners
 from ansible_collections.llmserve.sglang.plugins.module_utils.nvidia import health as gh
 from ansible_collections.llmserve.sglang.plugins.module_utils.nvidia import smi as ns
 
+from fake_nvidia_tools import fake_host  # pylint: disable=import-error
+
 FIX = os.path.join(testpaths.REPO, "tests", "fixtures", "nvidia")
 HEALTH = os.path.join(FIX, "h200-health")
-FAKE = os.path.join(testpaths.REPO, "tools", "fake_nvidia")
 STRICT = {"expected_count": 1, "expected_model": "H200", "expected_driver_branch": "580", "expected_cuda": "13.0"}
 
 
@@ -148,19 +148,6 @@ def test_real_host2_health_capture_parses_the_same_query_fields():
 
 # ---------------------------------------------------------------- the fake nvidia-smi's fault profiles
 
-def fake_host(profile, faults=""):
-    env = dict(os.environ, FAKE_NVIDIA_PROFILE=profile, FAKE_NVIDIA_FAULTS=faults)
-
-    def run(argv):
-        proc = subprocess.run(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              universal_newlines=True, check=False)
-        return proc.returncode, proc.stdout, proc.stderr
-
-    tools = {"nvidia-smi": os.path.join(FAKE, "nvidia-smi"), "dmesg": os.path.join(FAKE, "dmesg"),
-             "lspci": os.path.join(FAKE, "lspci")}
-    return run, tools.get
-
-
 def fake_problems(tmp_path, profile, faults, **opts):
     run, which = fake_host(profile, faults)
     facts = gh.collect(run, which, sysfs=str(tmp_path / "nosys"), proc_root=str(tmp_path / "proc"))
@@ -218,20 +205,12 @@ def test_h200x8_nvlink_all_up_is_healthy_and_read(tmp_path):
 
 
 def test_unknown_field_on_an_older_driver_is_dropped_with_a_warning(tmp_path):
-    which = fake_host("h200x1")[1]
-    facts = gh.collect(lambda argv: _with_env(argv, FAKE_NVIDIA_PROFILE="h200x1",
-                                              FAKE_NVIDIA_INVALID_FIELDS="gpu_recovery_action,fabric.state"),
-                       which, sysfs=str(tmp_path), proc_root=str(tmp_path))
+    run, which = fake_host("h200x1", FAKE_NVIDIA_INVALID_FIELDS="gpu_recovery_action,fabric.state")
+    facts = gh.collect(run, which, sysfs=str(tmp_path), proc_root=str(tmp_path))
     assert facts["dropped_fields"] == ["gpu_recovery_action", "fabric.state"]
     problems = gh.evaluate(facts, {"expected_count": 1})
     assert [p["check"] for p in problems] == ["nvidia_smi", "nvidia_smi"]
     assert all(p["severity"] == gh.WARNING for p in problems)
-
-
-def _with_env(argv, **env):
-    proc = subprocess.run(argv, env=dict(os.environ, **env), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          universal_newlines=True, check=False)
-    return proc.returncode, proc.stdout, proc.stderr
 
 
 def test_no_driver_is_one_clear_error(tmp_path):
