@@ -1,6 +1,6 @@
 # Copyright: (c) 2026, llmserve.sglang contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The fake GPU tools of tools/fake_nvidia/ (nvidia-smi, dmesg, lspci) for the unit tests: run as executables, or
+"""The fake GPU tools of tools/fake_nvidia/ (nvidia-smi, dmesg, lspci, nvcc) for the unit tests: run as executables, or
 their main()s in this process, without a Python start per call (a gpu_health collect() makes about seven calls, and
 mutation testing runs those tests for every mutant of nvidia/health.py). tests/unit/tools/test_fake_nvidia_in_process.py
 holds the two equal, byte for byte."""
@@ -24,12 +24,12 @@ def _load_tool(name):
 
 
 # The fake tools' main()s, loaded once.
-TOOLS = dict((name, _load_tool(name)) for name in ("nvidia-smi", "dmesg", "lspci"))
+TOOLS = dict((name, _load_tool(name)) for name in ("nvidia-smi", "dmesg", "lspci", "nvcc"))
 
 
 def in_process(argv, env):
     """(rc, stdout, stderr) of the fake tool argv[0] names, run in this process under env: what the executable gives
-    Any other tool (nvcc) runs as it is."""
+    Any other tool runs as it is."""
     tool = TOOLS.get(os.path.basename(argv[0]))
     if tool is None:
         return executable(argv, env)

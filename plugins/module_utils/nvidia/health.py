@@ -593,8 +593,9 @@ def check_processes(facts, opts):
         who = "%s (pid %s)" % (app["name"], app["pid"])
         if app.get("owner") is None:
             who += ", not visible from this host's /proc (another container?)"
+        where = "GPU%s" % index if index is not None else "the GPU at PCI %s" % app["bus_key"]
         problems.append(problem(
-            "foreign_processes", ERROR, "GPU%s: %s holds %s MiB" % (index, who, app["used_memory_mib"]),
+            "foreign_processes", ERROR, "%s: %s holds %s MiB" % (where, who, app["used_memory_mib"]),
             "stop it before deploying (SGLang sizes its memory pool from the free memory), or list it in "
             "gpu_health_own_process_patterns if it is meant to share the GPU", index))
     return problems

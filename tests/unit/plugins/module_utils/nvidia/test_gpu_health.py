@@ -363,3 +363,90 @@ def test_split_ignored():
     problems = [gh.problem("ecc_mode", gh.WARNING, "d", "r", 0), gh.problem("xid", gh.ERROR, "d", "r", 1)]
     kept, ignored = gh.split_ignored(problems, ["xid"])
     assert [p["check"] for p in kept] == ["ecc_mode"] and [p["check"] for p in ignored] == ["xid"]
+
+
+# -- collect(): what it returns on each path, whole (mutation, issue 37) --------------------------------------------------
+EMPTY = {"nvidia_smi": None, "smi_error": None, "driver_version": None, "cuda_driver_version": None, "nvcc": None,
+         "gpus": [], "dropped_fields": [], "pci_devices": [], "topology": None, "processes": [], "nvlink": None,
+         "fabricmanager_active": None, "kernel_log_source": None, "kernel_log_errors": [], "xids": [],
+         "nvswitch": False, "pcie_fabric": None, "reused": []}
+
+
+def test_without_nvidia_smi_the_facts_are_empty_but_the_reason(tmp_path):
+    facts = gh.collect(lambda argv: (0, "", ""), lambda name: None, sysfs=str(tmp_path), kernel_log=False)
+    assert facts == dict(EMPTY, smi_error=ns.REASON_NO_SMI)
+    facts = gh.collect(lambda argv: (0, "", ""), lambda name: None, nvidia_smi=str(tmp_path / "nvidia-smi"),
+                       sysfs=str(tmp_path), kernel_log=False)
+    assert facts == dict(EMPTY, smi_error="nvidia-smi not found at %s" % (tmp_path / "nvidia-smi"))
+
+
+def test_a_named_nvidia_smi_wins_over_the_path_and_a_failing_one_is_named(tmp_path):
+    run, which = fake_host("nodriver")
+    facts = gh.collect(run, lambda name: None, nvidia_smi=which("nvidia-smi"), sysfs=str(tmp_path), kernel_log=False)
+    assert facts == dict(EMPTY, nvidia_smi=which("nvidia-smi"), smi_error=ns.REASON_NO_DRIVER)
+
+
+def kernel_tools(dmesg, journalctl):
+    """A runner and which() with dmesg and journalctl answering (rc, out, err), or absent (None)."""
+    answers = {"/bin/dmesg": dmesg, "/bin/journalctl": journalctl}
+
+    def run(argv):
+        if argv[0] == "/bin/journalctl":
+            assert argv[1:] == ["-k", "-b", "--no-pager", "-q", "-o", "short-monotonic"]
+        return answers[argv[0]]
+    return run, lambda name: "/bin/" + name if answers.get("/bin/" + name) else None
+
+
+XID = "[ 12.5] NVRM: Xid (PCI:0000:18:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.\n"
+
+
+@pytest.mark.parametrize("dmesg, journalctl, source, errors", [
+    (None, None, None, ["dmesg: not installed", "journalctl: not installed"]),
+    ((1, "", "dmesg: read kernel buffer failed: Operation not permitted\nmore\n"), None, None,
+     ["dmesg: dmesg: read kernel buffer failed: Operation not permitted", "journalctl: not installed"]),
+    ((1, "out first\n", ""), (4, "", ""), None, ["dmesg: out first", "journalctl -k: rc=4"]),
+    ((0, XID, ""), None, "dmesg", ["journalctl: not installed"]),
+    (None, (0, XID, ""), "journalctl -k -b", ["dmesg: not installed"]),
+    ((1, "", "denied"), (0, XID, ""), "journalctl -k -b", ["dmesg: denied"]),
+])
+def test_the_kernel_log_is_read_from_what_answers_and_each_failure_named(tmp_path, dmesg, journalctl, source, errors):
+    run, which = kernel_tools(dmesg, journalctl)
+    facts = gh.collect(run, which, sysfs=str(tmp_path))
+    assert facts["kernel_log_errors"] == errors and facts["kernel_log_source"] == source
+    assert [(x["pci"], x["code"]) for x in facts["xids"]] == ([("0000:18:00", 79)] if source else [])
+    assert facts["smi_error"] == ns.REASON_NO_SMI
+
+
+def test_known_facts_of_the_same_gpus_and_driver_are_reused_and_nvidia_smi_asked_less(tmp_path):
+    run, which = fake_host("rtxpro6000x8")
+    smi = which("nvidia-smi")
+    nvcc = os.path.join(os.path.dirname(smi), "nvcc")
+    known = ns.collect(run, which, nvidia_smi=smi, nvcc_path=nvcc, sysfs=str(tmp_path))
+    assert known["present"] and known["nvcc"]["path"] == nvcc
+    calls = []
+
+    def counted(argv):
+        calls.append(list(argv))
+        return run(argv)
+    fresh = gh.collect(counted, which, nvidia_smi=smi, sysfs=str(tmp_path), kernel_log=False, nvcc_path=nvcc,
+                       pcie_fabric=False)
+    asked = [c[1:] for c in calls]
+    del calls[:]
+    reused = gh.collect(counted, which, nvidia_smi=smi, sysfs=str(tmp_path), kernel_log=False, nvcc_path=nvcc,
+                        pcie_fabric=False, known=known)
+    assert fresh["reused"] == [] and reused["reused"] == ["driver and CUDA versions", "topology", "compute apps"]
+    assert [] in asked and ["topo", "-m"] in asked and ["--version"] in asked and len(asked) == 5
+    assert [c[1:] for c in calls] == [asked[0]]  # the health query only
+    assert reused["nvcc"] == dict((k, v) for k, v in known["nvcc"].items() if k != "path") == fresh["nvcc"]
+    for key in ("driver_version", "cuda_driver_version", "gpus", "processes", "nvlink"):
+        assert reused[key] == fresh[key], key
+    assert reused["topology"] == known["topology"] and reused["topology"]["matrix"] == fresh["topology"]["matrix"]
+    assert fresh["driver_version"] and fresh["topology"]["pcie_only"] is True and len(fresh["gpus"]) == 8
+    # known facts without the parts: each asked again
+    bare = dict(known, topology=None, processes=None)
+    bare.pop("nvcc")
+    del calls[:]
+    again = gh.collect(counted, which, nvidia_smi=smi, sysfs=str(tmp_path), kernel_log=False, nvcc_path=nvcc,
+                       pcie_fabric=False, known=bare)
+    assert again["reused"] == ["driver and CUDA versions"] and len(calls) == 4 and again["nvcc"] == fresh["nvcc"]
+    assert again["topology"] == fresh["topology"] and again["processes"] == fresh["processes"]

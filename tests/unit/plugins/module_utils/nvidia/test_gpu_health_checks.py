@@ -461,3 +461,84 @@ def test_the_driver_s_cuda_is_held_at_the_expected_version_from_both_sides(have,
 def test_the_driver_branch_is_its_first_number(branch, driver, ok):
     got = gh.check_software(software(driver=driver), {"expected_driver_branch": branch})
     assert bool(got) is not ok and all(p["check"] == "driver" for p in got)
+
+
+# -- the fabric's and the foreign processes' words (mutation, issue 37) ---------------------------------------------
+def fabric_facts(nvlink=None, gpus=(), nvswitch=False, fm_active=None):
+    return {"nvlink": nvlink, "gpus": list(gpus), "nvswitch": nvswitch, "fabricmanager_active": fm_active}
+
+
+def test_a_gpu_with_fewer_nvlinks_up_than_the_best_is_named_with_its_count():
+    nvlink = {0: {"up": 18, "down": 0}, 1: {"up": 16, "down": 2}, 2: {"up": 18, "down": 0}, 3: {"up": 17, "down": 1}}
+    assert gh.check_fabric(fabric_facts(nvlink)) == [
+        {"check": "nvlink", "gpu": i, "severity": "error", "detail": "GPU%d: %d of 18 NVLink links up (%d inactive)"
+         % (i, 18 - down, down), "remedy": "reset the GPU or reboot; if links stay down, check the NVLink "
+         "bridge/baseboard ('nvidia-smi nvlink -e -i %d')" % i} for i, down in ((1, 2), (3, 1))]
+    assert gh.check_fabric(fabric_facts({0: {"up": 18, "down": 0}, 1: {"up": 18, "down": 0}})) == []
+    assert gh.check_fabric(fabric_facts({0: {"up": 0, "down": 0}, 1: {"up": 0, "down": 4}})) == []  # PCIe only
+    assert gh.check_fabric(fabric_facts({})) == [] and gh.check_fabric(fabric_facts(None)) == []
+
+
+@pytest.mark.parametrize("state, status, want", [
+    ("Completed", "Success", None), ("completed", "success", None), ("COMPLETED", None, None), (None, "Failure", None),
+    ("N/A", None, "state"), ("In Progress", "N/A", "state"), ("Completed", "Failure", "status"),
+    ("Completed", "Insufficient Resources", "status")])
+def test_the_fabric_state_and_status_of_each_gpu(state, status, want):
+    g = gpu(**{"fabric.state": "X", "fabric.status": "X"})
+    g["fabric_state"], g["fabric_status"] = state, status
+    got = gh.check_fabric(fabric_facts(gpus=[g]))
+    if want is None:
+        assert got == []
+    elif want == "state":
+        assert got == [{"check": "fabric_manager", "gpu": 0, "severity": "error",
+                        "detail": "GPU0 (00000000:18:00.0): NVLink fabric state is '%s' (status %s): CUDA will not "
+                                  "start on it" % (state, status),
+                        "remedy": "start nvidia-fabricmanager (same version as the driver) and wait for the fabric "
+                                  "to finish training"}]
+    else:
+        assert got == [{"check": "fabric_manager", "gpu": 0, "severity": "error",
+                        "detail": "GPU0 (00000000:18:00.0): NVLink fabric status is '%s'" % status,
+                        "remedy": "read 'journalctl -u nvidia-fabricmanager'; restart it, reset the GPUs"}]
+
+
+@pytest.mark.parametrize("nvswitch, active, refused", [(True, False, True), (True, True, False), (True, None, False),
+                                                       (False, False, False)])
+def test_nvswitches_need_the_fabric_manager_running(nvswitch, active, refused):
+    assert gh.check_fabric(fabric_facts(nvswitch=nvswitch, fm_active=active)) == ([
+        {"check": "fabric_manager", "gpu": None, "severity": "error",
+         "detail": "NVSwitch present but nvidia-fabricmanager is not active",
+         "remedy": "systemctl enable --now nvidia-fabricmanager (roles/cuda, cuda_fabricmanager: true)"}]
+        if refused else [])
+
+
+FOREIGN_FIX = ("stop it before deploying (SGLang sizes its memory pool from the free memory), or list it in "
+               "gpu_health_own_process_patterns if it is meant to share the GPU")
+
+
+def app(pid, bus, owner, name="python3", mib=100):
+    return {"pid": pid, "name": name, "used_memory_mib": mib, "bus_key": bus, "owner": owner}
+
+
+def test_foreign_processes_are_named_with_their_gpu_and_ours_are_not():
+    g0, g1 = gpu(), gpu(index="1", **{"pci.bus_id": "00000000:19:00.0"})
+    ours_by_unit = {"cmdline": "python3 -m sglang.launch_server", "cgroup": "0::/system.slice/sglang-default.service\n"}
+    ours_by_cmd = {"cmdline": "python3 bench.py --mine", "cgroup": "0::/user.slice\n"}
+    theirs = {"cmdline": "python3 train.py", "cgroup": "0::/user.slice\n"}
+    facts = {"gpus": [g0, g1], "processes": [
+        app(10, g0["bus_key"], ours_by_unit), app(11, g1["bus_key"], ours_by_cmd), app(12, g1["bus_key"], theirs, mib=2048),
+        app(13, g0["bus_key"], None, name="java"), app(14, "0000:99:00", theirs)]}
+    opts = {"own_units": ["sglang-default"], "own_process_patterns": [r"--mine\b"]}
+    assert gh.check_processes(facts, opts) == [
+        {"check": "foreign_processes", "gpu": 1, "severity": "error", "detail": "GPU1: python3 (pid 12) holds 2048 MiB",
+         "remedy": FOREIGN_FIX},
+        {"check": "foreign_processes", "gpu": 0, "severity": "error",
+         "detail": "GPU0: java (pid 13), not visible from this host's /proc (another container?) holds 100 MiB",
+         "remedy": FOREIGN_FIX},
+        {"check": "foreign_processes", "gpu": None, "severity": "error", "detail": "the GPU at PCI 0000:99:00: python3 (pid 14) holds 100 MiB",
+         "remedy": FOREIGN_FIX}]
+    # (a GPU nvidia-smi's health query did not list is named by its address, not as "GPUNone")
+    # with no own units or patterns, ours are foreign too
+    assert [p["detail"] for p in gh.check_processes(facts, {})][:2] == [
+        "GPU0: python3 (pid 10) holds 100 MiB", "GPU1: python3 (pid 11) holds 100 MiB"]
+    assert [p["detail"] for p in gh.check_processes(facts, {"own_units": None, "own_process_patterns": None})][:1] == [
+        "GPU0: python3 (pid 10) holds 100 MiB"]
