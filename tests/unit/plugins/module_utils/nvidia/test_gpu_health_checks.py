@@ -542,3 +542,126 @@ def test_foreign_processes_are_named_with_their_gpu_and_ours_are_not():
         "GPU0: python3 (pid 10) holds 100 MiB", "GPU1: python3 (pid 11) holds 100 MiB"]
     assert [p["detail"] for p in gh.check_processes(facts, {"own_units": None, "own_process_patterns": None})][:1] == [
         "GPU0: python3 (pid 10) holds 100 MiB"]
+
+
+# -- every per-GPU check, word for word, one fault at a time (mutation, issue 37) -----------------------------------
+G0 = "GPU0 (00000000:18:00.0)"
+HOT = "check the airflow, fans and inlet temperature, the power cables and PSU; the GPU runs far below its clocks until this clears"
+COOL = "check the airflow and fans before loading it"
+NO_TLIMIT = {"temperature.gpu.tlimit": "[N/A]"}
+PER_GPU = [
+    # check_memory
+    ("memory", {"ecc.mode.current": "Disabled", "ecc.mode.pending": "Disabled"}, {},
+     [("ecc_mode", "warning", G0 + " runs with ECC disabled: memory errors go undetected",
+       "enable it (nvidia-smi -e 1 -i 0, then reset or reboot), or accept it with gpu_health_ignore: [ecc_mode]")]),
+    ("memory", {"ecc.mode.current": "Disabled", "ecc.mode.pending": "Enabled"}, {},
+     [("ecc_mode", "warning", G0 + " runs with ECC disabled: memory errors go undetected",
+       "enable it (nvidia-smi -e 1 -i 0, then reset or reboot), or accept it with gpu_health_ignore: [ecc_mode]")]),
+    ("memory", {"ecc.mode.pending": "Disabled"}, {},
+     [("ecc_mode", "warning", G0 + ": ECC mode changes at the next reset (pending off)", RESET + " to apply it")]),
+    ("memory", {"ecc.mode.current": "[N/A]", "ecc.mode.pending": "Enabled"}, {}, []),
+    ("memory", {"ecc.mode.pending": "[N/A]"}, {}, []),
+    ("memory", {"ecc.errors.uncorrected.volatile.total": "2", "ecc.errors.uncorrected.aggregate.total": "2",
+                "remapped_rows.correctable": "[N/A]", "remapped_rows.uncorrectable": "[N/A]"}, {},
+     [("ecc_errors", "error", G0 + ": 2 uncorrectable ECC error(s) since the last reset: data in GPU memory may be corrupt",
+       RESET + "; if they return, drain the host and RMA the GPU")]),
+    ("memory", {"ecc.errors.uncorrected.aggregate.total": "3", "remapped_rows.correctable": "[N/A]",
+                "remapped_rows.uncorrectable": "[N/A]"}, {},
+     [("ecc_errors", "warning", G0 + ": 3 uncorrectable ECC error(s) over its lifetime",
+       "watch the count; run 'dcgmi diag -r 3' when the host is drained")]),
+    ("memory", {"ecc.errors.uncorrected.aggregate.total": "3", "remapped_rows.correctable": "[N/A]"}, {}, []),
+    ("memory", {"ecc.errors.uncorrected.aggregate.total": "3", "remapped_rows.uncorrectable": "[N/A]"}, {}, []),
+    ("memory", {"remapped_rows.pending": "Yes"}, {},
+     [("remapped_rows", "error", G0 + ": a row remapping is pending: the bad memory row is still in use until the GPU "
+       "is reset", RESET)]),
+    ("memory", {"remapped_rows.failure": "Yes"}, {},
+     [("remapped_rows", "error", G0 + ": a row remapping failed: the GPU has memory it cannot repair",
+       "drain the host and RMA the GPU")]),
+    ("memory", {"remapped_rows.histogram.none": "2"}, {},
+     [("remapped_rows", "warning", G0 + ": 2 memory bank(s) have no spare rows left",
+       "plan an RMA: the next error in those banks cannot be repaired")]),
+    ("memory", {"gpu_recovery_action": "GPU Reset"}, {},
+     [("recovery_action", "error", G0 + ": the driver asks for a recovery action: GPU Reset",
+       "do it (GPU reset: nvidia-smi -r -i 0; node reboot; drain): nothing runs reliably until then")]),
+    ("memory", {"gpu_recovery_action": "none"}, {}, []),
+    ("memory", {"gpu_recovery_action": "[N/A]"}, {}, []),
+    # check_clocks
+    ("clocks", dict(NO_TLIMIT, **{"clocks_event_reasons.active": "0x40", "temperature.gpu": "80"}), {},
+     [("clock_events", "error", G0 + ": hardware thermal slowdown (the GPU is over its temperature limit) active (80 C)",
+       HOT)]),
+    ("clocks", dict(NO_TLIMIT, **{"clocks_event_reasons.active": "0xC8"}), {},
+     [("clock_events", "error", G0 + ": hardware thermal slowdown (the GPU is over its temperature limit) and hardware "
+       "power brake (the chassis or power supply asked the GPU to slow down) active (30 C)", HOT)]),
+    ("clocks", dict(NO_TLIMIT, **{"clocks_event_reasons.active": "0x8"}), {},
+     [("clock_events", "error", G0 + ": hardware slowdown (the board cut its clocks: over-temperature or a "
+       "power-supply signal) active (30 C)", HOT)]),
+    ("clocks", dict(NO_TLIMIT, **{"clocks_event_reasons.active": "0x20"}), {},
+     [("clock_events", "warning", G0 + ": software thermal slowdown (the driver lowers clocks to stay under the "
+       "thermal target) is active (30 C)", "improve cooling; throughput drops while it lasts")]),
+    ("clocks", dict(NO_TLIMIT, **{"clocks_event_reasons_counters.hw_thermal_slowdown": "2500000",
+                                  "clocks_event_reasons_counters.hw_power_brake_slowdown": "100000"}), {},
+     [("clock_events", "warning", G0 + " was slowed by hardware since the driver loaded: hw_thermal_slowdown 2.5 s, "
+       "hw_power_brake_slowdown 0.1 s", "check cooling and power under load (not active now)")]),
+    ("clocks", dict(NO_TLIMIT, **{"clocks_event_reasons_counters.hw_power_brake_slowdown": "3000000",
+                                  "clocks_event_reasons_counters.sw_thermal_slowdown": "9000000"}), {},
+     [("clock_events", "warning", G0 + " was slowed by hardware since the driver loaded: hw_power_brake_slowdown 3.0 s",
+       "check cooling and power under load (not active now)")]),
+    ("clocks", dict(NO_TLIMIT, **{"clocks_event_reasons_counters.hw_thermal_slowdown": "2500000",
+                                  "clocks_event_reasons.active": "0x80"}), {},
+     [("clock_events", "error", G0 + ": hardware power brake (the chassis or power supply asked the GPU to slow down) "
+       "active (30 C)", HOT)]),
+    ("clocks", {"temperature.gpu.tlimit": "4"}, {}, [("temperature", "warning", G0 + " is 30 C, 4 C from its slowdown limit", COOL)]),
+    ("clocks", {"temperature.gpu.tlimit": "5"}, {}, []),
+    ("clocks", {"temperature.gpu.tlimit": "0"}, {}, [("temperature", "warning", G0 + " is 30 C, 0 C from its slowdown limit", COOL)]),
+    ("clocks", {"temperature.gpu.tlimit": "-3"}, {}, [("temperature", "warning", G0 + " is 30 C, 3 C past its slowdown limit", COOL)]),
+    ("clocks", {"temperature.gpu.tlimit": "4"}, {"min_tlimit_margin": None}, []),
+    ("clocks", {"temperature.gpu.tlimit": "7"}, {"min_tlimit_margin": 8}, [("temperature", "warning", G0 + " is 30 C, 7 C from its slowdown limit", COOL)]),
+    ("clocks", dict(NO_TLIMIT, **{"temperature.gpu": "85"}), {}, [("temperature", "warning", G0 + " is 85 C (limit set: 85 C)", COOL)]),
+    ("clocks", dict(NO_TLIMIT, **{"temperature.gpu": "84"}), {}, []),
+    ("clocks", dict(NO_TLIMIT, **{"temperature.gpu": "86"}), {"max_temperature": 87}, []),
+    ("clocks", dict(NO_TLIMIT, **{"temperature.gpu": "500"}), {"max_temperature": None}, []),
+    # check_pcie
+    ("pcie", {"pcie.link.width.current": "8"}, {},
+     [("pcie_link", "error", G0 + " runs at PCIe x8, the card can do x16: the link trained below what the slot allows; "
+       "host-device copies and every all-reduce that crosses PCIe slow down by up to 2x",
+       "reseat the card, check the riser/cable, and reboot")]),
+    ("pcie", {"pcie.link.width.current": "4", "pcie.link.width.max": "4", "device_max": 16}, {},
+     [("pcie_link", "error", G0 + " runs at PCIe x4, the card can do x16: the slot (or its bifurcation setting) limits "
+       "it; host-device copies and every all-reduce that crosses PCIe slow down by up to 4x",
+       "move the card to an x16 slot or set the slot's lanes to x16 in the BIOS")]),
+    ("pcie", {"pcie.link.width.current": "8", "pcie.link.width.max": "8"}, {"expected_pcie_width": 16},
+     [("pcie_link", "error", G0 + " runs at PCIe x8, expected x16: the slot (or its bifurcation setting) limits "
+       "it; host-device copies and every all-reduce that crosses PCIe slow down by up to 2x",
+       "move the card to an x16 slot or set the slot's lanes to x16 in the BIOS")]),
+    ("pcie", {"pcie.link.width.current": "8", "pcie.link.width.max": "8", "device_max": 16}, {"expected_pcie_width": 8}, []),
+    ("pcie", {"pcie.link.width.current": "16", "pcie.link.width.max": "16", "device_max": 16}, {}, []),
+    ("pcie", {"pcie.link.gen.max": "4", "pcie.link.gen.current": "4"}, {},
+     [("pcie_link", "warning", G0 + ": the host allows PCIe Gen4, the card can do Gen5",
+       "use a Gen5 slot (check the BIOS link speed setting)")]),
+    ("pcie", {"pcie.link.gen.current": "3", "clocks_event_reasons.active": "0x0"}, {},
+     [("pcie_link", "warning", G0 + ": PCIe Gen3 while busy, Gen5 possible", "check the slot, riser and BIOS link speed")]),
+    ("pcie", {"pcie.link.gen.current": "3", "clocks_event_reasons.active": "0x1"}, {}, []),
+    ("pcie", {"pcie.link.gen.current": "3", "clocks_event_reasons.active": "[N/A]"}, {}, []),
+    ("pcie", {"pcie.link.gen.max": "4", "pcie.link.gen.gpumax": "4", "pcie.link.gen.current": "4"}, {"expected_pcie_gen": 5},
+     [("pcie_link", "error", G0 + ": PCIe Gen4 at most, Gen5 expected",
+       "fix the slot or BIOS link speed, or set gpu_health_expected_pcie_gen")]),
+    ("pcie", {"pcie.link.gen.max": "5"}, {"expected_pcie_gen": 5}, []),
+    # check_modes
+    ("modes", {"persistence_mode": "Disabled"}, {},
+     [("persistence_mode", "warning", G0 + ": persistence mode is off: the driver tears the GPU down between programs "
+       "and the first CUDA call is slow", "systemctl enable --now nvidia-persistenced (roles/cuda, cuda_persistenced: true)")]),
+    ("modes", {"mig.mode.current": "Enabled"}, {},
+     [("mig_mode", "error", G0 + ": MIG is enabled: SGLang needs whole GPUs", "nvidia-smi -mig 0 -i 0 and reset the GPU")]),
+]
+
+
+@pytest.mark.parametrize("which, fields, opts, want", PER_GPU)
+def test_each_per_gpu_check_word_for_word(which, fields, opts, want):
+    fields = dict(fields)
+    device_max = fields.pop("device_max", None)
+    g = gpu(**fields)
+    g["pcie_width_device_max"] = device_max
+    opts = dict(gh.DEFAULTS, **opts)
+    got = {"memory": lambda: gh.check_memory(g), "clocks": lambda: gh.check_clocks(g, opts),
+           "pcie": lambda: gh.check_pcie(g, opts), "modes": lambda: gh.check_modes(g)}[which]()
+    assert got == [{"check": c, "gpu": 0, "severity": s, "detail": d, "remedy": r} for c, s, d, r in want]
