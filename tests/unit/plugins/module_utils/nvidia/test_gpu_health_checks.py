@@ -665,3 +665,45 @@ def test_each_per_gpu_check_word_for_word(which, fields, opts, want):
     got = {"memory": lambda: gh.check_memory(g), "clocks": lambda: gh.check_clocks(g, opts),
            "pcie": lambda: gh.check_pcie(g, opts), "modes": lambda: gh.check_modes(g)}[which]()
     assert got == [{"check": c, "gpu": 0, "severity": s, "detail": d, "remedy": r} for c, s, d, r in want]
+
+
+def xid_event(pci, code, pid="<unknown>", process=None, message="driver text"):
+    return {"pci": pci, "code": code, "pid": pid, "process": process, "message": message}
+
+
+def test_xids_are_grouped_by_address_and_code_counted_and_named_with_the_last_process():
+    g1 = gpu(index="1", **{"pci.bus_id": "00000000:3B:00.0"})
+    facts = {"kernel_log_source": "dmesg", "kernel_log_errors": ["journalctl: not installed"], "gpus": [gpu(), g1],
+             "xids": [xid_event("0000:3b:00", 13, "41822", "python3", "first"), xid_event("0000:18:00", 79),
+                      xid_event("0000:3b:00", 13, "41900", None, "second"), xid_event("0000:3b:00", 13, "7", "a", "last"),
+                      xid_event("0000:5e:00", 31, "<unknown>")]}
+    got = gh.check_xids(facts)
+    app = gh.xid_mod.describe(13)
+    assert [(p["check"], p["gpu"], p["severity"]) for p in got] == [("xid", 0, "error"), ("xid", 1, "warning"),
+                                                                    ("xid", None, "warning")]
+    assert got[0]["detail"] == ("GPU0 (PCI 0000:18:00): Xid 79 x1 since the driver loaded, GPU has fallen off the bus "
+                                "(it stopped answering on PCIe) [hardware]; driver said: driver text")
+    assert got[1]["detail"] == ("GPU1 (PCI 0000:3b:00): Xid 13 x3 since the driver loaded, %s [%s] (last in pid 7, a); "
+                                "driver said: last" % (app[1], app[0]))
+    assert got[1]["remedy"] == app[2].replace("{gpu}", "1")
+    assert got[2]["detail"].startswith("PCI 0000:5e:00 (not visible to nvidia-smi): Xid 31 x1 since the driver loaded, ")
+    assert got[2]["remedy"] == gh.xid_mod.describe(31)[2].replace("{gpu}", "0000:5e:00")
+    facts["xids"] = [xid_event("0000:18:00", 13, "41900", None, "m")]
+    assert gh.check_xids(facts)[0]["detail"].endswith("[%s] (last in pid 41900); driver said: m" % app[0])
+    facts["xids"] = [xid_event("0000:18:00", 13, None, "x", "m")]
+    assert gh.check_xids(facts)[0]["detail"].endswith("[%s]; driver said: m" % app[0])
+
+
+@pytest.mark.parametrize("source, errors, warned", [(None, ["dmesg: denied", "journalctl: not installed"], True),
+                                                    (None, [], False), ("dmesg", ["journalctl: not installed"], False)])
+def test_an_unreadable_kernel_log_is_one_warning_and_no_xid_verdict(source, errors, warned):
+    facts = {"kernel_log_source": source, "kernel_log_errors": errors, "gpus": [gpu()],
+             "xids": [xid_event("0000:18:00", 79)] if source else []}
+    got = gh.check_xids(facts)
+    if warned:
+        assert got == [{"check": "kernel_log", "gpu": None, "severity": "warning",
+                        "detail": "kernel log not readable (dmesg: denied; journalctl: not installed): Xid events not "
+                                  "checked",
+                        "remedy": "run the gate with become: true (dmesg needs root where kernel.dmesg_restrict=1)"}]
+    else:
+        assert [p["check"] for p in got] == (["xid"] if source else [])
