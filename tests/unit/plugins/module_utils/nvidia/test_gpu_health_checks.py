@@ -707,3 +707,98 @@ def test_an_unreadable_kernel_log_is_one_warning_and_no_xid_verdict(source, erro
                         "remedy": "run the gate with become: true (dmesg needs root where kernel.dmesg_restrict=1)"}]
     else:
         assert [p["check"] for p in got] == (["xid"] if source else [])
+
+
+# -- the readers of nvidia-smi's values, the order of findings, the whole verdict (mutation, issue 37) ---------------
+@pytest.mark.parametrize("text, as_int, as_float", [
+    ("75", 75, 75.0), (" 700.50 W", 700, 700.5), ("-3", -3, -3.0), ("abc", None, None), ("", None, None),
+    (None, None, None), ("[N/A]", None, None), ("[Not Supported]", None, None)])
+def test_numbers_are_read_from_the_front_of_a_value_and_missing_is_none(text, as_int, as_float):
+    assert gh._int(text) == as_int and gh._float(text) == as_float
+
+
+@pytest.mark.parametrize("text, flag", [
+    ("Yes", True), ("Active", True), ("Enabled", True), ("TRUE", True), (" true ", True), ("No", False),
+    ("Not Active", False), ("disabled", False), ("False", False), ("maybe", None), (None, None), ("[N/A]", None)])
+def test_flags_read_yes_active_enabled_true_and_their_opposites(text, flag):
+    assert gh._yes(text) is flag
+
+
+def test_findings_are_ordered_errors_first_then_by_check_then_host_wide_before_each_gpu():
+    ps = [gh.problem("no_such_check", "error", "a", "r", 0), gh.problem("xid", "error", "b", "r", 1),
+          gh.problem("xid", "error", "c", "r", 0), gh.problem("xid", "error", "d", "r"),
+          gh.problem("gpu_count", "error", "e", "r"), gh.problem("nvidia_smi", "warning", "f", "r")]
+    assert [p["detail"] for p in gh.order_problems(ps)] == ["e", "d", "c", "b", "a", "f"]
+
+
+def test_health_rows_are_read_by_the_fields_given_and_sorted_by_index():
+    row = dict(HEALTHY)
+    fields = list(row)
+
+    def line(index, bus):
+        return ", ".join(str(dict(row, index=index, **{"pci.bus_id": bus})[f]) for f in fields)
+    text = "\n".join([line("1", "00000000:19:00.0"), line("[N/A]", "00000000:1A:00.0"), line("0", "00000000:18:00.0")])
+    got = gh.parse_health_csv(text, fields)
+    assert [(g["index"], g["pci_bus_id"]) for g in got] == [
+        (None, "00000000:1A:00.0"), (0, "00000000:18:00.0"), (1, "00000000:19:00.0")]
+    header = ", ".join(fields) + "\n"
+    assert [g["index"] for g in gh.parse_health_csv(header + text)] == [None, 0, 1]
+
+
+def scripted(answers):
+    """A runner that answers the health queries in turn: (rc, out, err) each, and records the fields asked."""
+    asked = []
+
+    def run(argv):
+        asked.append(argv[1][len("--query-gpu="):].split(","))
+        return answers[len(asked) - 1]
+    return run, asked
+
+
+def test_the_health_query_drops_each_field_the_driver_refuses_and_asks_again():
+    header = ", ".join(gh.HEALTH_FIELDS[:3]) + "\n0, NVIDIA H200, 00000000:18:00.0\n"
+    run, asked = scripted([(2, 'Field "fabric.state" is not a valid field to query.\n', ""),
+                           (2, "", 'Field "gpu_recovery_action" is not a valid field to query.\n'), (0, header, "")])
+    gpus, rc, _out, _err, dropped = gh.query_health(run, "/usr/bin/nvidia-smi")
+    assert dropped == ["fabric.state", "gpu_recovery_action"] and rc == 0 and [g["index"] for g in gpus] == [0]
+    assert asked[0] == gh.HEALTH_FIELDS and asked[2] == [f for f in gh.HEALTH_FIELDS if f not in dropped]
+    # refused: index (it names the GPUs), a field not asked, or a message with rc 0: no retry
+    for answer in [(2, 'Field "index" is not a valid field to query.\n', ""), (2, 'Field "power.limit" is not a '
+                   'valid field to query.\n', ""), (6, "No devices were found\n", "")]:
+        run, asked = scripted([answer, (0, header, "")])
+        assert gh.query_health(run, "/usr/bin/nvidia-smi") == (None, answer[0], answer[1], answer[2], [])
+        assert len(asked) == 1
+    run, asked = scripted([(0, header + 'Field "fabric.state" is not a valid field to query.\n', "")])
+    assert gh.query_health(run, "/usr/bin/nvidia-smi")[4] == [] and len(asked) == 1
+
+
+def test_the_verdict_of_a_host_without_a_working_nvidia_smi_is_its_reason_and_the_xids():
+    facts = {"smi_error": "no NVIDIA driver loaded", "kernel_log_source": "dmesg", "kernel_log_errors": [], "gpus": [],
+             "xids": [xid_event("0000:18:00", 79)]}
+    got = gh.evaluate(facts, {})
+    assert got[0] == {"check": "nvidia_smi", "gpu": None, "severity": "error", "detail": "no NVIDIA driver loaded",
+                      "remedy": "install or repair the driver (roles/cuda) and reboot; see 'dmesg | grep NVRM'"}
+    assert [p["check"] for p in got] == ["nvidia_smi", "xid"]
+
+
+def test_the_verdict_names_each_dropped_field_and_the_fabric_s_findings():
+    facts = {"smi_error": None, "dropped_fields": ["fabric.state", "gpu_recovery_action"], "gpus": [gpu()],
+             "pci_devices": [], "driver_version": "580.95.05", "cuda_driver_version": "13.0", "nvcc": None,
+             "processes": [], "nvlink": None, "nvswitch": False, "fabricmanager_active": None, "kernel_log_source": "dmesg",
+             "kernel_log_errors": [], "xids": [],
+             "pcie_fabric": {"applies": True, "why": "", "gpus": [], "iommu": None, "p2p": {}, "lspci_error": "no lspci",
+                             "p2p_error": None}}
+    got = gh.evaluate(facts, {})
+    assert [(p["check"], p["severity"], p["detail"], p["remedy"]) for p in got] == [
+        ("nvidia_smi", "warning", "this driver does not know the field fabric.state: its check is skipped",
+         "upgrade the driver for the full check"),
+        ("nvidia_smi", "warning", "this driver does not know the field gpu_recovery_action: its check is skipped",
+         "upgrade the driver for the full check"),
+        ("pcie_acs", "warning", "ACS not checked: no lspci",
+         "install pciutils (apt-get install pciutils) so the gate can read the bridges")]
+
+
+def test_a_gpu_without_a_name_never_matches_a_model():
+    facts = {"gpus": [gpu(name=None)], "pci_devices": []}
+    assert [p["detail"] for p in gh.check_inventory(facts, {"expected_model": "x"})] == [
+        "GPU0 (00000000:18:00.0) is 'None', expected 'x'"]
