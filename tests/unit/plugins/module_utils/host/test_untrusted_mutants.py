@@ -838,3 +838,96 @@ def test_the_careful_path_names_a_hidden_entry_keeps_metadata_and_long_names():
     assert e.field == "tensor " + "n" * 80 + "...(100 characters)"
     e = _refused(U.header_of_bytes, _st({"a": _t(), "b": _t("U16", (2,), (2, 5))}, b"\0" * 5), "x")
     assert e.what == "U16 [2] needs 4 bytes, its data_offsets [2, 5] give 3"
+
+
+# ---- the race between Tree.open's stat and its open, made deterministic: the reader's own os.stat is wrapped so
+# that, just after it has looked at the file, the test replaces the file on disk (as a writer racing the check would)
+
+class _SwapAfterStat(object):
+    """untrusted's ``os``: the real module, but ``stat`` of ``name`` runs ``swap()`` after it has answered, once."""
+
+    def __init__(self, name, swap):
+        self.name, self.swap, self.swapped = name, swap, 0
+
+    def __getattr__(self, attr):
+        return getattr(os, attr)
+
+    def stat(self, path, *args, **kwargs):
+        st = os.stat(path, *args, **kwargs)
+        if path == self.name and not self.swapped:
+            self.swapped += 1
+            self.swap()
+        return st
+
+
+def _open_fds():
+    return sorted(os.listdir("/proc/self/fd"))
+
+
+def _race(monkeypatch, tmp_path, swap):
+    """Tree.open("w") on a regular file that ``swap(path)`` replaces between the stat and the open: the Refused."""
+    path = _write(tmp_path / "w", b"weights")
+    _write(tmp_path / "other", b"another file")
+    hook = _SwapAfterStat("w", lambda: swap(path))
+    with U.Tree(str(tmp_path)) as t:
+        fds = _open_fds()
+        monkeypatch.setattr(U, "os", hook)
+        try:
+            e = _refused(t.open, "w")
+        finally:
+            monkeypatch.setattr(U, "os", os)
+        assert _open_fds() == fds                                                 # nothing left open
+    assert hook.swapped == 1
+    return str(e)
+
+
+def _to_link(path):
+    os.unlink(path)
+    os.symlink(os.path.join(os.path.dirname(path), "other"), path)
+
+
+def _to_fifo(path):
+    os.unlink(path)
+    os.mkfifo(path)
+
+
+def _to_other_file(path):
+    os.rename(os.path.join(os.path.dirname(path), "other"), path)                 # a regular file, another inode
+
+
+def _to_directory(path):
+    os.unlink(path)
+    os.mkdir(path)
+
+
+def _gone(path):
+    os.unlink(path)
+
+
+REPLACED_FIX = "stop whatever writes into the model directory and check again"
+
+
+def test_a_file_swapped_for_a_link_after_the_stat_is_not_followed(monkeypatch, tmp_path):
+    assert _race(monkeypatch, tmp_path, _to_link) == \
+        "w: is a symbolic link, not a regular file: only regular files are read (nothing is followed): put the real file there"
+
+
+@pytest.mark.parametrize("swap, now", [(_to_fifo, "a FIFO (named pipe)"), (_to_other_file, "a regular file"),
+                                       (_to_directory, "a directory")])
+def test_a_file_swapped_after_the_stat_is_refused_as_replaced(monkeypatch, tmp_path, swap, now):
+    """Another regular file in its place counts as replaced too: the inode opened is not the one looked at."""
+    assert _race(monkeypatch, tmp_path, swap) == "w: was replaced while it was opened (now %s): %s" % (now, REPLACED_FIX)
+
+
+def test_a_file_removed_after_the_stat_cannot_be_opened(monkeypatch, tmp_path):
+    assert _race(monkeypatch, tmp_path, _gone) == "w: cannot be opened (No such file or directory): check its owner and mode"
+
+
+def test_the_same_file_untouched_between_stat_and_open_is_read(monkeypatch, tmp_path):
+    path = _write(tmp_path / "w", b"weights")
+    hook = _SwapAfterStat("w", lambda: os.utime(path, (1, 1)))                  # looked at again, the same inode
+    monkeypatch.setattr(U, "os", hook)
+    with U.Tree(str(tmp_path)) as t:
+        fd, st = t.open("w")
+        os.close(fd)
+    assert hook.swapped == 1 and st.st_size == 7
