@@ -4,6 +4,7 @@
 kernel's answer through the dropped child (its failure, its output past one pipe read), the ancestors of a path,
 mountinfo's field counts at and below their bounds, the cgroup parser; on real files and processes: the mutants of
 tools/mutation's host room that the other tests let through."""
+import json
 import os
 import pwd
 import shutil
@@ -95,8 +96,8 @@ def test_the_dropped_child_failing_is_an_error_naming_the_uid(shared):
 def test_the_dropped_childs_answer_past_one_pipe_read_is_whole(shared):
     checks = [(os.path.join(shared, "missing-%05d-%s" % (i, "y" * 60)), access.READ) for i in range(1500)]
     out, method = access.denied("nobody", checks)
-    assert method == "kernel" and len(out) == 1500
-    assert out[0] == (checks[0][0], access.READ, "No such file or directory") and out[-1][0] == checks[-1][0]
+    assert method == "kernel"
+    assert out == [(path, access.READ, "No such file or directory") for path, _want in checks]   # every byte, in order
 
 
 def test_ancestors():
@@ -410,3 +411,243 @@ def test_update_merges_only_for_the_holder(tmp_path):
     assert lock.update(path, "t2", {"phase": "b"}) == dict(holder, phase="a")   # another's: the holder, unchanged
     assert lock.read(path) == dict(holder, phase="a")
     assert not os.path.exists("%s.%d" % (path, os.getpid()))                     # the temporary file renamed away
+
+
+# ---- lock: what a taker is told, word for word (an operator reads who holds the lock and since when), on a clock
+# the test sets: epoch 1000 is 1970-01-01 00:16:40 UTC
+
+class _Clock(object):
+    """lock's ``time`` with ``time()`` fixed; strftime and gmtime are the real ones."""
+
+    def __init__(self, now):
+        self.now = now
+        self.strftime = time.strftime
+        self.gmtime = time.gmtime
+
+    def time(self):
+        return self.now
+
+
+def _holder(token, since):
+    return {"controller": "ctl", "user": "ops", "pid": 4242, "since": since, "token": token}
+
+
+@pytest.fixture
+def clock(monkeypatch):
+    fixed = _Clock(1000.0)
+    monkeypatch.setattr(lock, "time", fixed)
+    return fixed
+
+
+def test_a_free_lock_is_taken_and_its_guard_is_the_only_other_file(tmp_path, clock):
+    path = str(tmp_path / "x.lock")
+    me = _holder("a", 990)
+    old = os.umask(0)
+    try:
+        got = lock.take(path, me, 600)
+    finally:
+        os.umask(old)
+    assert got == {"taken": True, "held_by": me, "took_over": None, "message": "took the lock"}
+    assert sorted(os.listdir(str(tmp_path))) == ["x.lock", "x.lock.guard"]
+    assert stat.S_IMODE(os.stat(path + ".guard").st_mode) == 0o600              # under umask 0: the mode asked for
+    assert lock.read(path) == me
+    assert lock.take(path, dict(me, pid=1), 600) == {"taken": True, "held_by": me, "took_over": None,
+                                                     "message": "holds the lock already"}
+
+
+def test_a_missing_directory_is_made_0755_or_only_named_in_check_mode(tmp_path, clock):
+    path = str(tmp_path / "run" / "x.lock")
+    me = _holder("a", 990)
+    assert lock.take(path, me, 600, check=True) == {"taken": True, "held_by": me, "took_over": None,
+                                                    "message": "would take the lock"}
+    assert os.listdir(str(tmp_path)) == []
+    old = os.umask(0)
+    try:
+        assert lock.take(path, me, 600)["message"] == "took the lock"
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(os.stat(str(tmp_path / "run")).st_mode) == 0o755
+
+
+@pytest.mark.parametrize("since, stale", [(400, False), (401, False), (399.5, True), (0, True)])
+def test_a_lock_is_stale_only_past_stale_after(tmp_path, clock, since, stale):
+    """age 600 against stale_after 600: held (at the bound), 599: held, 600.5: taken over."""
+    path = str(tmp_path / "x.lock")
+    lock.take(path, _holder("old", since), 600)
+    me = _holder("new", 1000)
+    got = lock.take(path, me, 600)
+    shown = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(since))
+    who = "ops@ctl (ansible-playbook pid 4242) since %s UTC (%d s ago)" % (shown, 1000 - since)
+    if stale:
+        assert got == {"taken": True, "held_by": me, "took_over": _holder("old", since),
+                       "message": "took over a stale lock of %s: it is older than 600 s" % who}
+        assert lock.read(path) == me
+    else:
+        assert got == {"taken": False, "held_by": _holder("old", since), "took_over": None, "message": "held by " + who}
+        assert lock.read(path) == _holder("old", since)
+
+
+def test_the_held_by_message_word_for_word(tmp_path, clock):
+    path = str(tmp_path / "x.lock")
+    lock.take(path, _holder("old", 700), 600)
+    got = lock.take(path, _holder("new", 1000), 600)
+    assert got["message"] == "held by ops@ctl (ansible-playbook pid 4242) since 1970-01-01 00:11:40 UTC (300 s ago)"
+
+
+@pytest.mark.parametrize("stale_after, stale", [(999, True), (1000, False)])
+def test_a_holder_without_since_is_as_old_as_the_epoch(tmp_path, clock, stale_after, stale):
+    path = str(tmp_path / "x.lock")
+    old = {"controller": "ctl", "user": "ops", "pid": 4242, "token": "old"}
+    with open(path, "w") as f:
+        json.dump(old, f)
+    got = lock.take(path, _holder("new", 1000), stale_after)
+    who = "ops@ctl (ansible-playbook pid 4242) since 1970-01-01 00:00:00 UTC (1000 s ago)"
+    if stale:
+        assert got["message"] == "took over a stale lock of %s: it is older than 999 s" % who
+    else:
+        assert got["message"] == "held by " + who and not got["taken"]
+
+
+def test_a_dead_holder_is_judged_by_the_callable_on_the_holder_in_the_lock(tmp_path, clock):
+    path = str(tmp_path / "x.lock")
+    old = _holder("old", 990)
+    lock.take(path, old, 600)
+    asked = []
+
+    def alive(current):
+        asked.append(current)
+        return False
+
+    got = lock.take(path, _holder("new", 1000), 600, holder_dead=alive)
+    assert got == {"taken": False, "held_by": old, "took_over": None,
+                   "message": "held by ops@ctl (ansible-playbook pid 4242) since 1970-01-01 00:16:30 UTC (10 s ago)"}
+    assert asked == [old]
+    me = _holder("new", 1000)
+    got = lock.take(path, me, 600, holder_dead=lambda current: current == old)
+    assert got == {"taken": True, "held_by": me, "took_over": old,
+                   "message": "took over a stale lock of ops@ctl (ansible-playbook pid 4242) since 1970-01-01 00:16:30 UTC"
+                              " (10 s ago): its controller process is gone"}
+    assert lock.read(path) == me
+
+
+def test_release_lost_to_another_releaser_says_so(tmp_path, monkeypatch):
+    path = str(tmp_path / "x.lock")
+    lock.take(path, _holder("a", time.time()), 600)
+    real_unlink = os.unlink
+
+    def raced(target):
+        real_unlink(target)                      # another releaser removes it between our read and our unlink
+        real_unlink(target)
+
+    monkeypatch.setattr(os, "unlink", raced)
+    assert lock.release(path, "a") is False
+    monkeypatch.setattr(os, "unlink", real_unlink)
+    lock.take(path, _holder("a", time.time()), 600)
+    assert lock.release(path, "a") is True and not os.path.exists(path)
+
+
+# ---- access: the mode-bit judgement for another user, by owner and by group; a child slow to end is waited for
+
+@pytest.mark.skipif(not ROOT, reason="seteuid needs root")
+def test_mode_bits_as_another_user_read_the_owner_and_the_group_of_each_file(shared):
+    daemon = pwd.getpwnam("daemon")
+    mine = _file(shared, "mine", 0o600, (daemon.pw_uid, 0))                     # owner bits only
+    ours = _file(shared, "ours", 0o040, (0, daemon.pw_gid))                     # group bits only
+    theirs = _file(shared, "theirs", 0o600, (0, daemon.pw_gid))                 # neither owner nor other
+    checks = [(mine, access.READ), (ours, access.READ), (theirs, access.READ)]
+    os.seteuid(NOBODY)
+    try:
+        out, method = access.denied("daemon", checks)
+    finally:
+        os.seteuid(0)
+    assert (out, method) == ([(theirs, access.READ, "mode 0o600")], "mode")
+
+
+class _SlowToEnd(object):
+    """access's ``os``: the real module, but a child that ends closes its end of the pipe first and only exits 0.3 s
+    later, so the parent sees the end of its answer before the child has ended."""
+
+    def __init__(self):
+        self.write_end = None
+
+    def __getattr__(self, attr):
+        return getattr(os, attr)
+
+    def pipe(self):
+        rfd, self.write_end = os.pipe()
+        return rfd, self.write_end
+
+    def _exit(self, code):
+        os.close(self.write_end)
+        time.sleep(0.3)
+        os._exit(code)                                                           # pylint: disable=protected-access
+
+
+@pytest.mark.skipif(not ROOT, reason="the child drops from root")
+def test_the_dropped_child_is_waited_for_even_when_it_ends_after_its_answer(shared, monkeypatch):
+    monkeypatch.setattr(access, "os", _SlowToEnd())
+    with pytest.raises(OSError, match=r"^the check as uid 1 failed in its child process$"):
+        access._denied_as(1, 1, [-5], [(shared, access.LIST)])                  # pylint: disable=protected-access
+    assert access._denied_as(1, 1, [1], [(shared, access.LIST)]) == []          # pylint: disable=protected-access
+
+
+# ---- proc_watch: the readers of /proc on texts the test writes (a fake /proc under tmp_path, read by _read)
+
+STAT_7 = "7 (a) b (c) S 1 7 7 0 -1 4194560 100 0 0 0 30 12 0 0 20 0 1 0 5000 1000 50 18446744073709551615"
+
+
+@pytest.fixture
+def fake_proc(tmp_path, monkeypatch):
+    def write(rel, text):
+        path = tmp_path / rel.lstrip("/")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+    real_read = proc_watch._read                                                 # pylint: disable=protected-access
+    monkeypatch.setattr(proc_watch, "_read", lambda path: real_read(str(tmp_path) + path))
+    monkeypatch.setattr(proc_watch, "CLK_TCK", 100)
+    return write
+
+
+def test_proc_stat_sums_user_and_system_ticks_and_age_counts_from_uptime(fake_proc):
+    fake_proc("/proc/7/stat", STAT_7)
+    fake_proc("/proc/uptime", "350.50 1200.00\n")
+    assert proc_watch.proc_stat(7) == ("S", 1, 42, 5000)
+    assert proc_watch.age(7) == 300.5                                           # 350.5 s up, started at tick 5000
+    fake_proc("/proc/uptime", "49.00 1200.00\n")
+    assert proc_watch.age(7) == 0.0                                             # started "after" boot's uptime: 0
+
+
+def test_io_bytes_add_rchar_and_wchar_only(fake_proc):
+    fake_proc("/proc/7/io", "rchar: 100\nwchar: 23\nsyscr: 5\nsyscw: 6\nread_bytes: 4096\n")
+    assert proc_watch.io_bytes(7) == 123
+    fake_proc("/proc/8/io", "syscr: 5\n")
+    assert proc_watch.io_bytes(8) == 0
+
+
+def test_tree_usage_adds_every_live_member_past_a_gone_one(fake_proc):
+    fake_proc("/proc/7/stat", STAT_7)
+    fake_proc("/proc/7/io", "rchar: 100\nwchar: 23\n")
+    fake_proc("/proc/8/stat", STAT_7.replace(" 30 12 ", " 3 4 ").replace("7 (a", "8 (a", 1))
+    fake_proc("/proc/8/io", "rchar: 1000\nwchar: 0\n")
+    fake_proc("/proc/9/stat", STAT_7.replace("7 (a", "9 (a", 1))                 # /proc/9/io unreadable: no bytes
+    assert proc_watch.tree_usage(7, pids=[99, 7, 8, 9]) == {"cpu_s": 0.91, "io_bytes": 1123, "procs": 3}
+    assert proc_watch.tree_usage(7, pids=[7]) == {"cpu_s": 0.42, "io_bytes": 123, "procs": 1}
+    assert proc_watch.tree_usage(7, pids=[9]) == {"cpu_s": 0.42, "io_bytes": 0, "procs": 1}
+    assert proc_watch.tree_usage(7, pids=[99]) == {"cpu_s": 0.0, "io_bytes": 0, "procs": 0}
+
+
+def test_unit_show_and_journal_tail_ask_the_programs_on_path_by_default(tmp_path, monkeypatch):
+    calls = []
+
+    def runner(argv, data=None, environ_update=None, timeout=None):
+        calls.append(argv[0])
+        return 0, "ActiveState=active\n", ""
+
+    _program(tmp_path, "journalctl", "exit 0")
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert proc_watch.unit_show("u", run=runner) == {"ActiveState": "active"}
+    assert proc_watch.journal_tail("u", run=runner) == ["ActiveState=active"]
+    assert calls == ["systemctl", "journalctl"]
+    monkeypatch.setenv("PATH", str(tmp_path / "none"))
+    assert proc_watch.journal_tail("u", run=runner) == [] and calls == ["systemctl", "journalctl"]

@@ -187,3 +187,68 @@ def test_an_inheritable_descriptor_at_3_or_high_up_does_not_reach_the_program(nu
             os.close(saved)
         os.close(rfd)
         os.close(wfd)
+
+
+def test_arguments_reach_the_program_as_written_without_home_or_variables_expanded(module, monkeypatch):
+    monkeypatch.setenv("A", "expanded")
+    assert _show(host_run.module_runner(module), "$A", "~", "~root/x")[2] == ["$A", "~", "~root/x"]
+
+
+def test_output_that_is_not_utf8_is_kept_byte_for_byte_as_surrogates(module):
+    rc, out, err = host_run.module_runner(module)(
+        [sys.executable, "-c", "import os; os.write(1, b'a\\xff\\xfeb'); os.write(2, b'\\xc3(')"])
+    assert (rc, out, err) == (0, "a\udcff\udcfeb", "\udcc3(")
+
+
+def test_a_struck_deadline_without_stderr_is_said_alone(module):
+    rc, out, err = host_run.module_runner(module, timeout=1)([sys.executable, "-c", "import time; time.sleep(30)"])
+    assert (rc, out, err) == (124, "", "\n%s ran past its 1 s deadline and was stopped" % sys.executable)
+
+
+class _Clock(object):
+    """spawn's ``time``: monotonic() stands still unless sleep() moves it; every sleep is written down."""
+
+    def __init__(self, now=100.0, step=0.0):
+        self.now, self.step, self.slept = now, step, []
+
+    def monotonic(self):
+        return self.now
+
+    def sleep(self, seconds):
+        self.slept.append(seconds)
+        self.now += self.step
+        if len(self.slept) > 5:
+            raise AssertionError("still waiting after %d sleeps" % len(self.slept))
+
+
+@pytest.mark.parametrize("step, sleeps", [(0.0, []),              # at the deadline at once: no sleep
+                                          (0.04, [0.05] * 3),      # 0.04, 0.08 below 0.1; 0.12 past it
+                                          (0.05, [0.05] * 2)])     # 0.05 below; 0.10 at it: done
+def test_wait_polls_every_50_ms_until_the_deadline_is_reached(monkeypatch, step, sleeps):
+    child = spawn.start([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        clock = _Clock(step=step)
+        monkeypatch.setattr(spawn, "time", clock)
+        assert child.wait(0.1 if step else 0) is None
+        assert clock.slept == sleeps
+    finally:
+        monkeypatch.undo()
+        child.kill()
+        child.wait()
+
+
+def test_a_path_is_executed_as_given_not_looked_up(tmp_path):
+    """A path (it holds a /) is not searched for on PATH: a directory there is exec'd and fails in the child."""
+    os.chmod(str(tmp_path), 0o755)
+    child = spawn.start([str(tmp_path)], env={"PATH": "/bin:/usr/bin"})
+    assert child.wait() == 127
+
+
+def test_without_sc_open_max_the_descriptors_up_to_4096_are_closed_and_the_program_runs(monkeypatch):
+    def no_sysconf(name):
+        raise ValueError("unknown configuration name %s" % name)
+
+    monkeypatch.setattr(os, "sysconf", no_sysconf)
+    child = spawn.start([sys.executable, "-c", "pass"])
+    monkeypatch.undo()
+    assert child.wait() == 0

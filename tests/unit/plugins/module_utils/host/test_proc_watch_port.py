@@ -55,6 +55,7 @@ def test_without_ptrace_rights_the_socket_owner_decides(monkeypatch):
         assert net.listening_sockets(port) and set(net.listening_sockets(port).values()) == {65534}
         assert proc_watch.uid_of(idle.pid) == 0
         monkeypatch.setattr(proc_watch, "socket_inodes", lambda pids: (set(), False))  # every fd table unreadable
+        monkeypatch.setattr(net, "socket_holders", lambda inodes, proc_root="/proc": set())  # no holder seen either
         assert proc_watch.port_owner(port, idle.pid) == "other"
         # the same uid on both sides and no fd table: nothing can be told
         assert proc_watch.port_owner(port, p.pid) is None

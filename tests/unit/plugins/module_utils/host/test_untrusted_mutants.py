@@ -838,3 +838,176 @@ def test_the_careful_path_names_a_hidden_entry_keeps_metadata_and_long_names():
     assert e.field == "tensor " + "n" * 80 + "...(100 characters)"
     e = _refused(U.header_of_bytes, _st({"a": _t(), "b": _t("U16", (2,), (2, 5))}, b"\0" * 5), "x")
     assert e.what == "U16 [2] needs 4 bytes, its data_offsets [2, 5] give 3"
+
+
+# ---- the race between Tree.open's stat and its open, made deterministic: the reader's own os.stat is wrapped so
+# that, just after it has looked at the file, the test replaces the file on disk (as a writer racing the check would)
+
+class _SwapAfterStat(object):
+    """untrusted's ``os``: the real module, but ``stat`` of ``name`` runs ``swap()`` after it has answered, once."""
+
+    def __init__(self, name, swap):
+        self.name, self.swap, self.swapped = name, swap, 0
+
+    def __getattr__(self, attr):
+        return getattr(os, attr)
+
+    def stat(self, path, *args, **kwargs):
+        st = os.stat(path, *args, **kwargs)
+        if path == self.name and not self.swapped:
+            self.swapped += 1
+            self.swap()
+        return st
+
+
+def _open_fds():
+    return sorted(os.listdir("/proc/self/fd"))
+
+
+def _race(monkeypatch, tmp_path, swap):
+    """Tree.open("w") on a regular file that ``swap(path)`` replaces between the stat and the open: the Refused."""
+    path = _write(tmp_path / "w", b"weights")
+    _write(tmp_path / "other", b"another file")
+    hook = _SwapAfterStat("w", lambda: swap(path))
+    with U.Tree(str(tmp_path)) as t:
+        fds = _open_fds()
+        monkeypatch.setattr(U, "os", hook)
+        try:
+            e = _refused(t.open, "w")
+        finally:
+            monkeypatch.setattr(U, "os", os)
+        assert _open_fds() == fds                                                 # nothing left open
+    assert hook.swapped == 1
+    return str(e)
+
+
+def _to_link(path):
+    os.unlink(path)
+    os.symlink(os.path.join(os.path.dirname(path), "other"), path)
+
+
+def _to_fifo(path):
+    os.unlink(path)
+    os.mkfifo(path)
+
+
+def _to_other_file(path):
+    os.rename(os.path.join(os.path.dirname(path), "other"), path)                 # a regular file, another inode
+
+
+def _to_directory(path):
+    os.unlink(path)
+    os.mkdir(path)
+
+
+def _gone(path):
+    os.unlink(path)
+
+
+REPLACED_FIX = "stop whatever writes into the model directory and check again"
+
+
+def test_a_file_swapped_for_a_link_after_the_stat_is_not_followed(monkeypatch, tmp_path):
+    assert _race(monkeypatch, tmp_path, _to_link) == \
+        "w: is a symbolic link, not a regular file: only regular files are read (nothing is followed): put the real file there"
+
+
+@pytest.mark.parametrize("swap, now", [(_to_fifo, "a FIFO (named pipe)"), (_to_other_file, "a regular file"),
+                                       (_to_directory, "a directory")])
+def test_a_file_swapped_after_the_stat_is_refused_as_replaced(monkeypatch, tmp_path, swap, now):
+    """Another regular file in its place counts as replaced too: the inode opened is not the one looked at."""
+    assert _race(monkeypatch, tmp_path, swap) == "w: was replaced while it was opened (now %s): %s" % (now, REPLACED_FIX)
+
+
+def test_a_file_removed_after_the_stat_cannot_be_opened(monkeypatch, tmp_path):
+    assert _race(monkeypatch, tmp_path, _gone) == "w: cannot be opened (No such file or directory): check its owner and mode"
+
+
+def test_the_same_file_untouched_between_stat_and_open_is_read(monkeypatch, tmp_path):
+    path = _write(tmp_path / "w", b"weights")
+    hook = _SwapAfterStat("w", lambda: os.utime(path, (1, 1)))                  # looked at again, the same inode
+    monkeypatch.setattr(U, "os", hook)
+    with U.Tree(str(tmp_path)) as t:
+        fd, st = t.open("w")
+        os.close(fd)
+    assert hook.swapped == 1 and st.st_size == 7
+
+
+# ---- prescan: the value cap and the depth cap on both of its paths (the quick one for texts whose strings hold no
+# bracket, quote or backslash; the exact one otherwise), each at, below and above the cap
+
+CONFIG_FIX = "replace it with the publisher's file"
+
+
+def _config(max_depth=64, max_values=1000000):
+    return U.Kind("config", 1 << 20, max_depth, max_values)
+
+
+def test_objects_count_as_values_at_and_above_the_cap():
+    data = b"[{},{},{}]"                                                          # 2 commas, 1 array, 3 objects
+    assert U.parse_json(data, "c.json", _config(max_values=6)) == [{}, {}, {}]
+    e = _refused(U.parse_json, data, "c.json", _config(max_values=5))
+    assert str(e) == "c.json: holds about 6 JSON values, above the check's cap of 5 for a config file: " + CONFIG_FIX
+
+
+def test_depth_counts_an_innermost_array_that_holds_a_value():
+    data = b"[[[[1]]]]"
+    assert U.parse_json(data, "c.json", _config(max_depth=4)) == [[[[1]]]]
+    e = _refused(U.parse_json, data, "c.json", _config(max_depth=3))
+    assert str(e) == "c.json: JSON nested deeper than 3 levels, the check's cap for a config file: " + CONFIG_FIX
+
+
+def test_depth_on_the_exact_path_ignores_what_the_innermost_array_holds():
+    data = b'[[["\\n",1]]]'                                                       # a backslash: the exact path
+    assert U.parse_json(data, "c.json", _config(max_depth=3)) == [[["\n", 1]]]
+    e = _refused(U.parse_json, data, "c.json", _config(max_depth=2))
+    assert str(e) == "c.json: JSON nested deeper than 2 levels, the check's cap for a config file: " + CONFIG_FIX
+
+
+def test_the_exact_path_counts_values_at_and_above_the_cap():
+    data = b'["\\n",1,2]'                                                         # 3 values, the string's none
+    assert U.parse_json(data, "c.json", _config(max_values=3)) == ["\n", 1, 2]
+    e = _refused(U.parse_json, data, "c.json", _config(max_values=2))
+    assert str(e) == "c.json: holds about 3 JSON values, above the check's cap of 2 for a config file: " + CONFIG_FIX
+
+
+def test_brackets_inside_a_string_are_no_nesting():
+    assert U.parse_json(b'["[[[]]]"]', "c.json", _config(max_depth=2)) == ["[[[]]]"]
+    assert U.parse_json(b'["{{{}}}", 1]', "c.json", _config(max_depth=1)) == ["{{{}}}", 1]
+
+
+def test_an_unterminated_string_is_not_json_whatever_it_holds():
+    e = _refused(U.parse_json, b'["' + b"," * 10, "c.json", _config(max_values=5))
+    assert str(e) == "c.json: not JSON (Unterminated string starting at: line 1 column 2 (char 1)): " + CONFIG_FIX
+
+
+def test_a_negative_number_beside_escaped_quotes_is_read_as_serde_json_reads_it():
+    # splitting at every quote would put the -1 inside a string: the escapes are read, so it is a float (serde_json)
+    got = U.parse_json(b'["\\"", -1, "\\""]', "h", U.HEADER, strict_numbers=True)
+    assert repr(got) == "['\"', -1.0, '\"']"
+
+
+def test_a_negative_number_in_nesting_that_the_depth_passes_empty_is_still_seen():
+    kind = U.Kind("header", 1 << 20, max_depth=2)
+    assert repr(U.parse_json(b"[[-1],[2]]", "h", kind, strict_numbers=True)) == "[[-1.0], [2]]"
+    assert repr(U.parse_json(b"[[-1],[2]]", "h", kind)) == "[[-1], [2]]"        # not strict: Python's int
+
+
+def test_a_long_parser_message_is_kept_whole_up_to_160_characters():
+    try:
+        int("1" * 5000)
+        pytest.skip("this Python converts integers of any length")
+    except ValueError as e:
+        why = str(e)
+    assert 120 < len(why) <= 160                                                  # longer than printable's default
+    e = _refused(U.parse_json, b"1" * 5000, "c.json", U.CONFIG)
+    assert str(e) == "c.json: not JSON (%s): %s" % (why, CONFIG_FIX)
+
+
+def test_a_tensor_of_2_pow_53_plus_1_bytes_is_counted_exactly():
+    # beyond 2**53 a float cannot hold every integer: the byte count is compared as an integer
+    size = 2 ** 53 + 1
+    raw = json.dumps({"__metadata__": {"k": "\\u0041"}, "t": {"dtype": "U8", "shape": [size], "data_offsets": [0, size]}},
+                     separators=(",", ":")).replace("\\\\u", "\\u").encode()    # a \\u escape: the careful path
+    header = U.header_from(raw, 8 + len(raw) + size, "big.safetensors")
+    assert header.tensors["t"][3] == size and header.metadata == {"k": "A"}
