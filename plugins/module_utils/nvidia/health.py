@@ -440,9 +440,10 @@ def check_memory(gpu):
             "[ecc_mode]" % index, index))
     elif gpu["ecc_mode_current"] is not None and gpu["ecc_mode_pending"] is not None \
             and gpu["ecc_mode_current"] != gpu["ecc_mode_pending"]:
+        # ECC is on here (off is the warning above), so the pending change turns it off
         problems.append(problem(
-            "ecc_mode", WARNING, "%s: ECC mode changes at the next reset (pending %s)"
-            % (label, "on" if gpu["ecc_mode_pending"] else "off"), reset + " to apply it", index))
+            "ecc_mode", WARNING, "%s: ECC mode changes at the next reset (pending off)" % label,
+            reset + " to apply it", index))
     if gpu["ecc_uncorrected_volatile"]:
         problems.append(problem(
             "ecc_errors", ERROR, "%s: %d uncorrectable ECC error(s) since the last reset: data in GPU memory "
@@ -518,7 +519,7 @@ def check_clocks(gpu, opts):
             "check the airflow and fans before loading it", index))
     elif temp is not None and temp >= (opts.get("max_temperature") or 999):
         problems.append(problem(
-            "temperature", WARNING, "%s is %d C (limit set: %d C)" % (label, temp, opts["max_temperature"]),
+            "temperature", WARNING, "%s is %d C (limit set: %d C)" % (label, temp, opts.get("max_temperature") or 999),
             "check the airflow and fans before loading it", index))
     return problems
 

@@ -405,6 +405,8 @@ XID = "[ 12.5] NVRM: Xid (PCI:0000:18:00): 79, pid='<unknown>', name=<unknown>, 
     ((1, "", "dmesg: read kernel buffer failed: Operation not permitted\nmore\n"), None, None,
      ["dmesg: dmesg: read kernel buffer failed: Operation not permitted", "journalctl: not installed"]),
     ((1, "out first\n", ""), (4, "", ""), None, ["dmesg: out first", "journalctl -k: rc=4"]),
+    ((1, "", ""), (4, "", "journal said\n"), None, ["dmesg: rc=1", "journalctl -k: journal said"]),
+    ((1, "", ""), (5, "journal out\n", ""), None, ["dmesg: rc=1", "journalctl -k: journal out"]),
     ((0, XID, ""), None, "dmesg", ["journalctl: not installed"]),
     (None, (0, XID, ""), "journalctl -k -b", ["dmesg: not installed"]),
     ((1, "", "denied"), (0, XID, ""), "journalctl -k -b", ["dmesg: denied"]),
@@ -450,3 +452,111 @@ def test_known_facts_of_the_same_gpus_and_driver_are_reused_and_nvidia_smi_asked
                        pcie_fabric=False, known=bare)
     assert again["reused"] == ["driver and CUDA versions"] and len(calls) == 4 and again["nvcc"] == fresh["nvcc"]
     assert again["topology"] == fresh["topology"] and again["processes"] == fresh["processes"]
+
+
+def nvswitch_sysfs(root):
+    """A sysfs PCI devices directory holding one NVIDIA NVSwitch (class 0x0680xx), as an HGX baseboard shows it."""
+    dev = root / "0000:c1:00.0"
+    dev.mkdir(parents=True)
+    for name, value in (("vendor", "0x10de"), ("device", "0x22a3"), ("class", "0x068000")):
+        (dev / name).write_text(value + "\n")
+    return str(root)
+
+
+@pytest.mark.parametrize("answer, active", [("active\n", True), ("inactive\n", False), ("", False), (None, False)])
+def test_an_nvswitch_host_asks_systemd_whether_the_fabric_manager_is_active(tmp_path, answer, active):
+    run, which = fake_host("h200x8")
+    asked = []
+
+    def with_systemctl(argv):
+        if argv[0] == "systemctl":
+            asked.append(argv)
+            return (0 if active else 3), answer, ""
+        return run(argv)
+    sysfs = nvswitch_sysfs(tmp_path / "sys")
+    facts = gh.collect(with_systemctl, lambda n: "/bin/systemctl" if n == "systemctl" else which(n), sysfs=sysfs,
+                       proc_root=str(tmp_path), kernel_log=False, pcie_fabric=False)
+    assert facts["nvswitch"] is True and facts["fabricmanager_active"] is active
+    assert asked == [["systemctl", "is-active", "nvidia-fabricmanager"]]
+    # no systemctl: not asked, not known; no NVSwitch: not asked
+    assert gh.collect(with_systemctl, which, sysfs=sysfs, proc_root=str(tmp_path), kernel_log=False,
+                      pcie_fabric=False)["fabricmanager_active"] is None
+    plain = gh.collect(with_systemctl, lambda n: "/bin/systemctl" if n == "systemctl" else which(n),
+                       sysfs=str(tmp_path / "none"), proc_root=str(tmp_path), kernel_log=False, pcie_fabric=False)
+    assert plain["nvswitch"] is False and plain["fabricmanager_active"] is None and len(asked) == 1
+
+
+def test_compute_apps_carry_their_owner_read_from_the_given_proc(tmp_path, monkeypatch):
+    apps = tmp_path / "apps"
+    apps.mkdir()
+    (apps / str(os.getpid())).write_text('{"used_memory": 1024, "process_name": "python3"}')
+    run, which = fake_host("rtxpro6000x8", FAKE_NVIDIA_APPS=str(apps))
+    facts = gh.collect(run, which, sysfs=str(tmp_path), proc_root="/proc", kernel_log=False, pcie_fabric=False)
+    assert [(a["pid"], a["used_memory_mib"]) for a in facts["processes"]] == [(os.getpid(), 1024)]
+    assert facts["processes"][0]["owner"] == ownership.identity(os.getpid(), "/proc") is not None
+    elsewhere = gh.collect(run, which, sysfs=str(tmp_path), proc_root=str(tmp_path), kernel_log=False,
+                           pcie_fabric=False)
+    assert elsewhere["processes"][0]["owner"] is None  # not visible from that /proc
+    seen = []
+    monkeypatch.setattr(gh.ownership, "identity", lambda pid, root: seen.append((pid, root)) or {"cmdline": "x", "cgroup": ""})
+    gh.collect(run, which, sysfs=str(tmp_path), kernel_log=False, pcie_fabric=False)
+    assert seen == [(os.getpid(), "/proc")]  # the host's own /proc by default
+    # a failing compute-apps query leaves the processes empty, not unread
+    failing = gh.collect(lambda argv: (2, "", "error") if any("compute-apps" in a for a in argv) else run(argv), which,
+                         sysfs=str(tmp_path), kernel_log=False, pcie_fabric=False)
+    assert failing["processes"] == [] and failing["smi_error"] is None
+
+
+def test_a_banner_that_fails_after_the_health_query_is_the_reason(tmp_path):
+    run, which = fake_host("h200x1")
+    smi = which("nvidia-smi")
+
+    def banner_fails(argv):
+        return (14, "", "Unable to determine the device handle: Unknown Error\n") if argv == [smi] else run(argv)
+    facts = gh.collect(banner_fails, which, sysfs=str(tmp_path), kernel_log=False, pcie_fabric=False)
+    assert facts["smi_error"] == "nvidia-smi failed (rc=14): Unable to determine the device handle: Unknown Error"
+    assert facts["driver_version"] is None and facts["topology"] is None and len(facts["gpus"]) == 0
+
+    def query_fails(argv):
+        return (15, "out line\n", "") if argv[1:2] and argv[1].startswith("--query-gpu=") else run(argv)
+    facts = gh.collect(query_fails, which, sysfs=str(tmp_path), kernel_log=False, pcie_fabric=False)
+    assert facts["smi_error"] == "nvidia-smi failed (rc=15): out line"
+
+    def query_fails_on_stderr(argv):
+        return (15, "", "err line\n") if argv[1:2] and argv[1].startswith("--query-gpu=") else run(argv)
+    assert gh.collect(query_fails_on_stderr, which, sysfs=str(tmp_path), kernel_log=False,
+                      pcie_fabric=False)["smi_error"] == "nvidia-smi failed (rc=15): err line"
+
+
+def test_tools_that_fail_leave_their_facts_unknown(tmp_path):
+    run, which = fake_host("h200x8")
+    smi = which("nvidia-smi")
+    nvcc = os.path.join(os.path.dirname(smi), "nvcc")
+
+    def failing(argv):
+        if argv[1:] in (["topo", "-m"], ["nvlink", "--status"], ["--version"]):
+            return 3, "garbage", ""
+        return run(argv)
+    facts = gh.collect(failing, which, sysfs=str(tmp_path), kernel_log=False, pcie_fabric=False, nvcc_path=nvcc)
+    assert facts["topology"] is None and facts["nvlink"] is None and facts["nvcc"] is None
+    good = gh.collect(run, which, sysfs=str(tmp_path), kernel_log=False, pcie_fabric=False, nvcc_path=nvcc)
+    assert good["topology"]["nvlink_counts"] and len(good["nvlink"]) == 8 and good["nvcc"]["release"]
+    assert gh.collect(run, which, sysfs=str(tmp_path), kernel_log=False, pcie_fabric=False,
+                      nvcc_path=str(tmp_path / "no-nvcc"))["nvcc"] is None  # a named nvcc that is not there
+
+
+def test_the_host_s_sysfs_proc_and_iommu_groups_are_read_by_default_and_the_fabric_gets_them(tmp_path, monkeypatch):
+    run, which = fake_host("rtxpro6000x8")
+    read, calls = [], []
+    real_devices = gh.smi_mod.pci_nvidia_devices
+    monkeypatch.setattr(gh.smi_mod, "pci_nvidia_devices", lambda sysfs: read.append(sysfs) or real_devices(str(tmp_path)))
+    monkeypatch.setattr(gh.fabric_mod, "collect", lambda *a, **kw: calls.append((a, kw)) or {"applies": False})
+    facts = gh.collect(run, which, kernel_log=False)
+    assert read == ["/sys/bus/pci/devices"] and facts["pcie_fabric"] == {"applies": False}
+    (args, kwargs), = calls
+    assert args[:3] == (run, which, which("nvidia-smi")) and args[3] == facts["gpus"] and args[4] == facts["topology"]
+    assert kwargs == {"cmdline_path": "/proc/cmdline", "devices_dir": "/sys/bus/pci/devices",
+                      "groups_dir": "/sys/kernel/iommu_groups"}
+    del calls[:]
+    gh.collect(run, which, kernel_log=False, sysfs="/s", proc_root="/p", iommu_groups="/g")
+    assert calls[0][1] == {"cmdline_path": "/p/cmdline", "devices_dir": "/s", "groups_dir": "/g"} and read[-1] == "/s"

@@ -571,6 +571,11 @@ PER_GPU = [
        "watch the count; run 'dcgmi diag -r 3' when the host is drained")]),
     ("memory", {"ecc.errors.uncorrected.aggregate.total": "3", "remapped_rows.correctable": "[N/A]"}, {}, []),
     ("memory", {"ecc.errors.uncorrected.aggregate.total": "3", "remapped_rows.uncorrectable": "[N/A]"}, {}, []),
+    ("memory", {"retired_pages.pending": "Yes"}, {},
+     [("retired_pages", "error", G0 + ": a retired page is pending (it takes effect at the next reset)", RESET)]),
+    ("memory", {"retired_pages.single_bit_ecc.count": "40", "retired_pages.double_bit.count": "20"}, {},
+     [("retired_pages", "warning", G0 + ": 60 pages retired (the limit is 64)",
+       "plan an RMA: at the limit the GPU can no longer retire bad memory")]),
     ("memory", {"remapped_rows.pending": "Yes"}, {},
      [("remapped_rows", "error", G0 + ": a row remapping is pending: the bad memory row is still in use until the GPU "
        "is reset", RESET)]),
@@ -620,6 +625,12 @@ PER_GPU = [
     ("clocks", dict(NO_TLIMIT, **{"temperature.gpu": "84"}), {}, []),
     ("clocks", dict(NO_TLIMIT, **{"temperature.gpu": "86"}), {"max_temperature": 87}, []),
     ("clocks", dict(NO_TLIMIT, **{"temperature.gpu": "500"}), {"max_temperature": None}, []),
+    ("clocks", dict(NO_TLIMIT, **{"temperature.gpu": "999"}), {"max_temperature": None},
+     [("temperature", "warning", G0 + " is 999 C (limit set: 999 C)", COOL)]),  # no limit set: 999, not a crash
+    ("clocks", {"temperature.gpu.tlimit": "0"}, {"min_tlimit_margin": None}, []),
+    ("clocks", dict(NO_TLIMIT, **{"clocks_event_reasons_counters.hw_power_brake_slowdown": "1050000"}), {},
+     [("clock_events", "warning", G0 + " was slowed by hardware since the driver loaded: hw_power_brake_slowdown 1.1 s",
+       "check cooling and power under load (not active now)")]),
     # check_pcie
     ("pcie", {"pcie.link.width.current": "8"}, {},
      [("pcie_link", "error", G0 + " runs at PCIe x8, the card can do x16: the link trained below what the slot allows; "
@@ -802,3 +813,49 @@ def test_a_gpu_without_a_name_never_matches_a_model():
     facts = {"gpus": [gpu(name=None)], "pci_devices": []}
     assert [p["detail"] for p in gh.check_inventory(facts, {"expected_model": "x"})] == [
         "GPU0 (00000000:18:00.0) is 'None', expected 'x'"]
+
+
+def test_a_health_row_is_read_field_by_field():
+    row = dict(HEALTHY, **{"ecc.errors.corrected.volatile.total": "7", "retired_pages.single_bit_ecc.count": "2",
+                           "retired_pages.double_bit.count": "1", "retired_pages.pending": "No",
+                           "remapped_rows.histogram.low": "3", "clocks_event_reasons.active": "0x00000000000000A5",
+                           "clocks_event_reasons_counters.sw_thermal_slowdown": "12",
+                           "clocks_event_reasons.sw_power_cap": "Not Active", "temperature.memory": "41",
+                           "pcie.link.gen.hostmax": "4", "fabric.state": "Completed", "fabric.status": "Success",
+                           "gpu_recovery_action": " None "})
+    got = gh.normalize_health_row(row)
+    own = dict((k, v) for k, v in got.items() if k not in gh.smi_mod.normalize_gpu(row))
+    assert own == {
+        "bus_key": "0000:18:00", "driver_version": "580.95.05", "ecc_mode_current": True, "ecc_mode_pending": True,
+        "ecc_uncorrected_volatile": 0, "ecc_uncorrected_aggregate": 0, "ecc_corrected_volatile": 7, "retired_sbe": 2,
+        "retired_dbe": 1, "retired_pending": False, "remap_correctable": 0, "remap_uncorrectable": 0,
+        "remap_pending": False, "remap_failure": False, "remap_banks_low": 3, "remap_banks_none": 0,
+        "clock_events_mask": "0x00000000000000A5",
+        "clock_events": {"gpu_idle": True, "applications_clocks_setting": False, "sw_power_cap": False,
+                         "hw_slowdown": False, "sync_boost": False, "sw_thermal_slowdown": True,
+                         "hw_thermal_slowdown": False, "hw_power_brake_slowdown": True, "display_clock_setting": False},
+        "clock_event_counters_us": {"hw_thermal_slowdown": 0, "hw_power_brake_slowdown": 0, "sw_thermal_slowdown": 12},
+        "pcie_gen_current": 5, "pcie_gen_max": 5, "pcie_gen_gpumax": 5, "pcie_gen_hostmax": 4, "pcie_width_current": 16,
+        "pcie_width_max": 16, "pcie_width_device_max": None, "temperature_c": 30, "temperature_tlimit_c": 57,
+        "temperature_memory_c": 41, "power_draw_w": 75.5, "pstate": "P0", "recovery_action": "None", "mig_mode": False,
+        "fabric_state": "Completed", "fabric_status": "Success"}
+    assert got["index"] == 0 and got["pci_bus_id"] == "00000000:18:00.0"
+
+
+@pytest.mark.parametrize("mask, fields, events", [
+    ("0x8", {}, {"hw_slowdown": True, "gpu_idle": False}),
+    ("0x8", {"clocks_event_reasons.hw_slowdown": "Not Active"}, {"hw_slowdown": False}),  # a named field wins
+    ("0x0", {"clocks_event_reasons.gpu_idle": "Active"}, {"gpu_idle": True}),
+    ("[N/A]", {}, {"gpu_idle": None, "hw_slowdown": None}), ("0xZZ", {}, {"gpu_idle": None}),
+    ("8", {}, {"hw_slowdown": None})])
+def test_clock_events_come_from_the_named_fields_else_the_mask(mask, fields, events):
+    got = gh.normalize_health_row(dict(HEALTHY, **dict(fields, **{"clocks_event_reasons.active": mask})))
+    assert dict((k, got["clock_events"][k]) for k in events) == events
+
+
+def test_xids_of_one_address_are_ordered_by_code_as_numbers_and_a_lost_gpu_s_remedy_names_its_address():
+    facts = {"kernel_log_source": "dmesg", "kernel_log_errors": [], "gpus": [gpu()],
+             "xids": [xid_event("0000:18:00", 119), xid_event("0000:18:00", 13), xid_event("0000:3b:00", 48)]}
+    got = gh.check_xids(facts)
+    assert [p["detail"].split(": Xid ")[1].split(" ")[0] for p in got] == ["13", "119", "48"]
+    assert "nvidia-smi -r -i 0000:3b:00" in got[2]["remedy"] and got[2]["gpu"] is None
