@@ -25,6 +25,9 @@ from tinymodels import tiny
 ROOT = os.geteuid() == 0
 FIX = ("make it readable for that user (chmod o+r / o+x on directories, or a group it is in) or set server_user "
        "to one that can")
+# the cache's private helpers: the file name, the path check and the 0700 directory are its safety rules
+cache_file, known_whole, remember_whole, filesystem = (vf._cache_file, vf._known_whole,  # pylint: disable=protected-access
+                                                       vf._remember_whole, vf._filesystem)  # pylint: disable=protected-access
 needs_root = pytest.mark.skipif(not ROOT, reason="judging another user's access needs root (CI runs as root)")
 
 
@@ -66,13 +69,13 @@ def test_a_cache_entry_vouches_only_for_the_path_it_names(tmp_path):
     target = tiny.write_target(str(tmp_path / "t"), shards=1)
     cache = str(tmp_path / "cache")
     stamp = vf.structure_stamp(target)
-    vf._remember_whole(cache, target, stamp)
-    assert vf._known_whole(cache, target) == stamp
+    remember_whole(cache, target, stamp)
+    assert known_whole(cache, target) == stamp
     # the same file name, written for another path (a renamed tree, a copied cache): it vouches for nothing
-    with open(vf._cache_file(cache, target), "w") as f:
+    with open(cache_file(cache, target), "w") as f:
         json.dump({"path": str(tmp_path / "other"), "stamp": stamp}, f)
-    assert vf._known_whole(cache, target) is None
-    assert vf._known_whole(None, target) is None
+    assert known_whole(cache, target) is None
+    assert known_whole(None, target) is None
 
 
 def test_the_cache_directory_is_made_0700_and_an_existing_one_is_used(tmp_path):
@@ -81,14 +84,14 @@ def test_the_cache_directory_is_made_0700_and_an_existing_one_is_used(tmp_path):
     old = os.umask(0o022)
     try:
         cache = str(tmp_path / "new")
-        vf._remember_whole(cache, target, stamp)
+        remember_whole(cache, target, stamp)
         assert oct(os.stat(cache).st_mode & 0o7777) == "0o700"
-        assert os.listdir(cache) == [os.path.basename(vf._cache_file(cache, target))]
+        assert os.listdir(cache) == [os.path.basename(cache_file(cache, target))]
         there = str(tmp_path / "there")
         os.mkdir(there, 0o700)
-        vf._remember_whole(there, target, stamp)
-        assert os.listdir(there) == [os.path.basename(vf._cache_file(there, target))]
-        assert vf._known_whole(there, target) == stamp
+        remember_whole(there, target, stamp)
+        assert os.listdir(there) == [os.path.basename(cache_file(there, target))]
+        assert known_whole(there, target) == stamp
     finally:
         os.umask(old)
 
@@ -96,10 +99,10 @@ def test_the_cache_directory_is_made_0700_and_an_existing_one_is_used(tmp_path):
 def test_nothing_is_remembered_without_a_cache_dir_or_a_stamp(tmp_path):
     target = tiny.write_target(str(tmp_path / "t"), shards=1)
     cache = str(tmp_path / "cache")
-    assert vf._remember_whole(cache, target, None) is None
+    assert remember_whole(cache, target, None) is None
     assert not os.path.exists(cache)
-    assert vf._remember_whole(None, target, vf.structure_stamp(target)) is None
-    assert vf._remember_whole("", target, vf.structure_stamp(target)) is None
+    assert remember_whole(None, target, vf.structure_stamp(target)) is None
+    assert remember_whole("", target, vf.structure_stamp(target)) is None
 
 
 def test_a_broken_tree_is_never_remembered_as_whole(tmp_path):
@@ -133,7 +136,7 @@ def test_the_draft_is_remembered_too(tmp_path):
     draft = tiny.write_draft(str(tmp_path / "d"))
     cache = str(tmp_path / "cache")
     assert verify_pair(target, draft, "EAGLE3", cache_dir=cache)["ok"]
-    assert sorted(os.listdir(cache)) == sorted(os.path.basename(vf._cache_file(cache, p)) for p in (target, draft))
+    assert sorted(os.listdir(cache)) == sorted(os.path.basename(cache_file(cache, p)) for p in (target, draft))
 
 
 # ---- verify_tree: its keys, its modes
@@ -258,7 +261,7 @@ def test_a_network_filesystem_is_named_in_a_note(tmp_path, monkeypatch):
     monkeypatch.setattr(mounts, "filesystem", lambda path: read(path, mountinfo=local % real))
     assert verify_pair(target)["models"]["target"]["notes"] == []
     monkeypatch.setattr(mounts, "filesystem", lambda path: read(path, mountinfo=""))
-    assert vf._filesystem(target) == (None, [])
+    assert filesystem(target) == (None, [])
 
 
 # ---- what the installed SGLang serves: a registry laid out as the wheel and transformers lay it out
