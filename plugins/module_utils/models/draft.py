@@ -240,7 +240,7 @@ def shape_problems(shapes, draft, target, algorithm):
                         % (len(more), ", ".join(more)))  # at most the dozen names eagle3_expected_shapes gives
     fc = have.get("fc.weight")
     target_hidden = text_config(target).get("hidden_size")
-    if fc is not None and len(fc) == 2 and isinstance(target_hidden, int) and fc[1] % target_hidden:
+    if fc is not None and len(fc) == 2 and isinstance(target_hidden, int) and target_hidden > 0 and fc[1] % target_hidden:
         problems.append("the draft's fc.weight takes %d inputs, not a multiple of the target's hidden_size %d: the "
                         "draft was trained for another target" % (fc[1], target_hidden))
     return problems

@@ -324,6 +324,15 @@ def test_shapes_are_judged_for_an_eagle3_draft_under_eagle3_only():
     assert "the target's config.json" in _refused(dr.shape_problems, bad, FULL, [], "EAGLE3")
 
 
+@pytest.mark.parametrize("target_hidden, refused", [(0, False), (1, False), (95, True), (96, False),
+                                                    (97, True)])
+def test_the_fc_inputs_are_held_to_a_positive_target_hidden_size(target_hidden, refused):
+    shapes = _shapes()
+    got = dr.shape_problems(shapes, FULL, {"hidden_size": target_hidden}, "EAGLE3")
+    assert got == (["the draft's fc.weight takes %d inputs, not a multiple of the target's hidden_size %d: the draft "
+                    "was trained for another target" % (shapes["fc.weight"][1], target_hidden)] if refused else [])
+
+
 @pytest.mark.parametrize("wrong, listed, more", [(3, 3, None), (4, 3, 1), (5, 3, 2)])
 def test_three_wrong_shapes_are_described_and_the_rest_named(wrong, listed, more):
     names = ["fc.weight", "embed_tokens.weight", "lm_head.weight", "d2t", "layers.0.hidden_norm.weight"][:wrong]

@@ -433,11 +433,19 @@ def test_a_d2t_of_floats_is_refused_naming_the_draft(d2t_pair):
         "draft model.safetensors tensor d2t: is F32, not an integer type: the draft's d2t must hold token ids"]
 
 
-def test_a_config_refused_or_an_error_while_matching_is_one_problem(d2t_pair):
+def test_a_config_refused_or_an_error_while_matching_is_one_problem(d2t_pair, monkeypatch):
     draft, draft_cfg, target_cfg = d2t_pair("d2t", [0, 0, 0, 0])
     assert fit_problems(draft, dict(draft_cfg, hidden_size="64"), target_cfg, "EAGLE3") == [
         "the draft's config.json hidden_size: is a string ('64'), not an integer: restore the publisher's file"]
-    assert fit_problems(draft, draft_cfg, dict(target_cfg, hidden_size=0), "EAGLE3") == [
+    # a target hidden_size of 0 is a mismatch to name, not a division by zero
+    zero = fit_problems(draft, draft_cfg, dict(target_cfg, hidden_size=0), "EAGLE3")
+    assert zero and all("ZeroDivisionError" not in p for p in zero)
+    assert "the target's hidden_size is 0: the draft was trained for another target" in zero[0]
+
+    def unforeseen(*_args):
+        raise ZeroDivisionError("integer modulo by zero")
+    monkeypatch.setattr(vf, "shape_problems", unforeseen)
+    assert fit_problems(draft, draft_cfg, target_cfg, "EAGLE3") == [
         "the draft's config.json: the check could not read it (ZeroDivisionError while matching the draft to the "
         "target: integer modulo by zero): the file is likely corrupt - download it again; if it is whole, report this"]
 

@@ -560,3 +560,49 @@ def test_the_host_s_sysfs_proc_and_iommu_groups_are_read_by_default_and_the_fabr
     del calls[:]
     gh.collect(run, which, kernel_log=False, sysfs="/s", proc_root="/p", iommu_groups="/g")
     assert calls[0][1] == {"cmdline_path": "/p/cmdline", "devices_dir": "/s", "groups_dir": "/g"} and read[-1] == "/s"
+
+
+def test_output_of_a_tool_that_failed_is_not_read_even_when_it_parses(tmp_path):
+    """A failing status wins over output that would parse (a tool can print a table, then fail)."""
+    apps = tmp_path / "apps"
+    apps.mkdir()
+    (apps / str(os.getpid())).write_text('{"used_memory": 512}')
+    run, which = fake_host("h200x8", FAKE_NVIDIA_APPS=str(apps))
+    smi = which("nvidia-smi")
+    nvcc = os.path.join(os.path.dirname(smi), "nvcc")
+
+    def failing_with_output(argv):
+        rc, out, err = run(argv)
+        tool = argv[1:2] and argv[1]
+        return (7 if tool in ("topo", "nvlink", "--version") or str(tool).startswith("--query-compute-apps") else rc,
+                out, err)
+    kept = dict(sysfs=str(tmp_path), kernel_log=False, pcie_fabric=False, nvcc_path=nvcc)
+    good = gh.collect(run, which, **kept)
+    assert good["topology"] and good["nvlink"] and good["nvcc"] and len(good["processes"]) == 1
+    failed = gh.collect(failing_with_output, which, **kept)
+    assert (failed["topology"], failed["nvlink"], failed["nvcc"], failed["processes"]) == (None, None, None, [])
+    # the NVLink status is asked only where the topology shows links: fail it alone
+    nvlink_fails = gh.collect(lambda argv: (7,) + run(argv)[1:] if argv[1:2] == ["nvlink"] else run(argv), which, **kept)
+    assert nvlink_fails["topology"] == good["topology"] and nvlink_fails["nvlink"] is None
+
+
+def test_known_compute_apps_are_copied_and_get_their_owner(tmp_path):
+    run, which = fake_host("rtxpro6000x8")
+    smi = which("nvidia-smi")
+    known = ns.collect(run, which, nvidia_smi=smi, sysfs=str(tmp_path))
+    mine = {"pid": os.getpid(), "name": "python3", "used_memory_mib": 64, "bus_key": "0000:18:00"}
+    known["processes"] = [mine, dict(mine, pid=None)]
+    facts = gh.collect(run, which, nvidia_smi=smi, sysfs=str(tmp_path), kernel_log=False, pcie_fabric=False,
+                       known=known)
+    assert "compute apps" in facts["reused"]
+    assert [a["pid"] for a in facts["processes"]] == [os.getpid(), None]
+    assert facts["processes"][0]["owner"] == ownership.identity(os.getpid()) and facts["processes"][1]["owner"] is None
+    assert "owner" not in mine  # copies: the known facts are left as they were
+
+
+def test_a_banner_failure_is_named_by_its_output_when_stderr_is_empty(tmp_path):
+    run, which = fake_host("h200x1")
+    smi = which("nvidia-smi")
+    facts = gh.collect(lambda argv: (14, "banner said\n", "") if argv == [smi] else run(argv), which,
+                       sysfs=str(tmp_path), kernel_log=False, pcie_fabric=False)
+    assert facts["smi_error"] == "nvidia-smi failed (rc=14): banner said"
