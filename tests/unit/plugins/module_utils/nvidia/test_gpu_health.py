@@ -493,7 +493,8 @@ def test_compute_apps_carry_their_owner_read_from_the_given_proc(tmp_path, monke
     run, which = fake_host("rtxpro6000x8", FAKE_NVIDIA_APPS=str(apps))
     facts = gh.collect(run, which, sysfs=str(tmp_path), proc_root="/proc", kernel_log=False, pcie_fabric=False)
     assert [(a["pid"], a["used_memory_mib"]) for a in facts["processes"]] == [(os.getpid(), 1024)]
-    assert facts["processes"][0]["owner"] == ownership.identity(os.getpid(), "/proc") is not None
+    owner = ownership.identity(os.getpid(), "/proc")
+    assert owner is not None and facts["processes"][0]["owner"] == owner
     elsewhere = gh.collect(run, which, sysfs=str(tmp_path), proc_root=str(tmp_path), kernel_log=False,
                            pcie_fabric=False)
     assert elsewhere["processes"][0]["owner"] is None  # not visible from that /proc

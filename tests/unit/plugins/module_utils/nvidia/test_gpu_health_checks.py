@@ -419,11 +419,11 @@ def test_the_gpu_model_is_matched_without_case_and_named_with_its_fix(model, ref
     got = gh.check_inventory(facts, {"expected_model": model})
     want = model.strip() if model else ""
     fix = "deploy on the intended hardware or set gpu_health_expected_model to this model"
-    assert got == ([{"check": "gpu_model", "gpu": 0, "severity": "error",
-                     "detail": "GPU0 (00000000:18:00.0) is 'NVIDIA H200', expected '%s'" % want, "remedy": fix}]
-                   if refused else []) + ([{"check": "gpu_model", "gpu": 1, "severity": "error",
-                                             "detail": "GPU1 (00000000:19:00.0) is 'None', expected '%s'" % want,
-                                             "remedy": fix}] if want else [])
+    first = [{"check": "gpu_model", "gpu": 0, "severity": "error",
+              "detail": "GPU0 (00000000:18:00.0) is 'NVIDIA H200', expected '%s'" % want, "remedy": fix}]
+    second = [{"check": "gpu_model", "gpu": 1, "severity": "error",
+               "detail": "GPU1 (00000000:19:00.0) is 'None', expected '%s'" % want, "remedy": fix}]
+    assert got == (first if refused else []) + (second if want else [])
 
 
 def software(driver="580.95.05", cuda_driver="13.0", nvcc=("13.0", "13.0.88")):
