@@ -334,3 +334,178 @@ def test_the_model_check_reads_every_spelling_of_the_options():
         s = dict(defaults(), args={spelling: "transformers", "--tokenizer-path": "/t"})
         mc = sp.plan(s, host())["preflight"]["model_check"]
         assert (mc["model_impl"], mc["tokenizer_path"]) == ("transformers", "/t")
+
+
+NFS = {"mount": "/data", "fstype": "nfs4", "source": "10.0.0.5:/export", "network": True}
+
+
+@pytest.mark.parametrize("version, args, note", [
+    ("0.5.23", {}, "SGLang 0.5.23: --weight-loader-prefetch-checkpoints applied (each rank prefetches a share of the "
+     "shards into the page cache: one read of the checkpoint over the network instead of one per rank); set "
+     "server_args: {weight-loader-prefetch-checkpoints: false} to leave it off"),
+    ("0.5.10.post1", {}, "SGLang 0.5.10.post1 has no --weight-loader-prefetch-checkpoints (first seen in 0.5.15.post1): "
+     "stage the weights to a local disk (roles/models, models_list) for faster starts"),
+    ("0.5.23", {"weight_loader_prefetch_checkpoints": False}, "server_args sets weight-loader-prefetch-checkpoints: left as given"),
+])
+def test_weights_on_a_network_filesystem_word_for_word(version, args, note):
+    s = {"model_path": "/data/kimi", "args": args}
+    got = sp.model_storage(s, {"draft_model_path": ""}, {"/data/kimi": NFS, "": NFS}, version)
+    assert got["network"] == ["/data/kimi"]  # an empty draft path is no path to look up
+    assert got["notes"] == ["/data/kimi is on a network filesystem (nfs4 10.0.0.5:/export at /data): every start reads "
+                            "the weights over the network", note]
+
+
+@pytest.mark.parametrize("state, up", [
+    ({"active_state": "active"}, True), ({"active_state": "reloading"}, True),
+    ({"active_state": "activating", "sub_state": "start"}, True), ({"active_state": "activating", "sub_state": "auto-restart"}, False),
+    ({"active_state": "failed"}, False), ({}, False), ({"active_state": None}, False),
+])
+def test_what_counts_as_running(state, up):
+    assert sp._running(state) is up
+
+
+# --- every refusal of validate(), word for word, in its order ---------------------------------------------------
+GOLDEN = [
+    ("kinds", dict(tp="eight", ready_interval="soon", wait="maybe", served_model_name=["x"], api_key={"k": 1}, env=["A=1"],
+                   cuda_visible_devices="0,1"), [
+        'server_tp="eight" is not a whole number: give an integer, e.g. server_tp: 8',
+        'server_served_model_name=["x"] is not a string: give a plain string',
+        'server_env=["A=1"] is not a mapping: give a YAML mapping ({key: value})',
+        'server_api_key=(hidden) is not a string: give a plain string',
+        'server_cuda_visible_devices="0,1" is not a list: give a YAML list ([a, b])',
+        'server_wait="maybe" is not a boolean: give true or false',
+        'server_ready_interval="soon" is not a number: give a number of seconds, e.g. server_ready_interval: '
+        '2',
+    ]),
+    ("choices_ranges", dict(state="up", restart="x", port=65536, dist_init_port=65531, lock_stale_after=59, spec_min_accept_length=0.99,
+                            ready_interval=0.09), [
+        'server_state="up" is not one of started, stopped: pick one of them',
+        'server_restart="x" is not one of always, changed, never: pick one of them',
+        'server_port=65536 is out of range: give a value from 1 to 65535',
+        'server_lock_stale_after=59 is out of range: give a value >= 60',
+        'server_ready_interval=0.09 is out of range: give a value >= 0.1',
+        'server_dist_init_port=65531 is out of range: give a value from 1 to 65530',
+        'server_spec_min_accept_length=0.99 is out of range: give a value >= 1.0',
+    ]),
+    ("names_paths", dict(instance="a b", sglang_record="x-y", user="Root", group="-g", home="/var/lib/s g", config_dir="/etc/sglang/../x",
+                         log_dir="/var/log/sglang/..", python="bin/python", host="a b", dist_init_host=""), [
+        'server_instance="a b" cannot name a systemd unit or a directory: use letters, digits, \'.\', \'_\' or '
+        "'-' (at most 64), e.g. server_instance: kimi-tp8",
+        'server_sglang_record="x-y" is not the name of a local facts record: give roles/sglang\'s '
+        "sglang_local_fact (letters, digits, '_'), e.g. llmserve_sglang, or '' for none",
+        'server_user="Root" is not a valid user or group name: use lower-case letters, digits, \'_\' or \'-\' '
+        '(at most 32), e.g. sglang',
+        'server_group="-g" is not a valid user or group name: use lower-case letters, digits, \'_\' or \'-\' (at '
+        'most 32), e.g. sglang',
+        'server_home="/var/lib/s g" is not an absolute path without spaces: give an absolute path, e.g. '
+        '/var/lib/sglang',
+        'server_config_dir="/etc/sglang/../x" is not an absolute path without spaces: give an absolute path, '
+        'e.g. /var/lib/sglang',
+        'server_log_dir="/var/log/sglang/.." is not an absolute path without spaces: give an absolute path, '
+        'e.g. /var/lib/sglang',
+        'server_python="bin/python" is not an absolute path without spaces: give a path like '
+        '/opt/sglang/venv/bin/python',
+        'server_host="a b" is not an address to listen on: give an IP address or host name, e.g. 127.0.0.1 '
+        'or 0.0.0.0',
+        'server_dist_init_host="" is not an address: give the IP address other nodes reach this host on',
+    ]),
+    ("model", dict(model_path="./models/x", speculative={"algorithm": ""}), [
+        'server_model_path="./models/x" is neither an absolute path nor a hub id (org/name): give the '
+        'checkpoint directory, e.g. /models/Kimi-K2.5-int4',
+    ]),
+    ("env_args", dict(env={"1A": "x", "B": [1], "C": "a\x01b", "D": None}, base_env={"E F": 1},
+                      args={"bad key": 1, "chat-template": "a\nb", "mem-fraction-static": 1.01, "schedule_conservativeness": 0,
+                            "--max-running-requests": 0, "context-length": True, "page-size": None}), [
+        'server_env={"1A": "x"} has a name that is not an environment variable name (systemd would ignore '
+        "it): use letters, digits and '_', not starting with a digit, e.g. NCCL_DEBUG",
+        'server_env={"B": [1]} has a value that is not a string or number: give a plain value, e.g. "1"',
+        'server_env={"C": "..."} has a value with control character 0x01: give a one-line value',
+        'server_base_env={"E F": 1} has a name that is not an environment variable name (systemd would '
+        "ignore it): use letters, digits and '_', not starting with a digit, e.g. NCCL_DEBUG",
+        'server_args={"--max-running-requests": 0} is out of range (SGLang does not check it before loading '
+        'the model): give a value >= 1, e.g. --max-running-requests: 256',
+        'server_args={"bad key": 1} has a key that is not an SGLang option name: give option names like '
+        'mem-fraction-static',
+        'server_args={"chat-template": "a\\nb"} has a value that contains a newline: give it on one line '
+        'without control characters (| trim a looked-up value)',
+        'server_args={"mem-fraction-static": 1.01} is out of range (SGLang does not check it before loading '
+        'the model): give a value > 0.0 and <= 1.0, e.g. mem-fraction-static: 0.85',
+        'server_args={"schedule_conservativeness": 0} is out of range (SGLang does not check it before '
+        'loading the model): give a value > 0.0, e.g. schedule_conservativeness: 1.0',
+    ]),
+    ("text", dict(api_key="k\n", served_model_name="m\t", speculative={"algorithm": "EAGLE3\n", "draft_model_path": "/d\r"}), [
+        'server_api_key=(hidden) contains a newline: remove it (a stray line break from a vault or a file '
+        'lookup: use | trim)',
+        'server_served_model_name="m\\t" contains a tab: remove it (a stray line break from a vault or a file '
+        'lookup: use | trim)',
+        'server_speculative={"draft_model_path": "/d\\r"} contains a carriage return: remove it (a stray line '
+        'break from a vault or a file lookup: use | trim)',
+        'server_speculative={"algorithm": "EAGLE3\\n"} contains a newline: remove it (a stray line break from '
+        'a vault or a file lookup: use | trim)',
+    ]),
+    ("unit", dict(unit_hardening={"lower": 1}, unit_limits={"LimitNOFILE": [1]}, unit_extra={"Nice": "1\n2", "CPUWeight": 5}), [
+        'server_unit_hardening={"lower": 1} has a key that is not a systemd setting name: use names like '
+        'LimitNOFILE',
+        'server_unit_limits={"LimitNOFILE": [1]} has a value that is not one line: give a single-line value',
+        'server_unit_extra={"Nice": "1\\n2"} has a value that is not one line: give a single-line value',
+    ]),
+    ("misc", dict(cuda_visible_devices=[0, "1", "x"], patches=["a", 1], sglang_version="latest",
+                  stage_timeouts={"load": 0, "graph": "x", "ok": 5}, home="/usr"), [
+        'server_home="/usr" is a system directory or holds one: the role would chmod and chown it: give a '
+        'directory of its own, e.g. /var/lib/sglang, /etc/sglang and /var/log/sglang',
+        'server_cuda_visible_devices=[0, "1", "x"] must list distinct GPU indexes >= 0: e.g. '
+        'server_cuda_visible_devices: [0, 1, 2, 3]',
+        'server_patches=["a", 1] must be a list of patch ids: leave it to roles/sglang '
+        '(sglang_patches_applied)',
+        'server_sglang_version="latest" is not a version: give it as X.Y.Z (e.g. 0.5.23), or leave it empty '
+        'to ask the venv',
+        'server_stage_timeouts={"graph": "x"} has a timeout that is not a positive number: give seconds, '
+        'e.g. {load_weights: 900}',
+        'server_stage_timeouts={"load": 0} has a timeout that is not a positive number: give seconds, e.g. '
+        '{load_weights: 900}',
+    ]),
+]
+
+
+@pytest.mark.parametrize("case, settings, refused", GOLDEN, ids=[g[0] for g in GOLDEN])
+def test_every_refusal_word_for_word(case, settings, refused):
+    _s, bad = sp.validate(dict(defaults(), **settings))
+    assert bad.items == refused, case
+
+
+def test_a_refused_value_is_replaced_by_its_kinds_empty_value():
+    s, _bad = sp.validate(dict(defaults(), tp="eight", ready_interval="soon", wait="maybe", served_model_name=["x"],
+                               api_key={"k": 1}, env=["A=1"], cuda_visible_devices="0,1"))
+    assert (s["tp"], s["ready_interval"], s["wait"]) == (None, None, None)
+    assert (s["served_model_name"], s["api_key"], s["env"], s["cuda_visible_devices"]) == ("", "", {}, [])
+    s, _bad = sp.validate(dict(defaults(), served_model_name=None, env=None, patches=None, dist_init_host=None))
+    assert (s["served_model_name"], s["env"], s["patches"], s["dist_init_host"]) == ("", {}, [], None)
+
+
+@pytest.mark.parametrize("value", [None, ""])
+def test_no_speculation_is_written_null_or_empty(value):
+    s, bad = sp.validate(dict(defaults(), speculative=value))
+    assert bad.items == [] and s["speculative"] == {"algorithm": ""} and s["spec_on"] is False
+
+
+@pytest.mark.parametrize("value, got", [
+    (True, True), (1, True), (0, False), ("yes", True), (" Off ", False), ("", False),
+    (2, None), (-1, None), (1.0, None), ("maybe", None), ([1], None),
+])
+def test_what_reads_as_a_boolean(value, got):
+    assert sp._to_bool(value) is got
+
+
+@pytest.mark.parametrize("value, got", [
+    (8, 8), (8.0, 8), (" -3 ", -3), ("8", 8), (8.5, None), ("8.0", None), (True, None), (None, None), ("x", None),
+])
+def test_what_reads_as_a_whole_number(value, got):
+    assert sp._to_int(value) == got and (got is None or isinstance(sp._to_int(value), int))
+
+
+@pytest.mark.parametrize("path, ok", [
+    ("/var/lib/sglang", True), ("/var/lib/sglang/", True), ("/var/lib/../sglang", False), ("/var/lib/sglang/..", False),
+    ("/var/lib/s g", False), ("/var/lib/s\tg", False), ("/var/lib/..x", True), ("var/lib", False), (None, False),
+])
+def test_what_is_an_absolute_path(path, ok):
+    assert sp._abs_path(path) is ok
