@@ -509,3 +509,26 @@ def test_what_reads_as_a_whole_number(value, got):
 ])
 def test_what_is_an_absolute_path(path, ok):
     assert sp._abs_path(path) is ok
+
+
+@pytest.mark.parametrize("name", sorted(sp.RANGES))
+def test_every_range_at_below_and_above_its_bounds(name):
+    lo, hi = sp.RANGES[name]
+    step = 1 if sp.SETTINGS[name] == "int" else 0.01
+
+    def refused(value):
+        _s, bad = sp.validate(dict(defaults(), **{name: value}))
+        return [r for r in bad.items if r.startswith("server_%s=" % name)]
+    assert refused(lo) == [] and refused(lo + step) == []
+    assert refused(lo - step) == ["server_%s=%s is out of range: give a value %s" % (
+        name, lo - step, ">= %s" % lo if hi is None else "from %s to %s" % (lo, hi))]
+    if hi is not None:
+        assert refused(hi) == [] and refused(hi - step) == []
+        assert refused(hi + step) == ["server_%s=%s is out of range: give a value from %s to %s" % (name, hi + step, lo, hi)]
+
+
+def test_a_number_that_is_none_leaves_the_other_ranges_checked():
+    _s, bad = sp.validate(dict(defaults(), tp="eight", port=0, tail_lines=-1))
+    assert bad.items == ['server_tp="eight" is not a whole number: give an integer, e.g. server_tp: 8',
+                         "server_port=0 is out of range: give a value from 1 to 65535",
+                         "server_tail_lines=-1 is out of range: give a value >= 0"]
