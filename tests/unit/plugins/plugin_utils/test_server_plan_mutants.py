@@ -5,6 +5,7 @@ and the role's closing words (report, failure block, become errors) compared who
 (sorted, cut at 80 characters, a YAML date as its text, a secret hidden); the example each refusal gives; the
 replica's settle; what the plan hands the waiter and the model check."""
 import datetime
+import json
 
 import pytest
 
@@ -532,3 +533,170 @@ def test_a_number_that_is_none_leaves_the_other_ranges_checked():
     assert bad.items == ['server_tp="eight" is not a whole number: give an integer, e.g. server_tp: 8',
                          "server_port=0 is out of range: give a value from 1 to 65535",
                          "server_tail_lines=-1 is out of range: give a value >= 0"]
+
+
+# --- what plan() decides, key by key ------------------------------------------------------------------------------
+
+def test_a_fresh_systemd_host_key_by_key():
+    pl = sp.plan(dict(defaults(), args={}), host())
+    assert (pl["action"], pl["why"], pl["label"], pl["manager"], pl["running"], pl["pid"]) == (
+        "start", "not running (never started)", "sglang-default.service", "systemd", False, 0)
+    assert (pl["changed"], pl["needs_write"], pl["daemon_reload"], pl["create_user"], pl["user_pending"]) == (
+        True, True, True, False, False)
+    assert (pl["instance"], pl["restart"], pl["nodes"], pl["node_rank"], pl["nnodes"]) == ("default", "changed", ["gpu1"], 0, 1)
+    assert pl["service"] == {"user": "sglang", "group": "sglang", "stop_timeout": 120, "log_keep": 5}
+    assert (pl["peer_endpoint"], pl["watch"], pl["remove"]) == ("gpu1:50009", None, [])
+    assert pl["write"] == [f["path"] for f in pl["files"]]
+    assert pl["dirs_missing"] == [d["path"] for d in pl["dirs"]]
+    assert [(f["path"], f["mode"], f["owner"], f["group"], f["secret"]) for f in pl["files"]] == [
+        ("/etc/sglang/default/server.env", "0644", "root", "root", False),
+        ("/etc/sglang/default/argv.json", "0644", "root", "root", False),
+        ("/etc/systemd/system/sglang-default.service", "0644", "root", "root", False),
+        ("/usr/local/lib/llmserve-sglang/sglang_peer_watch.py", "0755", "root", "root", False),
+        ("/usr/local/lib/llmserve-sglang/sglang_supervise.py", "0755", "root", "root", False)]
+    argv_json = json.loads(pl["files"][1]["content"])
+    assert (argv_json["python"], argv_json["argv"], argv_json["version"]) == ("/opt/sglang/venv/bin/python", pl["argv"], "0.5.23")
+    pf = dict((k, v) for k, v in pl["preflight"].items() if k not in ("argv", "env", "model_check"))
+    assert pf == {"python": "/opt/sglang/venv/bin/python", "model_path": "/models/Kimi-K2.5-int4", "tp": 8, "nnodes": 1,
+                  "gpu_count": 8, "host": "127.0.0.1", "port": 30000, "owner_unit": "sglang-default.service",
+                  "owner_pid": None, "become_user": "sglang", "verify_model": True, "become_error": None}
+    assert (pl["preflight"]["argv"], pl["preflight"]["env"]) == (pl["argv"], pl["env"])
+    assert pl["ready"] == {"url": "http://127.0.0.1:30000", "log_path": "/var/log/sglang/default.log",
+                           "unit": "sglang-default.service", "pid_file": None, "node_rank": 0, "timeout": 1800,
+                           "stall_timeout": 600, "stage_timeouts": None, "interval": 2.0, "tail_lines": 30,
+                           "progress_interval": 15.0, "sglang_version": "0.5.23",
+                           "host": {"tp_size": 8, "nnodes": 1, "gpu_count": 8, "pcie_only": True}}
+
+
+def test_a_running_pidfile_host_with_restart_never_key_by_key():
+    s = dict(defaults(), args={})
+    h = running(sp.plan(s, host(service_mgr="other")))
+    h["service_mgr"] = "other"
+    h["files"]["/etc/systemd/system/sglang-default.service"] = "old"   # a unit left from systemd days: removed
+    h["files"]["/etc/sglang/default/secret.env"] = "old"               # the key file of old releases: removed
+    pl = sp.plan(dict(s, restart="never", args={"mem-fraction-static": 0.8}, stage_timeouts={"load_weights": 900}), h)
+    label = "sglang-default (pid file /run/llmserve-sglang/default/server.pid)"
+    assert (pl["action"], pl["why"], pl["label"], pl["running"], pl["pid"], pl["changed"]) == (
+        "none", "running an older configuration; server_restart is never", label, True, 4242, True)
+    assert (pl["needs_write"], pl["daemon_reload"], pl["dirs_missing"]) == (True, False, [])
+    assert pl["write"] == ["/etc/sglang/default/argv.json", "/etc/sglang/default/launch.json"]
+    assert pl["remove"] == ["/etc/sglang/default/secret.env", "/etc/systemd/system/sglang-default.service"]
+    assert pl["warnings"][-1] == ("%s runs an older configuration and server_restart is 'never': the new one is written "
+                                  "and takes effect at the next restart (playbooks/restart.yml)" % label)
+    assert (pl["preflight"]["owner_unit"], pl["preflight"]["owner_pid"]) == (None, 4242)
+    assert (pl["ready"]["unit"], pl["ready"]["pid_file"]) == (None, "/run/llmserve-sglang/default/server.pid")
+    assert pl["ready"]["stage_timeouts"] == {"load_weights": 900.0}
+    # the same with nothing changed: nothing to write, no warning; pid 0 when not known
+    again = sp.plan(s, running(sp.plan(s, host(service_mgr="other"))) | {"service_mgr": "other"})
+    assert (again["action"], again["why"], again["needs_write"], again["write"]) == ("none", "running, unchanged", False, [])
+    assert not any("server_restart is 'never'" in w for w in again["warnings"])
+    assert sp.plan(s, host(service_mgr="other", state={"active_state": "active"}))["preflight"]["owner_pid"] is None
+
+
+def test_what_runs_restarts_per_policy():
+    s = dict(defaults(), args={})
+    h = running(sp.plan(s, host()))
+    assert sp.plan(dict(s, restart="always"), h)[("why")] == "server_restart is always"
+    assert sp.plan(dict(s, restart="always"), h)["action"] == "restart"
+    changed = dict(s, args={"mem-fraction-static": 0.8})
+    assert (sp.plan(changed, h)["action"], sp.plan(changed, h)["why"]) == ("restart", "what it runs changed")
+    assert sp.plan(changed, h)["needs_write"] is True
+    h["state"] = {"active_state": "failed"}
+    assert (sp.plan(s, h)["action"], sp.plan(s, h)["why"]) == ("start", "not running (failed)")
+    assert sp.plan(s, h)["needs_write"] is True  # a start is a write, nothing else changed
+    h["fingerprint"] = " %s\n" % sp.plan(s, h)["fingerprint"]  # as read from the file: stripped
+    h["state"] = {"active_state": "active", "pid": 1}
+    assert sp.plan(s, h)["changed"] is False
+
+
+def test_the_fingerprint_follows_what_runs():
+    s = dict(defaults(), args={})
+    fp = sp.plan(s, host())["fingerprint"]
+    assert sp.plan(s, host())["fingerprint"] == fp
+    for change in ({"patches": ["p1"]}, {"patch_state": "abc"}, {"api_key": "k"}, {"env": {"A": "1"}}):
+        assert sp.plan(dict(s, **change), host())["fingerprint"] != fp, change
+    assert sp.plan(s, host(version="0.5.22"))["fingerprint"] != fp
+    assert sp.plan(s, host(service_mgr="other"))["fingerprint"] != fp  # the launch spec instead of the unit
+
+
+def test_the_environment_and_its_precedence():
+    s = dict(defaults(), args={}, cuda_visible_devices=[0, "2"], base_env={"A": "base", "B": "base", "N": None},
+             env={"B": "user", "TRITON_CACHE_DIR": "/mine", "U": None})
+    pl = sp.plan(s, host())
+    env = pl["env"]
+    assert (env["A"], env["B"], env["TRITON_CACHE_DIR"], env["LLMSERVE_SGLANG_INSTANCE"]) == ("base", "user", "/mine", "default")
+    assert env["CUDA_VISIBLE_DEVICES"] == "0,2" and "N" not in env and "U" not in env
+    assert pl["preflight"]["gpu_count"] == 2 and pl["ready"]["host"]["gpu_count"] == 2
+    assert all(isinstance(v, str) for v in env.values())
+    no_gpu = sp.plan(dict(defaults(), args={}), host(gpu={"present": False, "count": 8}))
+    assert no_gpu["preflight"]["gpu_count"] is None and "CUDA_VISIBLE_DEVICES" not in no_gpu["env"]
+
+
+def test_check_mode_before_the_user_exists():
+    s = dict(defaults(), args={})
+    pl = sp.plan(s, host(check_mode=True, user_exists=False))
+    assert (pl["user_pending"], pl["preflight"]["become_user"], pl["create_user"]) == (True, "root", True)
+    assert sp.plan(s, host(check_mode=False, user_exists=False))["user_pending"] is False
+    assert sp.plan(s, host(group_exists=False))["create_user"] is True
+    assert sp.plan(dict(s, create_user=False), host(user_exists=False))["create_user"] is False
+    assert sp.plan(s, host(user_exists=None, group_exists=True))["create_user"] is True
+
+
+def test_the_peer_endpoint_and_watch_of_a_worker():
+    s, h = multinode("n1")
+    pl = sp.plan(s, h)
+    assert pl["watch"] == {"name": "n1", "endpoint": "10.0.0.2:50009", "port": 50009, "timeout": 1860, "peers": [], "token": None}
+    assert (pl["preflight"]["nnodes"], pl["ready"]["host"]["nnodes"], pl["ready"]["node_rank"]) == (2, 2, 1)
+    h["own"] = {"dist_init_host": "192.168.0.2", "default_ipv4": "10.0.0.2", "ansible_host": "h"}
+    assert sp.plan(dict(s, peer_watch_port=40000), h)["peer_endpoint"] == "192.168.0.2:40000"
+    h["own"] = {"ansible_host": "h2"}
+    assert sp.plan(s, h)["peer_endpoint"] == "h2:50009"
+    h["own"] = {}
+    assert sp.plan(s, h)["peer_endpoint"] == "n1:50009"
+    assert sp.plan(dict(s, peer_watch=False), h)["watch"] is None
+
+
+@pytest.mark.parametrize("rank0, addr", [
+    ({"dist_init_host": "192.168.0.1", "default_ipv4": "10.0.0.1", "ansible_host": "a"}, "192.168.0.1:50000"),
+    ({"default_ipv4": "10.0.0.1", "ansible_host": "a"}, "10.0.0.1:50000"),
+    ({"ansible_host": "a"}, "a:50000"), ({}, "n0:50000"), (None, "n0:50000"),
+])
+def test_the_rendezvous_is_rank_0s_address(rank0, addr):
+    s, h = multinode("n1")
+    h["rank0"] = rank0
+    a = sp.plan(s, h)["argv"]
+    assert a[a.index("--dist-init-addr") + 1] == addr
+
+
+def test_the_replica_refusals_word_for_word():
+    s, h = multinode("n1")
+    assert sp.plan(dict(s, tp=15), h)["refusals"] == [
+        "server_tp=15 (total across nodes) does not divide over the 2 hosts of pair: set server_tp to a multiple of "
+        "the node count (e.g. 16)"]
+    refused = sp.plan(dict(s, tp_group="nope"), h)["refusals"]
+    assert len(refused) == 1 and refused[0].startswith('server_tp_group="nope" ') and refused[0].endswith(
+        ": set it to the group whose hosts form one TP replica")
+    h["groups"] = {"pair": ["n0", "n2"]}
+    refused = sp.plan(s, h)["refusals"]
+    assert len(refused) == 1 and refused[0].startswith('server_tp_group="pair" ') and " n1: " in refused[0] and refused[0].endswith(
+        ": add the host to the group or unset server_tp_group for it")
+
+
+def test_a_stopped_instance():
+    s = dict(defaults(), args={}, state="stopped", model_path="")
+    h = running(sp.plan(dict(defaults(), args={}), host()))
+    pl = sp.plan(s, h)
+    assert (pl["action"], pl["why"], pl["watch"], pl["refusals"]) == ("stop", "server_state is stopped", None, [])
+    assert sp.plan(s, host(state={"active_state": "inactive", "enabled": True}))["action"] == "stop"
+    assert (sp.plan(s, host())["action"], sp.plan(s, host())["why"]) == ("none", "server_state is stopped")
+    refused = sp.plan(dict(s, port=0), h)
+    assert (refused["action"], refused["why"]) == ("none", "")
+
+
+def test_no_sglang_in_the_venv_word_for_word():
+    pl = sp.plan(dict(defaults(), args={}), host(version=None, version_error="No module named 'sglang'"))
+    assert pl["refusals"] == ["/opt/sglang/venv/bin/python cannot report an installed sglang (No module named 'sglang'): run "
+                              "roles/sglang first, or set server_python to the python of the venv that holds sglang"]
+    assert sp.plan(dict(defaults(), args={}), host(version=None))["refusals"][0].startswith(
+        "/opt/sglang/venv/bin/python cannot report an installed sglang (no answer): ")
+    assert sp.plan(dict(defaults(), args={}, sglang_version="0.5.22"), host(version=None))["version"] == "0.5.22"
