@@ -700,3 +700,13 @@ def test_no_sglang_in_the_venv_word_for_word():
     assert sp.plan(dict(defaults(), args={}), host(version=None))["refusals"][0].startswith(
         "/opt/sglang/venv/bin/python cannot report an installed sglang (no answer): ")
     assert sp.plan(dict(defaults(), args={}, sglang_version="0.5.22"), host(version=None))["version"] == "0.5.22"
+
+
+def test_the_report_of_a_plan_without_a_rank_is_rank_0s():
+    own = {"ready": {"url": "http://h:1"}, "nodes": ["n0", "n1"], "version": "0.5.23"}
+    assert sp.report(own, {"ready": True, "elapsed": 1})[-1] == "READY in 1.0 s (sglang 0.5.23; model ?; http://h:1; stages )"
+
+
+def test_the_failure_block_drops_only_the_messages_trailing_dots():
+    assert sp.failure_message(OWN, {"ready": False, "msg": "stalled in stage X.."}, {}, None, []).split("\n")[0] == \
+        "sglang-i1.service is not ready: stalled in stage X."
