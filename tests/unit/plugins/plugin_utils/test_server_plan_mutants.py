@@ -711,3 +711,31 @@ def test_the_report_of_a_plan_without_a_rank_is_rank_0s():
 def test_the_failure_block_drops_only_the_messages_trailing_dots():
     assert sp.failure_message(OWN, {"ready": False, "msg": "stalled in stage X.."}, {}, None, []).split("\n")[0] == \
         "sglang-i1.service is not ready: stalled in stage X."
+
+
+def test_systemd_asked_of_a_host_without_it_names_the_host():
+    s = dict(defaults(), args={}, service_manager="systemd")
+    fix = ", not systemd: set server_service_manager to auto or pidfile (a supervised launcher with a pid file)"
+    assert sp.plan(s, host(service_mgr="openrc"))["refusals"] == ["server_service_manager=systemd but gpu1 runs openrc" + fix]
+    nameless = host(service_mgr="openrc")
+    del nameless["name"]
+    assert sp.plan(s, nameless)["refusals"] == ["server_service_manager=systemd but the host runs openrc" + fix]
+
+
+@pytest.mark.parametrize("mgr, manager, version, health", [
+    ("systemd", "systemd", "0.5.23", "/ready"), ("other", "pidfile", "0.5.23", "/ready"), ("systemd", "systemd", "0.5.9", "/health"),
+])
+def test_the_record_of_the_start_holds_the_resolved_manager_and_version(mgr, manager, version, health):
+    pl = sp.plan(dict(defaults(), args={}), host(service_mgr=mgr, version=version))
+    record = json.loads(next(f["content"] for f in pl["files"] if f["path"].endswith("/argv.json")))
+    assert (record["version"], record["view"]["version"], record["view"]["manager"], record["view"]["health_path"]) == (
+        version, version, manager, health)
+
+
+@pytest.mark.parametrize("bad_dirs", [{"config_dir": "etc/sglang"}, {"log_dir": "log"}, {"config_dir": "x", "log_dir": "y"}])
+def test_a_plan_with_a_relative_config_or_log_dir_has_no_paths(bad_dirs):
+    pl = sp.plan(dict(defaults(), args={}, **bad_dirs), host())
+    assert pl["refusals"] and pl["warnings"] == [] and pl["action"] == "none"
+    assert not set(pl) & {"paths", "label", "running", "pid"}
+    assert set(pl) == {"refusals", "warnings", "manager", "nodes", "node_rank", "nnodes", "action", "why", "write", "remove",
+                       "dirs", "files"}
