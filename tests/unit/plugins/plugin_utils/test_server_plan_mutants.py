@@ -739,3 +739,19 @@ def test_a_plan_with_a_relative_config_or_log_dir_has_no_paths(bad_dirs):
     assert not set(pl) & {"paths", "label", "running", "pid"}
     assert set(pl) == {"refusals", "warnings", "manager", "nodes", "node_rank", "nnodes", "action", "why", "write", "remove",
                        "dirs", "files"}
+
+
+def test_what_the_plan_hands_the_renderer_reaches_the_command_line():
+    s = dict(defaults(), args={}, host="0.0.0.0", port=30001, served_model_name="kimi", api_key="k")
+    s["speculative"] = dict(s["speculative"], num_steps=3, eagle_topk=1, num_draft_tokens=4)
+    pl = sp.plan(s, host())
+    assert pl["argv"] == ["--model-path", "/models/Kimi-K2.5-int4", "--tp-size", "8", "--host", "0.0.0.0", "--port", "30001",
+                          "--served-model-name", "kimi", "--config", "/etc/sglang/default/api-key.yaml",
+                          "--speculative-algorithm", "EAGLE3", "--speculative-draft-model-path", "/models/Kimi-K2.5-EAGLE3",
+                          "--speculative-num-steps", "3", "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "4",
+                          "--disable-custom-all-reduce"]
+    assert pl["view"]["url"] == "http://127.0.0.1:30001" and pl["view"]["paths"] == pl["paths"]
+    # no speculation, no name, no key: none of their flags
+    off = sp.plan(dict(defaults(), args={}, speculative={"algorithm": ""}), host())
+    assert off["argv"] == ["--model-path", "/models/Kimi-K2.5-int4", "--tp-size", "8", "--host", "127.0.0.1", "--port", "30000",
+                           "--disable-custom-all-reduce"]
