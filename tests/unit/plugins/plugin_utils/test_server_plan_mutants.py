@@ -755,3 +755,48 @@ def test_what_the_plan_hands_the_renderer_reaches_the_command_line():
     off = sp.plan(dict(defaults(), args={}, speculative={"algorithm": ""}), host())
     assert off["argv"] == ["--model-path", "/models/Kimi-K2.5-int4", "--tp-size", "8", "--host", "127.0.0.1", "--port", "30000",
                            "--disable-custom-all-reduce"]
+
+
+def _plan(h=None, **settings):
+    return sp.plan(dict(defaults(), args=settings.pop("args", {}), **settings), host(**(h or {})))
+
+
+def test_the_health_settings_reach_the_servers_environment():
+    env = _plan(health_check_timeout=500, health_status_check=False)["env"]
+    assert env["SGLANG_HEALTH_CHECK_TIMEOUT"] == "500" and "SGLANG_ENABLE_HEALTH_ENDPOINT_GENERATION" not in env
+    assert _plan()["env"]["SGLANG_ENABLE_HEALTH_ENDPOINT_GENERATION"] == "0"
+    # what base_env sets, the renderer leaves (it sees the environment the server gets)
+    assert _plan(base_env={"SGLANG_HEALTH_CHECK_TIMEOUT": "5"})["env"]["SGLANG_HEALTH_CHECK_TIMEOUT"] == "5"
+
+
+def test_the_renderer_is_told_the_patches_the_algorithm_and_the_adaptive_config_path():
+    assert _plan(args={"enable-torch-symm-mem": True}, patches=["sm120-symm-mem"])["refusals"] == []
+    assert _plan(args={"enable-torch-symm-mem": True})["refusals"] == [
+        "server settings rejected for SGLang 0.5.23: enable_torch_symm_mem fails on SM120 (its size table has compute "
+        "capability 9 and 10 only; KeyError: 12 up to 0.5.10): apply roles/sglang's patch 'sm120-symm-mem' (role "
+        "passes it in patches) or drop the option"]
+    argv = _plan(speculative=dict(defaults()["speculative"], algorithm="eagle3"))["argv"]
+    assert argv[argv.index("--speculative-algorithm") + 1] == "EAGLE3"
+    pl = _plan(speculative=dict(defaults()["speculative"], adaptive=True, adaptive_config={"1": {"candidate_steps": [1, 3]}}))
+    assert pl["refusals"] == [] and "/etc/sglang/default/adaptive.json" in [f["path"] for f in pl["files"]]
+    assert pl["argv"][pl["argv"].index("--speculative-adaptive-config") + 1] == "/etc/sglang/default/adaptive.json"
+
+
+def test_the_compile_caches_and_the_renderers_warnings():
+    pl = _plan(home="/srv/x", instance="i2")
+    assert (pl["env"]["SGLANG_CACHE_DIR"], pl["env"]["TRITON_CACHE_DIR"]) == (
+        "/srv/x/compile-cache/i2/0.5.23", "/srv/x/compile-cache/i2/0.5.23/triton")
+    assert pl["warnings"][0].startswith("8 PCIe-only GPUs: --disable-custom-all-reduce added")
+
+
+def test_network_weights_keep_the_users_own_options():
+    pl = sp.plan(dict(defaults(), model_path="/data/kimi", args={"mem-fraction-static": 0.8}),
+                 host(model_fs={"/data/kimi": NFS}))
+    assert "--weight-loader-prefetch-checkpoints" in pl["argv"] and "--mem-fraction-static" in pl["argv"]
+
+
+def test_check_mode_with_no_word_on_the_user_counts_it_as_there():
+    h = host(check_mode=True)
+    del h["user_exists"]
+    pl = sp.plan(dict(defaults(), args={}), h)
+    assert pl["user_pending"] is False and pl["preflight"]["become_user"] == "sglang"
