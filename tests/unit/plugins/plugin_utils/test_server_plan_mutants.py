@@ -727,7 +727,10 @@ def test_systemd_asked_of_a_host_without_it_names_the_host():
 ])
 def test_the_record_of_the_start_holds_the_resolved_manager_and_version(mgr, manager, version, health):
     pl = sp.plan(dict(defaults(), args={}), host(service_mgr=mgr, version=version))
-    record = json.loads(next(f["content"] for f in pl["files"] if f["path"].endswith("/argv.json")))
+    text = next(f["content"] for f in pl["files"] if f["path"].endswith("/argv.json"))
+    record = json.loads(text)
+    assert text == json.dumps(record, indent=4, sort_keys=True) + "\n"  # keys sorted, 4 spaces: a diff reads it
+    assert text.startswith('{\n    "argv": [\n        "--model-path",\n')
     assert (record["version"], record["view"]["version"], record["view"]["manager"], record["view"]["health_path"]) == (
         version, version, manager, health)
 
