@@ -803,3 +803,33 @@ def test_check_mode_with_no_word_on_the_user_counts_it_as_there():
     del h["user_exists"]
     pl = sp.plan(dict(defaults(), args={}), h)
     assert pl["user_pending"] is False and pl["preflight"]["become_user"] == "sglang"
+
+
+def test_every_file_and_directory_of_a_pidfile_instance_with_its_owner_and_mode():
+    s = dict(defaults(), args={}, home="/srv/h", config_dir="/etc/c", log_dir="/var/log/l", user="svc", group="grp", instance="i2",
+             api_key="k", speculative=dict(defaults()["speculative"], adaptive=True, adaptive_config={"1": {"candidate_steps": [1, 3]}}))
+    pl = sp.plan(s, host(service_mgr="other"))
+    assert [(f["path"], f["mode"], f["owner"], f["group"], f["secret"]) for f in pl["files"]] == [
+        ("/etc/c/i2/server.env", "0644", "root", "root", False),
+        ("/etc/c/i2/argv.json", "0644", "root", "root", False),
+        ("/etc/c/i2/launch.json", "0644", "root", "root", False),
+        ("/etc/c/i2/api-key.yaml", "0640", "root", "grp", True),
+        ("/etc/c/i2/adaptive.json", "0640", "root", "grp", False),
+        ("/usr/local/lib/llmserve-sglang/sglang_peer_watch.py", "0755", "root", "root", False),
+        ("/usr/local/lib/llmserve-sglang/sglang_supervise.py", "0755", "root", "root", False)]
+    assert json.loads(pl["files"][4]["content"]) == {"1": {"candidate_steps": [1, 3]}}
+    assert pl["dirs"] == [{"path": p, "owner": o, "group": g, "mode": m} for p, o, g, m in [
+        ("/srv/h", "svc", "grp", "0750"), ("/etc/c", "root", "root", "0755"), ("/etc/c/i2", "root", "grp", "0750"),
+        ("/etc/c/i2/previous", "root", "root", "0750"), ("/var/log/l", "root", "grp", "0750"),
+        ("/run/llmserve-sglang/i2", "root", "root", "0755"), ("/usr/local/lib/llmserve-sglang", "root", "root", "0755"),
+        ("/srv/h/compile-cache/i2", "svc", "grp", "0750"), ("/srv/h/compile-cache/i2/0.5.23", "svc", "grp", "0750")]]
+    # a helper the host did not send is not written
+    assert "/usr/local/lib/llmserve-sglang/sglang_supervise.py" not in [
+        f["path"] for f in sp.plan(s, host(service_mgr="other", helpers={"sglang_peer_watch.py": "# w\n"}))["files"]]
+
+
+def test_a_systemd_host_removes_the_launch_spec_of_its_pidfile_days():
+    s = dict(defaults(), args={})
+    h = running(sp.plan(s, host()))
+    h["files"]["/etc/sglang/default/launch.json"] = "old"
+    assert sp.plan(s, h)["remove"] == ["/etc/sglang/default/launch.json"]
