@@ -833,3 +833,45 @@ def test_a_systemd_host_removes_the_launch_spec_of_its_pidfile_days():
     h = running(sp.plan(s, host()))
     h["files"]["/etc/sglang/default/launch.json"] = "old"
     assert sp.plan(s, h)["remove"] == ["/etc/sglang/default/launch.json"]
+
+
+def test_the_fingerprint_is_the_hash_of_what_runs_and_nothing_else():
+    # its recipe is a promise: a change restarts every running server at the next deploy
+    for s in (dict(defaults(), args={}), dict(defaults(), args={}, api_key="k", patches=["p"], patch_state="x",
+                                                speculative=dict(defaults()["speculative"], adaptive=True,
+                                                                 adaptive_config={"1": {"candidate_steps": [1, 3]}}))):
+        pl = sp.plan(s, host())
+        files = dict((f["path"], f["content"]) for f in pl["files"])
+        p = pl["paths"]
+        recipe = {"unit": files[p["unit"]], "env": files[p["env"]], "secret": files.get(p["api_key"], ""),
+                  "files": dict((k, v) for k, v in files.items() if k == p["adaptive"]), "version": "0.5.23",
+                  "patches": s["patches"], "patch_state": s["patch_state"]}
+        assert pl["fingerprint"] == sp.sha256(json.dumps(recipe, sort_keys=True))
+
+
+def test_what_needs_a_write():
+    s = dict(defaults(), args={})
+    h = running(sp.plan(s, host()))
+    assert sp.plan(s, h)["needs_write"] is False
+    gone = dict(h, files=dict(h["files"], **{"/etc/sglang/default/api-key.yaml": "old"}))
+    assert (sp.plan(s, gone)["write"], sp.plan(s, gone)["remove"], sp.plan(s, gone)["needs_write"]) == (
+        [], ["/etc/sglang/default/api-key.yaml"], True)
+    missing = dict(h, dirs=dict(h["dirs"], **{"/var/log/sglang": False}))
+    assert (sp.plan(s, missing)["dirs_missing"], sp.plan(s, missing)["needs_write"]) == (["/var/log/sglang"], True)
+    always = sp.plan(dict(s, restart="always"), h)
+    assert (always["write"], always["action"], always["needs_write"]) == ([], "restart", True)
+    assert sp.plan(s, h)["preflight"]["owner_pid"] is None  # systemd: the unit owns, not a pid
+
+
+PLAN_KEYS = {"refusals", "warnings", "manager", "nodes", "node_rank", "nnodes", "action", "why", "write", "remove", "dirs",
+             "files", "paths", "label", "running", "pid", "version", "view", "argv", "env", "model_storage", "dirs_missing",
+             "create_user", "user_pending", "fingerprint", "changed", "daemon_reload", "needs_write", "preflight", "ready",
+             "peer_endpoint", "watch", "instance", "restart", "service"}
+
+
+@pytest.mark.parametrize("restart", ["never", "changed"])
+def test_a_whole_plan_has_these_keys_and_no_other(restart):
+    s = dict(defaults(), args={}, restart=restart)
+    h = running(sp.plan(s, host()))
+    for pl in (sp.plan(s, host()), sp.plan(s, h), sp.plan(dict(s, args={"mem-fraction-static": 0.8}), h)):
+        assert set(pl) == PLAN_KEYS
