@@ -837,9 +837,9 @@ def test_a_systemd_host_removes_the_launch_spec_of_its_pidfile_days():
 
 def test_the_fingerprint_is_the_hash_of_what_runs_and_nothing_else():
     # its recipe is a promise: a change restarts every running server at the next deploy
-    for s in (dict(defaults(), args={}), dict(defaults(), args={}, api_key="k", patches=["p"], patch_state="x",
-                                                speculative=dict(defaults()["speculative"], adaptive=True,
-                                                                 adaptive_config={"1": {"candidate_steps": [1, 3]}}))):
+    adaptive = dict(defaults()["speculative"], adaptive=True, adaptive_config={"1": {"candidate_steps": [1, 3]}})
+    for s in (dict(defaults(), args={}),
+              dict(defaults(), args={}, api_key="k", patches=["p"], patch_state="x", speculative=adaptive)):
         pl = sp.plan(s, host())
         files = dict((f["path"], f["content"]) for f in pl["files"])
         p = pl["paths"]
