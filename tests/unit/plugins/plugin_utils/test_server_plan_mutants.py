@@ -649,6 +649,8 @@ def test_the_peer_endpoint_and_watch_of_a_worker():
     assert (pl["preflight"]["nnodes"], pl["ready"]["host"]["nnodes"], pl["ready"]["node_rank"]) == (2, 2, 1)
     h["own"] = {"dist_init_host": "192.168.0.2", "default_ipv4": "10.0.0.2", "ansible_host": "h"}
     assert sp.plan(dict(s, peer_watch_port=40000), h)["peer_endpoint"] == "192.168.0.2:40000"
+    unset = sp.plan(dict(s, peer_watch_port=None, dist_init_port=41000), h)  # the port after the rendezvous' ninth
+    assert (unset["peer_endpoint"], unset["watch"]["port"]) == ("192.168.0.2:41009", 41009)
     h["own"] = {"ansible_host": "h2"}
     assert sp.plan(s, h)["peer_endpoint"] == "h2:50009"
     h["own"] = {}
