@@ -878,3 +878,27 @@ def test_a_whole_plan_has_these_keys_and_no_other(restart):
     h = running(sp.plan(s, host()))
     for pl in (sp.plan(s, host()), sp.plan(s, h), sp.plan(dict(s, args={"mem-fraction-static": 0.8}), h)):
         assert set(pl) == PLAN_KEYS
+
+
+@pytest.mark.parametrize("value, refused", [
+    ("10.0.0.1", False), ("node-1.example", False), ("fe80::1%eth0", False), (None, False),
+    ("", True), ("a b", True), ("10.0.0.1/24", True),
+])
+def test_the_rendezvous_address_of_this_host(value, refused):
+    _s, bad = sp.validate(dict(defaults(), dist_init_host=value))
+    assert bad.items == (["server_dist_init_host=%s is not an address: give the IP address other nodes reach this host on"
+                          % json.dumps(value)] if refused else [])
+
+
+@pytest.mark.parametrize("value, refusal", [
+    ("/models/Kimi", None), ("Qwen/Qwen3-8B", None), ("moonshotai/Kimi-K2.5", None), ("9b/x", None),
+    ("", "is empty: set it to the model directory on the host, e.g. /models/Kimi-K2.5-int4"),
+    ("/models/K 2", "is neither an absolute path nor a hub id (org/name): give the checkpoint directory, e.g. /models/Kimi-K2.5-int4"),
+    ("-org/x", "is neither an absolute path nor a hub id (org/name): give the checkpoint directory, e.g. /models/Kimi-K2.5-int4"),
+    ("org/x/y", "is neither an absolute path nor a hub id (org/name): give the checkpoint directory, e.g. /models/Kimi-K2.5-int4"),
+])
+def test_the_model_path_of_a_started_server(value, refusal):
+    _s, bad = sp.validate(dict(defaults(), model_path=value))
+    assert bad.items == (["server_model_path=%s %s" % (json.dumps(value), refusal)] if refusal else [])
+    _s, bad = sp.validate(dict(defaults(), model_path=value, state="stopped"))
+    assert bad.items == []  # a stopped server needs no model
