@@ -902,3 +902,50 @@ def test_the_model_path_of_a_started_server(value, refusal):
     assert bad.items == (["server_model_path=%s %s" % (json.dumps(value), refusal)] if refusal else [])
     _s, bad = sp.validate(dict(defaults(), model_path=value, state="stopped"))
     assert bad.items == []  # a stopped server needs no model
+
+
+@pytest.mark.parametrize("text, name", [
+    ("a\nb", "a newline"), ("a\r", "a carriage return"), ("\x00", "a NUL"), ("\t", "a tab"), ("\x1b[0m", "control character 0x1b"),
+    ("\x7f", "control character 0x7f"), ("plain ~", None), (5, None),
+])
+def test_control_characters_by_name(text, name):
+    assert sp._control_name(text) == name
+
+
+def test_tables_with_keys_of_any_type_are_checked_in_the_order_of_their_names():
+    # YAML gives integer keys: sorted by their text, never compared with strings
+    _s, bad = sp.validate(dict(defaults(), env={"B": [1], 5: "x", "A": [2]}, unit_extra={"B": "1\n", 5: "x", "A": "2\n"},
+                               stage_timeouts={"b": 0, 1: 0, "a": 0}, args={"page-size": 0, 1: "x", "mem-fraction-static": "lots"}))
+    assert [r.split(" ")[0] for r in bad.items] == [
+        'server_env={"5":', 'server_env={"A":', 'server_env={"B":',
+        'server_args={"page-size":',
+        'server_unit_extra={"5":', 'server_unit_extra={"A":', 'server_unit_extra={"B":',
+        'server_stage_timeouts={"1":', 'server_stage_timeouts={"a":', 'server_stage_timeouts={"b":']
+
+
+def test_only_known_options_are_held_to_a_range():
+    _s, bad = sp.validate(dict(defaults(), args={"Xmem-fraction-static": 2, "--mem-fraction-static": "0.5", "max_running_requests": 1}))
+    assert bad.items == []
+
+
+@pytest.mark.parametrize("timeout, ok", [(0.5, True), (1, True), (0, False), (-1, False), ("x", False)])
+def test_a_stage_timeout_is_any_positive_number(timeout, ok):
+    _s, bad = sp.validate(dict(defaults(), stage_timeouts={"load_weights": timeout}))
+    assert (bad.items == []) is ok
+
+
+def test_the_visible_devices_are_read_as_numbers():
+    s, bad = sp.validate(dict(defaults(), cuda_visible_devices=["1", 0, 3.0]))
+    assert bad.items == [] and s["cuda_visible_devices"] == [1, 0, 3]
+
+
+def test_the_speculation_of_a_started_server_is_checked_and_normalised():
+    spec = {"algorithm": "EAGLE3", "draft_model_path": ""}
+    _s, bad = sp.validate(dict(defaults(), speculative=spec))
+    assert bad.items == [
+        "server_speculative={\"draft_model_path\": \"\"} has no draft model while algorithm is EAGLE3: set "
+        "server_speculative.draft_model_path to the EAGLE-3 draft directory, or algorithm: '' to serve without it"]
+    _s, bad = sp.validate(dict(defaults(), speculative=spec, state="stopped"))
+    assert bad.items == []  # a stopped server's speculation is not checked
+    s, bad = sp.validate(dict(defaults(), speculative={"algorithm": "eagle3", "draft_model_path": "/d", "num_steps": "3"}))
+    assert bad.items == [] and s["speculative"]["num_steps"] == 3
