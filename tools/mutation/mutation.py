@@ -64,7 +64,8 @@ ROOMS = {
                                                    UT + "sglang/test_sglang_ports.py", UT + "server/test_preflight_mutants.py"]),
     # plan.py moved to plugin_utils (issue 35): its refusals (validation, plan-time) and their tests.
     "server/plan": (["plugins/plugin_utils/_server_plan.py"],
-                    [PT + "test_server_plan.py", PT + "test_server_plan_inputs.py", PT + "test_server_owned_dirs.py"]),
+                    [PT + "test_server_plan.py", PT + "test_server_plan_inputs.py", PT + "test_server_owned_dirs.py",
+                     PT + "test_server_plan_mutants.py"]),
     "server/drift": ([MU + "server/drift.py"], [UT + "server/test_server_drift.py", UT + "server/test_drift_secrets.py",
                                                 UT + "server/test_drift_mutants.py"]),
     "ready/verdicts": ([MU + "ready/verdicts.py"], [UT + "ready/test_ready_verdicts.py", UT + "ready/test_verdicts_bounds.py"]),

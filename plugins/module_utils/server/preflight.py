@@ -113,6 +113,9 @@ def visible_gpus(gpu_count=None, env=None, runner=None):
 def check_tp(tp, nnodes, gpus):
     # tp divides over the nodes: the plan (_server_plan) refused it otherwise (the one home of that rule)
     tp, nnodes = int(tp or 1), int(nnodes or 1)
+    if tp < 1 or nnodes < 1:
+        return _check("tp", False, "tp=%d over %d node(s) cannot be laid out: give tp (all GPUs of the replica) "
+                      "and nnodes of at least 1" % (tp, nnodes))
     if gpus is None:
         return _check("tp", False, "cannot count GPUs (no gpu_count, CUDA_VISIBLE_DEVICES or nvidia-smi): pass gpu_count")
     if tp // nnodes > gpus:

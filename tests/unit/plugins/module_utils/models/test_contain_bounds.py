@@ -444,3 +444,29 @@ def test_an_entry_lstat_cannot_reach_is_skipped_and_the_walk_goes_on(tmp_path):
     assert contain.world_writable(str(tmp_path)) == (1, [rel])
     assert contain.hostile_entries(str(tmp_path)) == [
         "%s is a FIFO, not a plain file: a read would block or never end; replace it with the file it stands for" % rel]
+
+
+def test_the_walks_default_cap_is_100000_entries(tmp_path):
+    """Both walks stop after 100,000 entries unless told otherwise: a tree of exactly 100,000 is looked at whole, the
+    100,001st entry is not. Every file is a hard link to a world-writable one (cheap: no inode each; ext4 allows
+    65,000 links per inode), and the last entry in sorted order is a FIFO."""
+    root = tmp_path / "t"
+    root.mkdir()
+    sources = []
+    for i in range(2):
+        src = tmp_path / ("src%d" % i)
+        src.write_bytes(b"")
+        os.chmod(str(src), 0o666)
+        sources.append(str(src))
+    for i in range(99999):
+        os.link(sources[i // 50000], str(root / ("f%06d" % i)))
+    os.mkfifo(str(root / "zz-fifo"))
+    os.chmod(str(root / "zz-fifo"), 0o666)
+    # at the cap: every entry looked at (the FIFO, last in sorted order, is found; all 100,000 are world-writable)
+    assert [p.split(" ")[0] for p in contain.hostile_entries(str(root))] == ["zz-fifo"]
+    assert contain.world_writable(str(root))[0] == 100000
+    # one above: the walk stops before the 100,001st (the FIFO, sorted last; one more writable entry not counted)
+    os.link(sources[1], str(root / "f099999"))
+    assert contain.hostile_entries(str(root)) == []
+    assert contain.world_writable(str(root))[0] == 100000
+    assert contain.world_writable(str(root), max_entries=100001)[0] == 100001

@@ -8,6 +8,8 @@ import socket
 import subprocess
 import sys
 
+import pytest
+
 from ansible_collections.llmserve.sglang.plugins.module_utils.server import preflight as pf
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import ports as sglang_ports
 
@@ -107,6 +109,20 @@ def test_tp_per_node_is_the_floor_of_tp_over_nodes():
     assert pf.check_tp(3, 2, 0) == {"name": "tp", "ok": False, "msg": (
         "tp=3 needs 1 GPUs per node on 2 node(s) but 0 are visible: lower tp or add GPUs")}
     assert pf.check_tp(3, 2, 2)["ok"]
+
+
+@pytest.mark.parametrize("tp, nnodes, ok", [
+    (1, 1, True), (-1, 1, False), (2, 1, True),     # tp at, below and above 1 (0 and None mean the default, 1)
+    (2, 2, True), (2, -1, False), (-8, 2, False),   # nnodes at and below 1 (0 is the default), tp below with nnodes above
+])
+def test_a_tp_or_node_count_below_one_is_refused_whatever_the_gpus(tp, nnodes, ok):
+    # the module run by itself (the plan refuses server_tp < 1 first): tp=-8 did "fit" any GPU count before
+    c = pf.check_tp(tp, nnodes, 8)
+    assert c["ok"] is ok
+    if not ok:
+        assert c == {"name": "tp", "ok": False, "msg": (
+            "tp=%d over %d node(s) cannot be laid out: give tp (all GPUs of the replica) and nnodes of at least 1"
+            % (tp, nnodes))}
 
 
 def test_owned_by_unit_and_by_process_tree_from_the_given_proc(tmp_path):
