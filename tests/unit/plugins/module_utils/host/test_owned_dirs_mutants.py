@@ -44,6 +44,13 @@ def test_normalise_strips_only_slashes_before_the_first_name():
     assert od.normalise("/Xdir") == "/Xdir" and od.normalise("//XX//y") == "/XX/y"
 
 
+@pytest.mark.parametrize("path, root, inside", [
+    ("/data/MODELX/m", "/data/MODELX", True), ("/data/MODELX", "/data/MODELX/", True), ("/data/MODEL/m", "/data/MODELX", False),
+    ("/data/MODELXY", "/data/MODELX", False), ("/etc", "/", True), ("/", "/", True), ("/", "//", True)])
+def test_under_strips_only_slashes_from_the_root(path, root, inside):
+    assert od.under(path, root) is inside
+
+
 def test_describe_names_unknown_ids_by_number():
     assert od._describe(0, 0, 0o750) == "root:root 0750"                        # pylint: disable=protected-access
     assert od._describe(4242424, 4242425, 0o7) == "4242424:4242425 0007"        # pylint: disable=protected-access
