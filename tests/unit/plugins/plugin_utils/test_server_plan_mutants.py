@@ -234,7 +234,7 @@ def test_the_failure_block_of_a_replica_whose_other_node_failed():
         "the server is not ready: node(s) n0, n2 of the replica failed (see their messages).",
         "  Log kept: ?.",
         "  Nothing to roll back to (no previous configuration in ?): the instance stays stopped."]
-    assert sp.failure_message({}, None, None, None, None).split("\n")[0] == \
+    assert sp.failure_message({}, None, None, None, None).splitlines()[0] == \
         "the server is not ready: node(s)  of the replica failed (see their messages)."
 
 
@@ -249,7 +249,7 @@ def test_the_failure_block_of_a_replica_whose_other_node_failed():
     (OWN, {"rolled_back": True}, {"ready": True}, "Rolled back: the previous configuration came back and is ready (in 0.0 s)."),
 ])
 def test_the_failure_block_says_what_became_of_the_previous_configuration(own, step, rollback, last):
-    assert sp.failure_message(own, READY, step, rollback, []).split("\n")[-1] == "  " + last
+    assert sp.failure_message(own, READY, step, rollback, []).splitlines()[-1] == "  " + last
     assert sp.failure_message(own, READY, step, rollback, [], "rollback") == sp.failure_message(own, READY, step, rollback, [])
 
 
@@ -712,7 +712,7 @@ def test_the_report_of_a_plan_without_a_rank_is_rank_0s():
 
 
 def test_the_failure_block_drops_only_the_messages_trailing_dots():
-    assert sp.failure_message(OWN, {"ready": False, "msg": "stalled in stage X.."}, {}, None, []).split("\n")[0] == \
+    assert sp.failure_message(OWN, {"ready": False, "msg": "stalled in stage X.."}, {}, None, []).splitlines()[0] == \
         "sglang-i1.service is not ready: stalled in stage X."
 
 
