@@ -315,12 +315,18 @@ def test_multinode_rank_and_rendezvous():
     assert any("does not divide over the 2 hosts" in r for r in sp.plan(s, h)["refusals"])
 
 
-def test_replica_restarts_as_a_whole_and_shares_rank0s_token():
+def replica_pair():
+    """Plans of a two-host replica: rank 0 (n0) fresh, n1 already running; their peer tokens t0 and t1."""
     s0, h0 = multinode("n0")
     s1, h1 = multinode("n1")
     p0 = sp.plan(s0, h0)
     p1 = sp.plan(s1, running(sp.plan(s1, h1)) | {"name": "n1", "groups": h1["groups"], "rank0": h1["rank0"], "own": h1["own"]})
     p0["peer_token"], p1["peer_token"] = "t0", "t1"
+    return p0, p1
+
+
+def test_replica_restarts_as_a_whole_and_shares_rank0s_token():
+    p0, p1 = replica_pair()
     assert (p0["action"], p1["action"]) == ("start", "none")
     settled = sp.settle(p1, {"n0": p0})
     assert settled["action"] == "restart" and "n0" in settled["why"]

@@ -11,7 +11,7 @@ import pytest
 
 from ansible_collections.llmserve.sglang.plugins.plugin_utils import _server_plan as sp
 
-from test_server_plan import defaults, host, multinode, running  # pylint: disable=import-error
+from test_server_plan import defaults, host, multinode, replica_pair, running  # pylint: disable=import-error
 
 
 # --- refusals ------------------------------------------------------------------------------------------------------
@@ -270,17 +270,8 @@ def test_become_errors_word_for_word():
 
 # --- the replica, the waiter, the model check -------------------------------------------------------------------
 
-def _pair():
-    s0, h0 = multinode("n0")
-    s1, h1 = multinode("n1")
-    p0 = sp.plan(s0, h0)
-    p1 = sp.plan(s1, running(sp.plan(s1, h1)) | {"name": "n1", "groups": h1["groups"], "rank0": h1["rank0"], "own": h1["own"]})
-    p0["peer_token"], p1["peer_token"] = "t0", "t1"
-    return p0, p1
-
-
 def test_settle_raises_a_node_to_restart_when_a_peer_starts_or_restarts():
-    p0, p1 = _pair()
+    p0, p1 = replica_pair()
     for action in ("start", "restart"):
         peers = {"n0": dict(p0, action=action), "n2": dict(p0, action=action, peer_endpoint=None)}
         settled = sp.settle(p1, peers)
@@ -291,7 +282,7 @@ def test_settle_raises_a_node_to_restart_when_a_peer_starts_or_restarts():
 
 
 def test_settle_leaves_a_refused_or_single_node_plan_alone():
-    p0, p1 = _pair()
+    p0, p1 = replica_pair()
     moving = {"n0": dict(p0, action="start")}
     assert sp.settle(dict(p1, refusals=["x"]), moving) == dict(p1, refusals=["x"])
     assert sp.settle(dict(p1, nnodes=1), moving) == dict(p1, nnodes=1)
@@ -302,7 +293,7 @@ def test_settle_leaves_a_refused_or_single_node_plan_alone():
 
 
 def test_settle_takes_rank_0s_token_else_its_own():
-    p0, p1 = _pair()
+    p0, p1 = replica_pair()
     assert sp.settle(p1, {"n0": p0})["watch"]["token"] == "t0"
     assert sp.settle(p1, {})["watch"]["token"] == "t1"                     # rank 0 not in the play
     assert sp.settle(p1, {"n0": dict(p0, peer_token=None)})["watch"]["token"] == "t1"

@@ -7,13 +7,11 @@ tools/mutation's host room that the other tests let through."""
 import json
 import os
 import pwd
-import shutil
 import socket
 import stat
 import subprocess
 import time
 import sys
-import tempfile
 
 import pytest
 
@@ -21,15 +19,6 @@ from ansible_collections.llmserve.sglang.plugins.module_utils.host import access
 
 ROOT = os.geteuid() == 0
 NOBODY = pwd.getpwnam("nobody").pw_uid
-
-
-@pytest.fixture
-def shared():
-    # not under pytest's tmp_path (0700): another user must reach these files
-    root = tempfile.mkdtemp(prefix="llmserve-host-")
-    os.chmod(root, 0o755)
-    yield root
-    shutil.rmtree(root)
 
 
 def _file(root, name, mode, owner=(0, 0)):
@@ -56,24 +45,24 @@ def test_group_bits_deny_as_well_as_allow():
     assert access.mode_allows(stat.S_IFREG | 0o004, 0, 50, 1000, [50], access.READ) is False   # group bits, not other
 
 
-def test_try_each_want(shared):
-    f = _file(shared, "f", 0o644)
+def test_try_each_want(open_dir):
+    f = _file(open_dir, "f", 0o644)
     assert access._try(f, access.READ) is None                                  # pylint: disable=protected-access
-    assert access._try(shared, access.LIST) is None                             # pylint: disable=protected-access
-    assert access._try(shared, access.ENTER) is None                            # pylint: disable=protected-access
+    assert access._try(open_dir, access.LIST) is None                             # pylint: disable=protected-access
+    assert access._try(open_dir, access.ENTER) is None                            # pylint: disable=protected-access
     assert access._try(f, access.LIST) == "Not a directory"                     # pylint: disable=protected-access
     assert access._try(f, access.ENTER) == "permission denied"                  # pylint: disable=protected-access
-    assert access._try(os.path.join(shared, "none"), access.READ) == "No such file or directory"  # pylint: disable=protected-access
+    assert access._try(os.path.join(open_dir, "none"), access.READ) == "No such file or directory"  # pylint: disable=protected-access
 
 
 @pytest.mark.skipif(not ROOT, reason="seteuid needs root")
-def test_denied_by_mode_bits_when_neither_root_nor_the_user(shared):
-    closed = _file(shared, "closed", 0o640)
-    world = _file(shared, "world", 0o644)
-    sub = os.path.join(shared, "sub")
+def test_denied_by_mode_bits_when_neither_root_nor_the_user(open_dir):
+    closed = _file(open_dir, "closed", 0o640)
+    world = _file(open_dir, "world", 0o644)
+    sub = os.path.join(open_dir, "sub")
     os.mkdir(sub)
     os.chmod(sub, 0o711)
-    missing = os.path.join(shared, "none")
+    missing = os.path.join(open_dir, "none")
     checks = [(missing, access.READ), (closed, access.READ), (world, access.READ), (sub, access.ENTER),
               (sub, access.LIST)]
     os.seteuid(NOBODY)
@@ -87,14 +76,14 @@ def test_denied_by_mode_bits_when_neither_root_nor_the_user(shared):
 
 
 @pytest.mark.skipif(not ROOT, reason="the child drops from root")
-def test_the_dropped_child_failing_is_an_error_naming_the_uid(shared):
+def test_the_dropped_child_failing_is_an_error_naming_the_uid(open_dir):
     with pytest.raises(OSError, match=r"^the check as uid 1 failed in its child process$"):
-        access._denied_as(1, 1, [-5], [(shared, access.LIST)])                  # pylint: disable=protected-access
+        access._denied_as(1, 1, [-5], [(open_dir, access.LIST)])                  # pylint: disable=protected-access
 
 
 @pytest.mark.skipif(not ROOT, reason="the child drops from root")
-def test_the_dropped_childs_answer_past_one_pipe_read_is_whole(shared):
-    checks = [(os.path.join(shared, "missing-%05d-%s" % (i, "y" * 60)), access.READ) for i in range(1500)]
+def test_the_dropped_childs_answer_past_one_pipe_read_is_whole(open_dir):
+    checks = [(os.path.join(open_dir, "missing-%05d-%s" % (i, "y" * 60)), access.READ) for i in range(1500)]
     out, method = access.denied("nobody", checks)
     assert method == "kernel"
     assert out == [(path, access.READ, "No such file or directory") for path, _want in checks]   # every byte, in order
@@ -107,10 +96,10 @@ def test_ancestors():
     assert access.ancestors("/") == []
 
 
-def test_describe_names_owner_and_group_or_their_numbers(shared):
-    assert access.describe(_file(shared, "a", 0o640)) == "mode 0640 root:root"
-    assert access.describe(_file(shared, "b", 0o604, (4242, 4243))) == "mode 0604 4242:4243"
-    assert access.describe(os.path.join(shared, "none")) == "No such file or directory"
+def test_describe_names_owner_and_group_or_their_numbers(open_dir):
+    assert access.describe(_file(open_dir, "a", 0o640)) == "mode 0640 root:root"
+    assert access.describe(_file(open_dir, "b", 0o604, (4242, 4243))) == "mode 0604 4242:4243"
+    assert access.describe(os.path.join(open_dir, "none")) == "No such file or directory"
 
 
 # ---- mounts
@@ -549,11 +538,11 @@ def test_release_lost_to_another_releaser_says_so(tmp_path, monkeypatch):
 # ---- access: the mode-bit judgement for another user, by owner and by group; a child slow to end is waited for
 
 @pytest.mark.skipif(not ROOT, reason="seteuid needs root")
-def test_mode_bits_as_another_user_read_the_owner_and_the_group_of_each_file(shared):
+def test_mode_bits_as_another_user_read_the_owner_and_the_group_of_each_file(open_dir):
     daemon = pwd.getpwnam("daemon")
-    mine = _file(shared, "mine", 0o600, (daemon.pw_uid, 0))                     # owner bits only
-    ours = _file(shared, "ours", 0o040, (0, daemon.pw_gid))                     # group bits only
-    theirs = _file(shared, "theirs", 0o600, (0, daemon.pw_gid))                 # neither owner nor other
+    mine = _file(open_dir, "mine", 0o600, (daemon.pw_uid, 0))                     # owner bits only
+    ours = _file(open_dir, "ours", 0o040, (0, daemon.pw_gid))                     # group bits only
+    theirs = _file(open_dir, "theirs", 0o600, (0, daemon.pw_gid))                 # neither owner nor other
     checks = [(mine, access.READ), (ours, access.READ), (theirs, access.READ)]
     os.seteuid(NOBODY)
     try:
@@ -584,11 +573,11 @@ class _SlowToEnd(object):
 
 
 @pytest.mark.skipif(not ROOT, reason="the child drops from root")
-def test_the_dropped_child_is_waited_for_even_when_it_ends_after_its_answer(shared, monkeypatch):
+def test_the_dropped_child_is_waited_for_even_when_it_ends_after_its_answer(open_dir, monkeypatch):
     monkeypatch.setattr(access, "os", _SlowToEnd())
     with pytest.raises(OSError, match=r"^the check as uid 1 failed in its child process$"):
-        access._denied_as(1, 1, [-5], [(shared, access.LIST)])                  # pylint: disable=protected-access
-    assert access._denied_as(1, 1, [1], [(shared, access.LIST)]) == []          # pylint: disable=protected-access
+        access._denied_as(1, 1, [-5], [(open_dir, access.LIST)])                  # pylint: disable=protected-access
+    assert access._denied_as(1, 1, [1], [(open_dir, access.LIST)]) == []          # pylint: disable=protected-access
 
 
 # ---- proc_watch: the readers of /proc on texts the test writes (a fake /proc under tmp_path, read by _read)

@@ -7,7 +7,6 @@ import json
 import os
 import shutil
 import sys
-import tempfile
 import zipfile
 
 import pytest
@@ -169,17 +168,10 @@ def test_an_architecture_sglang_lacks_is_refused_naming_the_near_ones(pair, sgla
 
 # ---- 5. readable by the server user
 
-@pytest.fixture
-def open_tree():
-    root = tempfile.mkdtemp(prefix="llmserve-model-")
-    os.chmod(root, 0o755)
-    yield root
-    shutil.rmtree(root)
-
 
 @pytest.mark.skipif(not ROOT, reason="judging another user's access needs root (CI runs as root)")
-def test_a_file_only_root_reads_is_refused_naming_it_and_the_user(open_tree):
-    target = tiny.write_target(os.path.join(open_tree, "t"), shards=2)
+def test_a_file_only_root_reads_is_refused_naming_it_and_the_user(open_dir):
+    target = tiny.write_target(os.path.join(open_dir, "t"), shards=2)
     shard = os.path.join(target, "model-00002-of-00002.safetensors")
     os.chmod(shard, 0o600)
     verdict = verify_pair(target, user="nobody")
@@ -198,15 +190,15 @@ def test_a_file_only_root_reads_is_refused_naming_it_and_the_user(open_tree):
            "model-00001-of-00002.safetensors, model-00002-of-00002.safetensors and 2 more: make it" in problem
 
 
-def test_an_unknown_server_user_is_named(open_tree):
-    target = tiny.write_target(os.path.join(open_tree, "t"), shards=1)
+def test_an_unknown_server_user_is_named(open_dir):
+    target = tiny.write_target(os.path.join(open_dir, "t"), shards=1)
     (problem,) = verify_pair(target, user="no-such-user-26")["problems"]
     assert "the server user no-such-user-26 does not exist on this host" in problem
 
 
-def test_the_unreadable_shard_is_named_by_the_structure_check_too(open_tree):
+def test_the_unreadable_shard_is_named_by_the_structure_check_too(open_dir):
     # the old test skipped as root (root reads mode 000); the check as the server user is what runs as root now
-    target = tiny.write_target(os.path.join(open_tree, "t"), shards=4)
+    target = tiny.write_target(os.path.join(open_dir, "t"), shards=4)
     os.chmod(os.path.join(target, "model-00002-of-00004.safetensors"), 0)
     if ROOT:
         problems = verify_pair(target, user="nobody")["problems"]

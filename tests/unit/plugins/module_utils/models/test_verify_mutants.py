@@ -9,7 +9,6 @@ import hashlib
 import json
 import os
 import pwd
-import shutil
 import struct
 import tempfile
 
@@ -40,15 +39,6 @@ def _who(user):
 def _owner(path):
     st = os.stat(path)
     return "%s:%s" % (pwd.getpwuid(st.st_uid).pw_name, grp.getgrgid(st.st_gid).gr_name)
-
-
-@pytest.fixture
-def open_dir():
-    """A directory every user can enter (tmp_path is 0700, so the server user could reach nothing in it)."""
-    root = tempfile.mkdtemp(prefix="llmserve-verify-")
-    os.chmod(root, 0o755)
-    yield root
-    shutil.rmtree(root)
 
 
 # ---- the known-whole cache: one file per real path, 0700, a path check, never a broken tree
