@@ -513,13 +513,14 @@ def check_clocks(gpu, opts):
                 "%s %.1f s" % (name, micro / 1e6) for name, micro in slowed)),
             "check cooling and power under load (not active now)", index))
     temp, margin = gpu["temperature_c"], gpu["temperature_tlimit_c"]
+    limit = opts.get("max_temperature") or 999  # none set: no limit a GPU reaches
     if margin is not None and margin < (opts.get("min_tlimit_margin") or 0):
         problems.append(problem(
             "temperature", WARNING, "%s is %s C, %s" % (label, temp, _margin_text(margin)),
             "check the airflow and fans before loading it", index))
-    elif temp is not None and temp >= (opts.get("max_temperature") or 999):
+    elif temp is not None and temp >= limit:
         problems.append(problem(
-            "temperature", WARNING, "%s is %d C (limit set: %d C)" % (label, temp, opts.get("max_temperature") or 999),
+            "temperature", WARNING, "%s is %d C (limit set: %d C)" % (label, temp, limit),
             "check the airflow and fans before loading it", index))
     return problems
 
