@@ -25,9 +25,14 @@ dl "$DEST" transformers==5.12.1 tokenizers==0.22.2 apache-tvm-ffi==0.1.11 pydant
 # the three large ones, trimmed (tests/gpu/trim_wheel.py says why each part can go)
 dl "$RAW" sglang==0.5.15.post1 sglang-kernel==0.4.4 flashinfer-python==0.6.12
 ls "$DEST"/sglang-0.5.15.post1-*.whl >/dev/null 2>&1 || "$PY" tests/gpu/trim_wheel.py "$RAW"/sglang-0.5.15.post1-*.whl \
-  "$DEST" --guard-dsa-import sglang/srt/grpc/ sglang/multimodal_gen/
+  "$DEST" --lzma --guard-dsa-import sglang/srt/grpc/ sglang/multimodal_gen/
 ls "$DEST"/sglang_kernel-*.whl >/dev/null 2>&1 || "$PY" tests/gpu/trim_wheel.py "$RAW"/sglang_kernel-*.whl "$DEST" \
   sgl_kernel/flash_ops sgl_kernel/flashmla_ops sgl_kernel/sm100/
 ls "$DEST"/flashinfer_python-*.whl >/dev/null 2>&1 || "$PY" tests/gpu/trim_wheel.py "$RAW"/flashinfer_python-*.whl \
-  "$DEST" flashinfer/data/cutlass/ flashinfer/data/cccl/
+  "$DEST" --lzma flashinfer/data/cutlass/ flashinfer/data/cccl/
+# the other wheels over 1 MiB, LZMA too (the device's carry is 64 MiB with the tree; the marker keeps it idempotent)
+for w in "$DEST"/*.whl; do
+  [ "$(stat -c %s "$w")" -gt 1048576 ] && ! [ -e "$w.lzma" ] || continue
+  mkdir -p "$RAW/lz" && "$PY" tests/gpu/trim_wheel.py "$w" "$RAW/lz" --lzma && mv "$RAW/lz/$(basename "$w")" "$w" && : > "$w.lzma"
+done
 du -sh "$DEST"

@@ -26,7 +26,7 @@ play() { local name=$1; shift; local s=$EPOCHREALTIME left=$(( deadline - $(date
          timeout "$left" ansible-playbook -i "$inv" "$@" > "$CAP/$name.txt" 2>&1; rc=$?
          secs=$(awk -v a="$s" -v b="$EPOCHREALTIME" 'BEGIN{printf "%.1f", b - a}'); }
 recap() { grep -A3 'PLAY RECAP' "$CAP/$1.txt" | grep -o 'changed=[0-9]*' | head -1; }
-why() { grep -m1 -E 'msg"?: |FAILED!|fatal:' "$CAP/$1.txt" | cut -c1-300; }
+why() { grep -m1 -A3 -E '^ +msg: ' "$CAP/$1.txt" | tr -s ' \n' ' ' | cut -c1-300; }
 instance() { local name=$1 port=$2; shift 2
   play "$name" tests/gpu/e2e/instance.yml -e server_instance="$name" -e server_port="$port" -e "$base" "$@"; }
 
