@@ -15,8 +15,11 @@ subprocess can reach the unmutated tree).
 
 A surviving mutant that no test can kill because the program does the same either way is written down in
 tools/mutation/equivalent.txt (``<mutant name without the collection's prefix> <reason>``) and leaves the count. The room's score is
-killed / (mutants - equivalent); the run fails (exit 1) when a room is below --floor (90 by default), when a
-survivor is neither killed nor written down as equivalent and --strict is given, or when a room has no mutant.
+killed / (mutants - equivalent); a mutant ended by a limit (mutmut's timeout, a signal, or over MEMORY_LIMIT_MB) is
+"limited": listed apart and no kill. The run fails (exit 1) when a room is below --floor (90 by default), when a
+survivor is neither killed nor written down as equivalent and --strict is given, when a room has no mutant, or when
+a line of equivalent.txt for the room's files names a mutant the run no longer has or now kills (stale). Whole
+runs only: the scores in the README come from a run of the whole room on the commit they name.
 """
 from __future__ import print_function
 
@@ -32,6 +35,7 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 MU = "plugins/module_utils/"
 UT = "tests/unit/plugins/module_utils/"
 PT = "tests/unit/plugins/plugin_utils/"
+AT = "tests/unit/plugins/action/"
 
 # room -> (files mutated, tests that hold them). A room's tests are the tests of the files it mutates.
 ROOMS = {
@@ -75,6 +79,25 @@ ROOMS = {
     "sglang/ports": ([MU + "sglang/ports.py"], [UT + "sglang/test_sglang_ports.py", UT + "sglang/test_ports_bounds.py"]),
     "nvidia/health": ([MU + "nvidia/health.py"], [UT + "nvidia/test_gpu_health.py", UT + "nvidia/test_gpu_health_checks.py"]),
     "router/drain": ([MU + "router/drain.py"], [UT + "router/test_router_drain.py", UT + "router/test_drain_bounds.py"]),
+    # issue 47: the rooms users lean on - the classifier's signatures, the benchmark's decision, the deploy lock,
+    # the gate, the waiter and the modules' main()
+    "sglang/signatures": ([MU + "sglang/signatures.py"],
+                          [UT + "sglang/test_sglang_signatures.py", UT + "sglang/test_signatures_cause_rules.py",
+                           UT + "sglang/test_signatures_model_check.py", UT + "sglang/test_signatures_args_dump.py",
+                           UT + "sglang/test_sglang_failure_classes.py", UT + "sglang/test_log_patterns_linear.py"]),
+    "bench/decision": (["plugins/plugin_utils/_bench_curves.py", "plugins/plugin_utils/_bench_spec_setting.py"],
+                       [PT + "test_bench_curves.py", PT + "test_bench_report.py", PT + "test_bench_decision.py",
+                        PT + "test_bench_spec_setting.py"]),
+    "actions": (["plugins/action/server_lock.py", "plugins/action/server_ready.py", "plugins/action/bench_plan.py",
+                 "plugins/action/server_plan.py"],
+                [AT + "test_server_lock_action.py", AT + "test_server_ready_action.py", AT + "test_bench_plan_action.py",
+                 AT + "test_action_argspec.py", UT + "server/test_server_lock.py"]),
+    "nvidia/gate": ([MU + "nvidia/gate.py"], [UT + "nvidia/test_gate_verdicts.py", UT + "nvidia/test_gate_allreduce.py",
+                                              UT + "nvidia/test_gate_reuses_facts.py"]),
+    "ready/waiter": ([MU + "ready/waiter.py"], [UT + "ready/test_server_ready_waiter.py", UT + "ready/test_ready_own_errors.py",
+                                               UT + "ready/test_server_ready_host_and_order.py"]),
+    "modules/main": (["plugins/modules/server_ready.py"], ["tests/unit/plugins/modules/test_server_ready_main.py",
+                                                           "tests/unit/plugins/modules/test_server_ready_doc.py"]),
 }
 # Tests a room's mutants do not run (pytest -k): ones that start the SGLang double as real processes and wait on it
 # take tens of seconds per mutant; the room's other tests hold the same rules without a server.
@@ -85,8 +108,21 @@ PKG = os.path.join("ansible_collections", "llmserve", "sglang")
 EQUIVALENT = os.path.join(HERE, "equivalent.txt")
 PREFIX = PKG.replace(os.sep, ".") + ".plugins.module_utils."
 PLUGINS = PKG.replace(os.sep, ".") + ".plugins."
-# mutmut's statuses that count as the tests catching the mutant.
-KILLED = ("killed", "timeout", "segfault", "caught by type check")
+# mutmut's statuses that count as the tests catching the mutant. A mutant that ran out of time or memory, or died
+# of a signal, is counted apart ("limited"): the tests did not tell it apart, a limit did, so it is no kill.
+KILLED = ("killed", "caught by type check")
+LIMITED = ("timeout", "segfault", "suspicious")
+# Each mutant's test run (mutmut forks one per mutant, inheriting these): at most this much address space. A
+# mutant that grows past it raises MemoryError, which the guard conftest below turns into exit 35 ("suspicious").
+MEMORY_LIMIT_MB = 4096
+GUARD = """# written by tools/mutation/mutation.py: a MemoryError ends the run as a limit, not as a failed test
+import os
+
+
+def pytest_runtest_makereport(item, call):
+    if call.excinfo is not None and call.excinfo.errisinstance(MemoryError):
+        os._exit(35)
+"""
 
 
 def checkout_files():
@@ -141,12 +177,15 @@ def stage(room, work):
     lines = ["[mutmut]",
              "source_paths = %s/plugins" % PKG,
              "only_mutate ="] + ["    %s/%s" % (PKG, m) for m in mutate] + [
-             "also_copy ="] + ["    %s/%s" % (PKG, t) for t in tops] + [
+             "also_copy =", "    conftest.py"] + ["    %s/%s" % (PKG, t) for t in tops] + [
              "pytest_add_cli_args_test_selection ="] + ["    %s/%s" % (PKG, t) for t in tests] + [
              "pytest_add_cli_args =", "    -p", "    no:cacheprovider", "    -p", "    no:xdist"] + (
              ["    -k", "    " + DESELECT[room]] if room in DESELECT else []) + [""]
     with open(os.path.join(work, "setup.cfg"), "w") as handle:
         handle.write("\n".join(lines))
+    # the guard: a conftest.py above the tests (mutmut copies it into mutants/, where pytest runs)
+    with open(os.path.join(work, "conftest.py"), "w") as handle:
+        handle.write(GUARD)
     # Tests that run a module file as a subprocess put <checkout>/collections on its PYTHONPATH: give the mutants'
     # copy that symlink (made here, since mutmut's copy would follow it round and round), pointing at itself.
     link = os.path.join(work, "mutants", PKG, "collections", PKG)
@@ -155,10 +194,16 @@ def stage(room, work):
     return tests, missing
 
 
+def _limit_memory():
+    import resource
+    limit = MEMORY_LIMIT_MB * 2 ** 20
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
 def mutmut(work, *args):
     exe = os.path.join(os.path.dirname(sys.executable), "mutmut")
     return subprocess.run([exe] + list(args), cwd=work, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          universal_newlines=True, check=False)
+                          universal_newlines=True, check=False, preexec_fn=_limit_memory)
 
 
 def statuses(work):
@@ -183,13 +228,44 @@ def run_room(room, jobs, equivalent):
         print(done.stdout[-4000:])
         raise SystemExit("mutation: room %s: mutmut checked no mutant (exit %d; its output above)" % (room, done.returncode))
     killed = sorted(n for n, s in found.items() if s in KILLED)
-    equiv = sorted(n for n in found if n not in killed and short(n) in equivalent)
-    survived = sorted(n for n in found if n not in killed and short(n) not in equivalent)
+    limited = sorted(n for n, s in found.items() if s in LIMITED)
+    equiv = sorted(n for n in found if n not in killed and n not in limited and short(n) in equivalent)
+    survived = sorted(n for n in found if n not in killed and n not in limited and short(n) not in equivalent)
     counted = len(found) - len(equiv)
     score = 100.0 * len(killed) / counted if counted else 100.0
     return {"room": room, "mutants": len(found), "killed": len(killed), "equivalent": len(equiv),
+            "limited": [(n, found[n]) for n in limited],
             "survived": [(n, found[n]) for n in survived], "score": round(score, 1), "tests": tests,
-            "tests_missing": missing, "work": work}
+            "tests_missing": missing, "work": work,
+            "stale_equivalents": stale_equivalents(room, dict((short(n), st) for n, st in found.items()), equivalent)}
+
+
+def room_prefixes(room):
+    """The mutant-name prefixes of a room's files: models.contain.x_, plugin_utils._bench_curves.x_, action.server_lock.x_"""
+    out = []
+    for path in ROOMS[room][0]:
+        mod = path[:-3].replace("/", ".")
+        for prefix in ("plugins.module_utils.", "plugins."):
+            if mod.startswith(prefix):
+                mod = mod[len(prefix):]
+                break
+        out.append(mod + ".x")
+    return tuple(out)
+
+
+def stale_equivalents(room, found, equivalent):
+    """Lines of equivalent.txt for this room's files that no longer earn their place: the name is no mutant of
+    this run (renumbered or gone), or the tests now kill it (then it was never equivalent)."""
+    prefixes = room_prefixes(room)
+    stale = []
+    for name in sorted(equivalent):
+        if not name.startswith(prefixes):
+            continue
+        if name not in found:
+            stale.append((name, "no such mutant in this run (renumbered or removed): delete the line"))
+        elif found[name] in KILLED + LIMITED:
+            stale.append((name, "%s by the tests: not equivalent, delete the line" % found[name]))
+    return stale
 
 
 def main(argv=None):
@@ -213,21 +289,26 @@ def main(argv=None):
     for room in args.rooms or sorted(ROOMS):
         result = run_room(room, args.jobs, equivalent)
         results.append(result)
-        print("%-18s %5.1f%%  %d mutants, %d killed, %d equivalent, %d survived" % (
-            room, result["score"], result["mutants"], result["killed"], result["equivalent"], len(result["survived"])))
+        print("%-18s %5.1f%%  %d mutants, %d killed, %d equivalent, %d survived, %d limited (time/memory/signal)" % (
+            room, result["score"], result["mutants"], result["killed"], result["equivalent"], len(result["survived"]),
+            len(result["limited"])))
+        for name, status in result["limited"]:
+            print("    limited, not a kill: %s: %s" % (short(name), status))
+        for name, why in result["stale_equivalents"]:
+            print("    equivalent.txt: %s: %s" % (name, why))
         if result["tests_missing"]:
             print("    tests listed but not in the checkout: %s" % " ".join(result["tests_missing"]))
         if result["survived"]:
             print("    survivors (cd %s && mutmut show NAME):" % result["work"])
         for name, status in result["survived"]:
             print("    %s: %s" % (short(name), status))
-        if result["score"] < args.floor or (args.strict and result["survived"]):
+        if result["score"] < args.floor or (args.strict and result["survived"]) or result["stale_equivalents"]:
             failed.append(room)
     if args.json:
         with open(args.json, "w") as handle:
             json.dump(results, handle, indent=1)
     if failed:
-        print("mutation: below %.0f%% or with unexplained survivors: %s" % (args.floor, ", ".join(failed)))
+        print("mutation: below %.0f%%, with unexplained survivors or stale equivalents: %s" % (args.floor, ", ".join(failed)))
         return 1
     return 0
 
