@@ -30,6 +30,10 @@ description:
     or a refusal with the fix; the confirming run (mode C(applied)) against the best measured curve at every point.
   - Refuses to recommend anything from a speculative curve whose accept length is below the floor (the draft does
     not fit its target).
+  - The run folder is opened once, never through a link, and held to the collection's one path rule (nothing inside
+    C(/proc), C(/sys), C(/dev) or C(/run)); every file is written inside it without following a link (a temporary
+    file renamed over the name; a link or FIFO planted at C(report.md) or any other name is refused by name), and
+    C(raw.json) is read as a regular file only, within a size and nesting cap.
 author:
   - llmserve maintainers (@llmserve)
 options:
