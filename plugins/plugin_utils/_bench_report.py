@@ -680,7 +680,7 @@ def open_run_dir(run_dir, create=False) -> int:
     try:
         return boundary.open_dir(path, follow=False)
     except OSError as e:
-        if e.errno == errno.ELOOP:
+        if e.errno in (errno.ELOOP, errno.ENOTDIR) and os.path.islink(path):  # O_DIRECTORY|O_NOFOLLOW: ENOTDIR
             raise Refused("run_dir %s is a symbolic link (to %s): nothing is written or read through it; give the "
                           "real folder" % (printable(path), printable(os.readlink(path))))
         if e.errno == errno.ENOENT:
