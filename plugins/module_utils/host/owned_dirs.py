@@ -9,9 +9,10 @@ chown-ing a directory as root (stdlib only; pure on the controller, acting on th
 - ``normalise`` turns a path from an inventory into the one spelling it means (``//``, ``.``, ``..`` and a trailing
   ``/`` collapsed), or refuses it; ``resolve`` does the same on the target with every link followed, so
   ``/srv/x -> /etc`` is judged as ``/etc``.
-- ``system_reason`` is the system-path rule: a system directory, or one that holds one, is never the collection's
-  (``trees`` adds roles/models' stricter rule for weights: nothing inside a system tree, nothing too shallow, no
-  home directory itself).
+- ``system_reason`` is the system-path rule: a system directory, or one that holds one, is never the collection's,
+  nor anything inside /proc, /sys, /dev or /run (``live_tree``; the collection's ``RUN_ROOT`` aside); ``trees``
+  adds roles/models' stricter rule for weights: nothing inside a system tree, nothing too shallow, no home
+  directory itself. ``refusal`` / ``system_problem`` are that rule for every path the collection makes or writes.
 - ``decide`` / ``ensure`` judge and make one directory: a missing one is created, with a marker file (``MARKER``,
   owned by root, naming the directory) that says the collection made it; an existing one that already has the
   owner, group and mode asked for is left as it is; one that would need a chmod or chown is changed only when it
