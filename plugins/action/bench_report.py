@@ -26,11 +26,19 @@ class ActionModule(CollectionAction):
         "plots": {"type": "bool", "default": True},
         "check_model": {"type": "bool", "default": False},
         "check_confirm": {"type": "bool", "default": False},
+        "existing": {"type": "bool", "default": False},
     }
 
     def decide(self, args, task_vars, result):
         run_dir = to_text(args["run_dir"])
         raw = args["raw"]
+        if args["existing"]:  # an earlier run's report, read (check mode too): nothing written
+            try:
+                summary = report.read_report(run_dir)
+            except report.Refused as e:
+                raise AnsibleActionFail("bench_report: %s" % e)
+            result.update(changed=False, summary=summary, report=os.path.join(run_dir, "report.md"))
+            return result
         if self._play_context.check_mode:
             result.update(changed=False, skipped=True, msg="check mode: no report written")
             return result

@@ -61,6 +61,11 @@ options:
       or the confirming run does not reproduce the curve its setting was measured with.
     type: bool
     default: false
+  existing:
+    description: Read the report an earlier run wrote (its C(analysis.json), returned as RV(summary)) and write nothing,
+      in check mode too. The file is read as a regular file only (no link, no FIFO), within a size cap.
+    type: bool
+    default: false
 attributes:
   action:
     support: full
@@ -97,7 +102,7 @@ summary:
   type: dict
 lines:
   description: One line per finding (crossover per mode, client-limited points, recommendation, confirmation).
-  returned: success
+  returned: when the report is written (not with O(existing))
   type: list
   elements: str
 report:

@@ -698,25 +698,36 @@ def write_raw(run_dir, raw: dict) -> None:
         os.close(dfd)
 
 
-def read_raw(dfd: int, run_dir) -> dict:
-    """raw.json of the run folder open at ``dfd``, read through the untrusted reader (a regular file, no link, nothing
-    that blocks, at most RAW's bytes and nesting)."""
-    shown = os.path.join(str(run_dir), "raw.json")
+def read_json(dfd: int, run_dir, name: str = "raw.json",
+              missing: str = "pass raw, or a run_dir a benchmark wrote") -> dict:
+    """The mapping in the JSON file ``name`` of the run folder open at ``dfd``, read through the untrusted reader (a
+    regular file, no link, nothing that blocks - a FIFO is refused, not waited on -, at most RAW's bytes and
+    nesting); Refused naming the file otherwise."""
+    shown = os.path.join(str(run_dir), name)
     tree = untrusted.Tree(str(run_dir), fd=dfd)
-    if tree.lstat("raw.json") is None:
-        raise Refused("%s not found: pass raw, or a run_dir a benchmark wrote" % printable(shown))
+    if tree.lstat(name) is None:
+        raise Refused("%s not found: %s" % (printable(shown), missing))
     try:
-        data = tree.read("raw.json", RAW)
-        untrusted.prescan(data, "raw.json", RAW)
+        data = tree.read(name, RAW)
+        untrusted.prescan(data, name, RAW)
     except Refused as e:
         raise Refused(printable(shown), e.what, e.fix, e.field)
     try:
-        raw = json.loads(data.decode("utf-8"))
+        loaded = json.loads(data.decode("utf-8"))
     except ValueError as e:
         raise Refused(printable(shown), "not JSON (%s)" % printable(str(e), 160), RAW.fix)
-    if not isinstance(raw, dict):
-        raise Refused(printable(shown), "not a mapping of meta and results", RAW.fix)
-    return raw
+    if not isinstance(loaded, dict):
+        raise Refused(printable(shown), "not a mapping", RAW.fix)
+    return loaded
+
+
+def read_report(run_dir) -> dict:
+    """analysis.json of an earlier run (what ``build`` returned then), read as ``read_json`` reads; nothing written."""
+    dfd = open_run_dir(run_dir)
+    try:
+        return read_json(dfd, run_dir, "analysis.json", "give a folder a benchmark run wrote its report in")
+    finally:
+        os.close(dfd)
 
 
 def build(run_dir: Path, with_plots: bool = True, tolerance: float = DEFAULT_TOLERANCE) -> dict:
@@ -730,7 +741,7 @@ def build(run_dir: Path, with_plots: bool = True, tolerance: float = DEFAULT_TOL
 
 
 def _build(dfd: int, run_dir, with_plots: bool, tolerance: float) -> dict:
-    raw = read_raw(dfd, run_dir)
+    raw = read_json(dfd, run_dir)
     analysis = analyse(raw, tolerance)
     rec = recommendation(raw, analysis)
     conf = confirmation(raw)

@@ -238,6 +238,22 @@ def test_bench_report_refuses_a_run_folder_in_a_live_tree(path):
     assert str(e).startswith("run_dir %s is inside " % path) and not os.path.lexists(path)
 
 
+@pytest.mark.parametrize("kind", ["fifo", "link"])
+def test_an_earlier_runs_analysis_is_read_as_a_regular_file_only(tmp_path, kind):
+    run = tmp_path / "run"
+    bench_report.write_raw(run, RAW)
+    written = bench_report.build(run, with_plots=False)
+    assert bench_report.read_report(run) == json.loads(json.dumps(written))  # the good file beside the bad one
+    os.unlink(str(run / "analysis.json"))
+    if kind == "fifo":
+        os.mkfifo(str(run / "analysis.json"))  # a lookup('file') would block on it for ever
+    else:
+        os.symlink("/etc/shadow", str(run / "analysis.json"))
+    e = pytest.raises(bench_report.Refused, bench_report.read_report, run).value
+    assert str(e).startswith("%s: is %s, not a regular file" % (
+        run / "analysis.json", "a FIFO (named pipe)" if kind == "fifo" else "a symbolic link"))
+
+
 # ---- log tails: a regular file only
 
 def _log_source(path):
