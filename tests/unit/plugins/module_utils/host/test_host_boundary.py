@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 import pytest
+import yaml
 from hypothesis import given, strategies as st
 
 import testpaths
@@ -79,6 +80,16 @@ def test_the_collections_own_run_tree_is_the_one_below_run_and_its_defaults_pass
         assert owned_dirs.refusal(paths[key]) is None, key
     assert owned_dirs.refusal("/run/llmserve-sglang-other/x")  # a neighbour of the name is not it
     assert owned_dirs.refusal("/var/run/llmserve-sglang/kimi") is None
+
+
+@pytest.mark.parametrize("role, names", [
+    ("monitoring", ["monitoring_config_dir", "monitoring_rules_dir", "monitoring_file_sd_dir"]),
+    ("router", ["router_config_dir"]), ("server", ["server_home", "server_config_dir", "server_log_dir"])])
+def test_every_roles_default_folder_passes_the_path_rule(role, names):
+    with open(os.path.join(testpaths.REPO, "roles", role, "defaults", "main.yml")) as handle:
+        defaults = yaml.safe_load(handle)
+    for name in names:
+        assert defaults[name].startswith("/") and owned_dirs.system_problem(defaults[name], name) is None, name
 
 
 @given(st.sampled_from(["/proc", "/sys", "/dev", "/run"]), st.lists(st.text("abc.-_", min_size=1).filter(lambda p: p not in (".", "..")), max_size=4))
