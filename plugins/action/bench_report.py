@@ -8,7 +8,6 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import json
 import os
 from pathlib import Path
 
@@ -27,25 +26,30 @@ class ActionModule(CollectionAction):
         "plots": {"type": "bool", "default": True},
         "check_model": {"type": "bool", "default": False},
         "check_confirm": {"type": "bool", "default": False},
+        "existing": {"type": "bool", "default": False},
     }
 
     def decide(self, args, task_vars, result):
         run_dir = to_text(args["run_dir"])
         raw = args["raw"]
-        raw_path = os.path.join(run_dir, "raw.json")
+        if args["existing"]:  # an earlier run's report, read (check mode too): nothing written
+            try:
+                summary = report.read_report(run_dir)
+            except report.Refused as e:
+                raise AnsibleActionFail("bench_report: %s" % e)
+            result.update(changed=False, summary=summary, report=os.path.join(run_dir, "report.md"))
+            return result
         if self._play_context.check_mode:
             result.update(changed=False, skipped=True, msg="check mode: no report written")
             return result
-        if raw is not None:
-            if not isinstance(raw, dict) or not isinstance(raw.get("results"), list):
-                raise AnsibleActionFail("bench_report: raw must be a mapping with a results list (meta, results)")
-            if not os.path.isdir(run_dir):
-                os.makedirs(run_dir)
-            with open(raw_path, "w") as handle:
-                handle.write(json.dumps(raw, indent=2, sort_keys=True, default=str) + "\n")
-        elif not os.path.isfile(raw_path):
-            raise AnsibleActionFail("bench_report: %s not found: pass raw, or a run_dir a benchmark wrote" % raw_path)
-        summary = report.build(Path(run_dir), with_plots=args["plots"], tolerance=args["tolerance"])
+        if raw is not None and (not isinstance(raw, dict) or not isinstance(raw.get("results"), list)):
+            raise AnsibleActionFail("bench_report: raw must be a mapping with a results list (meta, results)")
+        try:  # the run folder and every file in it: no link followed, the one path rule (plugin_utils/_bench_report)
+            if raw is not None:
+                report.write_raw(run_dir, raw)
+            summary = report.build(Path(run_dir), with_plots=args["plots"], tolerance=args["tolerance"])
+        except report.Refused as e:
+            raise AnsibleActionFail("bench_report: %s" % e)
         lines = report.lines_of(summary, run_dir)
         code, why = report.failures(summary, args["check_model"], args["check_confirm"])
         result.update(changed=True, summary=summary, lines=lines, report=os.path.join(run_dir, "report.md"))

@@ -30,6 +30,10 @@ description:
     or a refusal with the fix; the confirming run (mode C(applied)) against the best measured curve at every point.
   - Refuses to recommend anything from a speculative curve whose accept length is below the floor (the draft does
     not fit its target).
+  - The run folder is opened once, never through a link, and held to the collection's one path rule (nothing inside
+    C(/proc), C(/sys), C(/dev) or C(/run)); every file is written inside it without following a link (a temporary
+    file renamed over the name; a link or FIFO planted at C(report.md) or any other name is refused by name), and
+    C(raw.json) is read as a regular file only, within a size and nesting cap.
 author:
   - llmserve maintainers (@llmserve)
 options:
@@ -55,6 +59,11 @@ options:
   check_confirm:
     description: Fail when an applied adaptive setting is not confirmed (within 10 % of the best curve at every point),
       or the confirming run does not reproduce the curve its setting was measured with.
+    type: bool
+    default: false
+  existing:
+    description: Read the report an earlier run wrote (its C(analysis.json), returned as RV(summary)) and write nothing,
+      in check mode too. The file is read as a regular file only (no link, no FIFO), within a size cap.
     type: bool
     default: false
 attributes:
@@ -93,7 +102,7 @@ summary:
   type: dict
 lines:
   description: One line per finding (crossover per mode, client-limited points, recommendation, confirmation).
-  returned: success
+  returned: when the report is written (not with O(existing))
   type: list
   elements: str
 report:

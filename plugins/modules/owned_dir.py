@@ -17,7 +17,9 @@ description:
     from a setting - it runs as root, and C(ansible.builtin.file) would C(chmod) and C(chown) whatever already
     exists there.
   - The path is normalised (C(//), C(.), C(..), a trailing C(/)) and its links resolved on the host; a system
-    directory (C(/etc), C(/var/lib), C(/usr/local), ...) or one that holds one is refused.
+    directory (C(/etc), C(/var/lib), C(/usr/local), ...) or one that holds one is refused, and so is anything
+    inside C(/proc), C(/sys), C(/dev) or C(/run) (a directory made under C(/sys/fs/cgroup) is a cgroup), the
+    collection's own C(/run/llmserve-sglang) aside.
   - A missing directory is created with the owner, group and mode asked for, and the collection's marker
     (C(.llmserve-sglang-dir), owned by root, naming the directory). An existing one that already has them is left as
     it is; one that would need a C(chmod) or C(chown) is changed only when it holds the marker or is named in
@@ -40,7 +42,8 @@ options:
     type: str
     default: root
   group:
-    description: Its group (a group name).
+    description: Its group (a group name); V("") for any group (an existing directory keeps its own, a new one gets
+      root's).
     type: str
     default: root
   mode:
@@ -60,6 +63,13 @@ options:
     description: The setting that fills O(adopt), named in the refusal.
     type: str
     default: adopt
+  follow:
+    description:
+      - Whether a path reached through a symbolic link (the directory itself or one above it) is judged as the
+        directory it leads to. V(false) refuses it, naming both - for a directory the role then writes files into
+        (a linked rules directory would have them written elsewhere).
+    type: bool
+    default: true
 attributes:
   check_mode:
     support: full
@@ -105,17 +115,19 @@ def main():
             cache=dict(type="bool", default=False),
             adopt=dict(type="list", elements="path", default=[]),
             adopt_setting=dict(type="str", default="adopt"),
+            follow=dict(type="bool", default=True),
         ),
         supports_check_mode=True,
     )
     p = module.params
     try:
         mode = int(p["mode"], 8)
-        uid, gid = pwd.getpwnam(p["owner"]).pw_uid, grp.getgrnam(p["group"]).gr_gid
+        uid, gid = pwd.getpwnam(p["owner"]).pw_uid, grp.getgrnam(p["group"]).gr_gid if p["group"] else -1
     except (ValueError, KeyError) as e:
         module.fail_json(msg="owned_dir %s: owner %s, group %s, mode %s: %s"
                          % (p["path"], p["owner"], p["group"], p["mode"], e), changes=[])
-    spec = {"path": p["path"], "uid": uid, "gid": gid, "mode": mode, "what": "directory", "cache": p["cache"]}
+    spec = {"path": p["path"], "uid": uid, "gid": gid, "mode": mode, "what": "directory", "cache": p["cache"],
+            "follow": p["follow"]}
     try:
         real = owned_dirs.resolve(p["path"])
         changes = owned_dirs.ensure_all([spec], p["adopt"], p["adopt_setting"], check=module.check_mode)

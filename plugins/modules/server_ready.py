@@ -47,7 +47,9 @@ options:
     type: bool
     default: true
   log_path:
-    description: Server log (stdout and stderr). May not exist yet when the wait begins.
+    description: Server log (stdout and stderr). May not exist yet when the wait begins. Read only as a regular file
+      reached without a link, and never by blocking - a symbolic link (to C(/etc/shadow) or anywhere), a FIFO or a
+      device is refused by name, never shown in RV(log_tail).
     type: path
   unit:
     description: systemd unit running the server. Mutually exclusive with O(pid) and O(pid_file).

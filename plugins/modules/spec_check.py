@@ -155,21 +155,14 @@ from ansible_collections.llmserve.sglang.plugins.module_utils.ready.spec_accept 
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import adaptive as adaptive_rule
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.api import MIN_ACCEPT_LENGTH
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.client import Client, endpoint_spec
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.log import read_tail
 
 LOG_TAIL = 4 * 1024 * 1024  # bytes of the log read for SGLang's "speculative_adaptive disabled:" warning
 
 
 def adaptive_disabled(url, api_key, log_path, timeout):
     """The reason SGLang runs static although the launch asked for adaptive (sglang/adaptive.py), or None."""
-    text = ""
-    if log_path:
-        try:
-            with open(log_path, "rb") as handle:
-                handle.seek(0, 2)
-                handle.seek(max(0, handle.tell() - LOG_TAIL))
-                text = handle.read().decode("utf-8", "replace")
-        except (IOError, OSError):
-            text = ""
+    text = read_tail(log_path, LOG_TAIL) or ""  # a link or a FIFO as the log is never read (sglang/log)
     info = None
     if not adaptive_rule.disabled(text):
         status, body, _err = Client(url, api_key).server_info(timeout=timeout)

@@ -35,6 +35,8 @@ written and says the plots were skipped.
 """
 from __future__ import absolute_import, annotations, division, print_function
 
+import errno
+import io
 import json
 import math
 import os
@@ -42,6 +44,8 @@ from pathlib import Path
 
 from ansible_collections.llmserve.sglang.plugins.plugin_utils import _bench_curves as curves
 from ansible_collections.llmserve.sglang.plugins.plugin_utils import _bench_spec_setting as spec_setting
+from ansible_collections.llmserve.sglang.plugins.module_utils.host import boundary, owned_dirs, untrusted
+from ansible_collections.llmserve.sglang.plugins.module_utils.host.boundary import Refused, printable
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import api
 
 __metaclass__ = type
@@ -67,6 +71,9 @@ CONFIRM_TOLERANCE = 0.10  # relative, confirming run against the better curve at
 # Below this accept length (roles/server's server_spec_min_accept_length) the draft does not fit its target: the
 # speculative curve then measures a broken draft, not speculation, and says nothing about where EAGLE-3 pays.
 MIN_ACCEPT_LENGTH = api.MIN_ACCEPT_LENGTH
+# raw.json as a benchmark writes it: a few MB (a point per mode, batch and repeat)
+RAW = untrusted.Kind("benchmark results", 256 * untrusted.MIB, 32, 20000000,
+                     fix="give the raw.json a benchmark run wrote (or pass raw)")
 
 
 def label(mode: str) -> str:
@@ -587,7 +594,8 @@ def markdown(raw: dict, analysis: dict, rec: dict | None, conf: dict | None, plo
     return "\n".join(lines)
 
 
-def plot(raw: dict, analysis: dict, rec: dict | None, out_dir: Path) -> tuple[list[str], str | None]:
+def plot(raw: dict, analysis: dict, rec: dict | None) -> tuple[list[tuple[str, bytes]], str | None]:
+    """The PNG plots as (file name, bytes) (written by ``build``, never through a link), and a note when skipped."""
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -651,28 +659,109 @@ def plot(raw: dict, analysis: dict, rec: dict | None, out_dir: Path) -> tuple[li
         if ax.get_legend_handles_labels()[0]:
             ax.legend(fontsize=8)
         fig.tight_layout()
-        path = out_dir / filename
-        fig.savefig(path)
+        png = io.BytesIO()
+        fig.savefig(png, format="png")
         plt.close(fig)
-        written.append(str(path))
+        written.append((filename, png.getvalue()))
     return written, None
 
 
+def open_run_dir(run_dir, create=False) -> int:
+    """A descriptor of the run folder (the caller closes it): the collection's one path rule (host/owned_dirs), and
+    the folder itself no link (a linked run folder would have the report written, or raw.json read, elsewhere).
+    ``create``: made (0755) when missing."""
+    path = os.path.abspath(str(run_dir))
+    problem = owned_dirs.system_problem(path, "run_dir")
+    if problem:
+        raise Refused(problem)
+    if create and not os.path.lexists(path):
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        os.mkdir(path, 0o755)
+    try:
+        return boundary.open_dir(path, follow=False)
+    except OSError as e:
+        if e.errno in (errno.ELOOP, errno.ENOTDIR) and os.path.islink(path):  # O_DIRECTORY|O_NOFOLLOW: ENOTDIR
+            raise Refused("run_dir %s is a symbolic link (to %s): nothing is written or read through it; give the "
+                          "real folder" % (printable(path), printable(os.readlink(path))))
+        if e.errno == errno.ENOENT:
+            raise Refused("run_dir %s does not exist: pass raw, or a run_dir a benchmark wrote" % printable(path))
+        raise Refused("run_dir %s cannot be opened as a folder (%s)" % (printable(path), e.strerror or e))
+
+
+def write_raw(run_dir, raw: dict) -> None:
+    """raw.json in the run folder (made when missing), written without following a link."""
+    dfd = open_run_dir(run_dir, create=True)
+    try:
+        boundary.write_file(dfd, "raw.json", (json.dumps(raw, indent=2, sort_keys=True, default=str) + "\n").encode(),
+                            shown=os.path.join(str(run_dir), "raw.json"))
+    finally:
+        os.close(dfd)
+
+
+def read_json(dfd: int, run_dir, name: str = "raw.json",
+              missing: str = "pass raw, or a run_dir a benchmark wrote") -> dict:
+    """The mapping in the JSON file ``name`` of the run folder open at ``dfd``, read through the untrusted reader (a
+    regular file, no link, nothing that blocks - a FIFO is refused, not waited on -, at most RAW's bytes and
+    nesting); Refused naming the file otherwise."""
+    shown = os.path.join(str(run_dir), name)
+    tree = untrusted.Tree(str(run_dir), fd=dfd)
+    if tree.lstat(name) is None:
+        raise Refused("%s not found: %s" % (printable(shown), missing))
+    try:
+        data = tree.read(name, RAW)
+        untrusted.prescan(data, name, RAW)
+    except Refused as e:
+        raise Refused(printable(shown), e.what, e.fix, e.field)
+    try:
+        loaded = json.loads(data.decode("utf-8"))
+    except ValueError as e:
+        raise Refused(printable(shown), "not JSON (%s)" % printable(str(e), 160), RAW.fix)
+    if not isinstance(loaded, dict):
+        raise Refused(printable(shown), "not a mapping", RAW.fix)
+    return loaded
+
+
+def read_report(run_dir) -> dict:
+    """analysis.json of an earlier run (what ``build`` returned then), read as ``read_json`` reads; nothing written."""
+    dfd = open_run_dir(run_dir)
+    try:
+        return read_json(dfd, run_dir, "analysis.json", "give a folder a benchmark run wrote its report in")
+    finally:
+        os.close(dfd)
+
+
 def build(run_dir: Path, with_plots: bool = True, tolerance: float = DEFAULT_TOLERANCE) -> dict:
-    raw = json.loads((run_dir / "raw.json").read_text())
+    """Read RUN_DIR/raw.json, write report.md, analysis.json, summary.json and the plots there: the folder opened once
+    (open_run_dir), every file written inside it without following a link (host/boundary.write_file)."""
+    dfd = open_run_dir(run_dir)
+    try:
+        return _build(dfd, run_dir, with_plots, tolerance)
+    finally:
+        os.close(dfd)
+
+
+def _build(dfd: int, run_dir, with_plots: bool, tolerance: float) -> dict:
+    raw = read_json(dfd, run_dir)
     analysis = analyse(raw, tolerance)
     rec = recommendation(raw, analysis)
     conf = confirmation(raw)
-    plots, note = plot(raw, analysis, rec, run_dir) if with_plots else ([], None)
-    (run_dir / "report.md").write_text(markdown(raw, analysis, rec, conf, plots, note))
+    images, note = plot(raw, analysis, rec) if with_plots else ([], None)
+
+    def write(name, data):
+        boundary.write_file(dfd, name, data, shown=os.path.join(str(run_dir), name))
+
+    for name, png in images:
+        write(name, png)
+    plots = [name for name, _png in images]
+    write("report.md", markdown(raw, analysis, rec, conf, plots, note).encode("utf-8"))
     shape = curves.summary(raw.get("results", []), raw.get("meta") or {}, rec, conf)
     summary = {"analysis": analysis, "recommendation": rec, "confirmation": conf,
                "client_limited": client_limited(by_mode(raw.get("results", []))),
-               "plots": [Path(p).name for p in plots], "report": "report.md", "model_points": model_points(raw),
+               "plots": plots, "report": "report.md", "model_points": model_points(raw),
                "allreduce_ab": allreduce_ab(raw), "summary": shape}
     # analysis.json: everything the report decided; summary.json: the short form of issue 34, exactly its keys
-    (run_dir / "analysis.json").write_text(json.dumps(summary, indent=2) + "\n")
-    (run_dir / "summary.json").write_text(json.dumps(shape, indent=2) + "\n")
+    write("analysis.json", (json.dumps(summary, indent=2) + "\n").encode("utf-8"))
+    write("summary.json", (json.dumps(shape, indent=2) + "\n").encode("utf-8"))
     return summary
 
 

@@ -211,10 +211,13 @@ def validate(raw):
         if not _abs_path(s[name]):
             bad.add(name, s[name], "is not an absolute path without spaces", "give a path like /opt/sglang/venv/bin/python"
                     if name == "python" else "give an absolute path, e.g. /var/lib/sglang")
-    for name in ("home", "config_dir", "log_dir"):  # the one system-path rule (host/owned_dirs); links: on the target
-        if _abs_path(s[name]) and owned_dirs.system_problem(s[name], "server_" + name):
+    for name in ("home", "config_dir", "log_dir"):  # the one path rule (host/owned_dirs); links: on the target
+        clean = owned_dirs.quiet_normalise(s[name]) if _abs_path(s[name]) else None
+        if clean and owned_dirs.system_reason(clean) == "system":
             bad.add(name, s[name], "is a system directory or holds one: the role would chmod and chown it",
                     "give a directory of its own, e.g. /var/lib/sglang, /etc/sglang and /var/log/sglang")
+        elif clean and owned_dirs.refusal(clean):
+            bad.add(name, s[name], *owned_dirs.refusal(clean))
     if not s["host"] or not HOST_RE.match(s["host"]):
         bad.add("host", s["host"], "is not an address to listen on", "give an IP address or host name, e.g. 127.0.0.1 or 0.0.0.0")
     if s["dist_init_host"] is not None and (not s["dist_init_host"] or not HOST_RE.match(str(s["dist_init_host"]))):

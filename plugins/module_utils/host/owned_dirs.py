@@ -9,9 +9,10 @@ chown-ing a directory as root (stdlib only; pure on the controller, acting on th
 - ``normalise`` turns a path from an inventory into the one spelling it means (``//``, ``.``, ``..`` and a trailing
   ``/`` collapsed), or refuses it; ``resolve`` does the same on the target with every link followed, so
   ``/srv/x -> /etc`` is judged as ``/etc``.
-- ``system_reason`` is the system-path rule: a system directory, or one that holds one, is never the collection's
-  (``trees`` adds roles/models' stricter rule for weights: nothing inside a system tree, nothing too shallow, no
-  home directory itself).
+- ``system_reason`` is the system-path rule: a system directory, or one that holds one, is never the collection's,
+  nor anything inside /proc, /sys, /dev or /run (``live_tree``; the collection's ``RUN_ROOT`` aside); ``trees``
+  adds roles/models' stricter rule for weights: nothing inside a system tree, nothing too shallow, no home
+  directory itself. ``refusal`` / ``system_problem`` are that rule for every path the collection makes or writes.
 - ``decide`` / ``ensure`` judge and make one directory: a missing one is created, with a marker file (``MARKER``,
   owned by root, naming the directory) that says the collection made it; an existing one that already has the
   owner, group and mode asked for is left as it is; one that would need a chmod or chown is changed only when it
@@ -30,11 +31,12 @@ import json
 import os
 import posixpath
 import pwd
-import re
 import stat
 
+from ansible_collections.llmserve.sglang.plugins.module_utils.host import boundary
+from ansible_collections.llmserve.sglang.plugins.module_utils.host.boundary import CONTROL, Refused, printable
+
 MARKER = ".llmserve-sglang-dir"
-CONTROL = re.compile(u"[\x00-\x1f\x7f-\x9f]")
 # Directories whose replacement, content loss or change of owner would break the host; the collection owns none of
 # them nor any directory that holds one.
 SYSTEM_PATHS = (
@@ -51,16 +53,12 @@ SYSTEM_TREES = ("/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/l
                 "/var/lib/dpkg", "/var/lib/apt", "/var/log")
 # Under the stricter rule a directory needs at least this many components: /data alone would be a whole disk's tree.
 MIN_DEPTH = 2
-
-
-class Refused(ValueError):
-    """A directory the collection will not make, change or trust; the message names it, why, and the fix."""
-
-
-def printable(value):
-    """``value`` safe to put in a message: control characters escaped (a newline cannot forge a line)."""
-    text = value if isinstance(value, str) else repr(value)
-    return CONTROL.sub(lambda m: "\\x%02x" % ord(m.group(0)), text)
+# Trees of the kernel and of the running system: nothing the collection makes or writes lies anywhere inside them (a
+# mkdir under /sys/fs/cgroup makes a cgroup, one under /proc or /dev is no directory on a disk, /run is gone at the
+# next boot and belongs to the services that run). /var/run and /var/lock are links into /run.
+LIVE_TREES = ("/proc", "/sys", "/dev", "/run", "/var/run", "/var/lock")
+# ... but the collection's own run-time tree (pid files, deploy locks: roles/server's layout) is its to make.
+RUN_ROOT = "/run/llmserve-sglang"
 
 
 def normalise(path, what="path"):
@@ -87,12 +85,26 @@ def under(path, root):
     return path == root or path.startswith(root if root == "/" else root + "/")
 
 
+def live_tree(path):
+    """The tree of LIVE_TREES normalised ``path`` is in (or is), or None; the collection's RUN_ROOT and what is
+    below it are not refused."""
+    if under(path, RUN_ROOT) or under(path, "/var" + RUN_ROOT):
+        return None
+    for tree in LIVE_TREES:
+        if under(path, tree):
+            return tree
+    return None
+
+
 def system_reason(path, trees=False):
     """Why normalised ``path`` can never be the collection's, or None: ``system`` (a system directory or one
-    holding one); with ``trees``: ``tree`` (inside a system tree), ``shallow`` (fewer than MIN_DEPTH components),
-    ``home`` (a home directory itself)."""
+    holding one), ``live`` (inside a tree of the kernel or the running system: ``live_tree``); with ``trees``:
+    ``tree`` (inside a system tree), ``shallow`` (fewer than MIN_DEPTH components), ``home`` (a home directory
+    itself)."""
     if any(under(s, path) for s in SYSTEM_PATHS):
         return "system"
+    if live_tree(path):
+        return "live"
     if not trees:
         return None
     if any(under(path, t) for t in SYSTEM_TREES):
@@ -104,17 +116,32 @@ def system_reason(path, trees=False):
     return None
 
 
+def refusal(path):
+    """The one path rule for every path the collection makes or writes (a directory it owns, a file it writes, a
+    report's folder), pure: ``(why, fix)`` for normalised ``path``, or None. A system directory or one holding one;
+    anything inside /proc, /sys, /dev or /run (RUN_ROOT aside)."""
+    reason = system_reason(path)
+    if reason == "system":
+        return ("is a system directory or holds one: the collection would chmod and chown it",
+                "give a directory of its own, e.g. /var/lib/sglang")
+    if reason == "live":
+        return ("is inside %s, a tree of the kernel or of the running system (a directory made under /sys/fs/cgroup "
+                "is a cgroup, one under /dev, /proc or /run is no directory on a disk)" % live_tree(path),
+                "give a directory on a disk, e.g. /var/lib/sglang")
+    return None
+
+
 def system_problem(path, what):
-    """The system-path rule for a directory the collection would own, chmod and chown (pure: the controller's
-    check of an inventory value): a message naming ``what`` and the fix, or None."""
+    """``refusal`` as a message naming ``what`` and the fix, or None; a path that is no absolute path without
+    control characters is refused too (pure: the controller's check of an inventory value)."""
     try:
         clean = normalise(path, what)
     except Refused as e:
         return str(e)
-    if system_reason(clean):
+    why = refusal(clean)
+    if why:
         shown = path if clean == path else "%s (%s)" % (path, clean)
-        return ("%s %s is a system directory or holds one: the collection would chmod and chown it; give a "
-                "directory of its own, e.g. /var/lib/sglang" % (what, shown))
+        return "%s %s %s; %s" % (what, shown, why[0], why[1])
     return None
 
 
@@ -150,7 +177,7 @@ def _write_marker(fd, real):
 
 
 def _open_dir(real):
-    return os.open(real, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+    return boundary.open_dir(real, follow=False)
 
 
 def _describe(uid, gid, mode):
@@ -165,19 +192,24 @@ def _describe(uid, gid, mode):
     return "%s:%s %04o" % (user, group, mode)
 
 
-def decide(path, uid, gid, mode, what="directory", adopt=(), cache=False, setting="the role's adopt_dirs"):
+def decide(path, uid, gid, mode, what="directory", adopt=(), cache=False, setting="the role's adopt_dirs",
+           follow=True):
     """What making ``path`` the collection's directory with owner ``uid``, group ``gid`` (-1: either, as
     os.chown has it) and ``mode`` needs, judged on this host; nothing is changed.
 
     Returns {path, real, action: create|none|fix, adopt, changes}; Refused naming the directory and the fix when
     the system-path rule, the marker rule or the cache rule says no. ``adopt``: paths the user let the collection
-    take over (``setting`` names where they are set)."""
+    take over (``setting`` names where they are set). Not ``follow``: a path reached through a link (the directory
+    itself or one above it) is refused, naming both."""
     clean = normalise(path, what)
     real = resolve(clean, what)
     shown = clean if real == clean else "%s (really %s)" % (clean, real)
-    if system_reason(clean) or system_reason(real):
-        raise Refused("%s %s is a system directory or holds one: the collection would chmod and chown it; give a "
-                      "directory of its own" % (what, shown))
+    why = refusal(clean) or refusal(real)
+    if why:
+        raise Refused("%s %s %s; %s" % (what, shown, why[0], why[1]))
+    if not follow and real != clean:
+        raise Refused("%s %s is reached through a symbolic link: what the role writes into it would land in %s; "
+                      "give the real directory, or remove the link" % (what, clean, real))
     if cache:
         _check_parents(real, uid, what, shown)
     out = {"path": clean, "real": real, "action": "none", "adopt": False, "changes": []}
@@ -276,13 +308,13 @@ def ensure(decision, uid, gid, mode):
 
 
 def ensure_all(specs, adopt=(), setting="the role's adopt_dirs", check=False):
-    """Judge every directory of ``specs`` ({path, uid, gid, mode, what, cache}) first and refuse them all at once
+    """Judge every directory of ``specs`` ({path, uid, gid, mode, what, cache, follow}) first and refuse them all at once
     (nothing made or changed), then make or change them in order unless ``check``. Returns the changes."""
     decisions, problems = [], []
     for s in specs:
         try:
             decisions.append((s, decide(s["path"], s["uid"], s["gid"], s["mode"], s.get("what", "directory"),
-                                        adopt, s.get("cache", False), setting)))
+                                        adopt, s.get("cache", False), setting, s.get("follow", True))))
         except Refused as e:
             problems.append(str(e))
     if problems:

@@ -37,6 +37,9 @@ from array import array
 from itertools import chain
 from operator import ge, itemgetter, mul, sub
 
+from ansible_collections.llmserve.sglang.plugins.module_utils.host import boundary
+from ansible_collections.llmserve.sglang.plugins.module_utils.host.boundary import Refused, describe_mode
+
 try:
     from math import prod
 except ImportError:  # Python < 3.8
@@ -47,15 +50,6 @@ except ImportError:  # Python < 3.8
         return out
 
 MIB = 1 << 20
-
-
-class Refused(ValueError):
-    """A file refused; ``str()`` names the file, the field (when one is at fault), what is wrong and the fix."""
-
-    def __init__(self, name, what, fix=None, field=None):
-        self.name, self.field, self.what, self.fix = name, field, what, fix
-        where = "%s %s" % (name, field) if field else name
-        ValueError.__init__(self, "%s: %s%s" % (where, what, (": " + fix) if fix else ""))
 
 
 class Kind:
@@ -93,7 +87,6 @@ DTYPE_BITS = {
     "F32": 32, "C64": 64, "F64": 64, "I64": 64, "U64": 64,
 }
 _INT_ARRAY = {"I8": "b", "U8": "B", "I16": "h", "U16": "H", "I32": "i", "U32": "I", "I64": "q", "U64": "Q"}
-_CONTROL = re.compile(u"[\x00-\x1f\x7f-\x9f]")
 _STRING = re.compile(br'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
 _SKELETON_DROP = bytes(b for b in range(256) if b not in b"[]{},")
 _KEEP_BRACKETS_QUOTES = bytes(b for b in range(256) if b not in b'[]{}"')
@@ -105,11 +98,8 @@ _FLOAT_MAX = sys.float_info.max
 # ---- messages
 
 def printable(value, limit=120):
-    """``value`` safe and short in a message: control characters escaped, cut at ``limit`` characters."""
-    text = value if isinstance(value, str) else repr(value)
-    if len(text) > limit:
-        text = text[:limit] + "...(%d characters)" % len(text)
-    return _CONTROL.sub(lambda m: "\\x%02x" % ord(m.group(0)), text)
+    """``value`` safe and short in a message: boundary.printable, cut at ``limit`` characters."""
+    return boundary.printable(value, limit)
 
 
 def sample(items, first=3):
@@ -140,16 +130,6 @@ def check_rel(rel, name=None):
     return parts
 
 
-def describe_mode(mode):
-    """What a file is, in words, from its st_mode."""
-    for test, words in ((stat.S_ISLNK, "a symbolic link"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
-                        (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-                        (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a directory"), (stat.S_ISREG, "a regular file")):
-        if test(mode):
-            return words
-    return "not a regular file"
-
-
 _NOT_REGULAR_FIX = "only regular files are read (nothing is followed): put the real file there"
 
 
@@ -161,7 +141,7 @@ class Tree:
         self.owned = fd is None
         if fd is None:
             try:
-                fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+                fd = boundary.open_dir(path)
             except OSError as e:
                 what = "not a directory" if e.errno == errno.ENOTDIR else "cannot be opened (%s)" % (e.strerror or e)
                 raise Refused(printable(path), what, "point it at the model directory")
@@ -182,23 +162,16 @@ class Tree:
         return os.listdir(self.fd)
 
     def _parent(self, parts, name):
-        """A descriptor of the directory holding the last part (self.fd itself when there is none)."""
-        dfd = self.fd
-        for i, part in enumerate(parts[:-1]):
-            try:
-                nfd = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_NONBLOCK |
-                              getattr(os, "O_CLOEXEC", 0), dir_fd=dfd)
-            except OSError as e:
-                if dfd != self.fd:
-                    os.close(dfd)
-                if e.errno in (errno.ELOOP, errno.ENOTDIR):
-                    raise Refused(name, "%s is not a plain directory (a link or a file)" % "/".join(parts[:i + 1]),
-                                  _NOT_REGULAR_FIX)
-                raise
-            if dfd != self.fd:
-                os.close(dfd)
-            dfd = nfd
-        return dfd
+        """A descriptor of the directory holding the last part (self.fd itself when there is none; else
+        boundary.walk's, no link followed)."""
+        if len(parts) == 1:
+            return self.fd
+        try:
+            return boundary.walk(self.fd, parts[:-1])
+        except OSError as e:
+            if e.errno in (errno.ELOOP, errno.ENOTDIR):
+                raise Refused(name, "%s is not a plain directory (a link or a file)" % e.walked, _NOT_REGULAR_FIX)
+            raise
 
     def lstat(self, rel):
         """os.lstat of ``rel`` in the tree (no link followed on the way), None when it does not exist."""
@@ -319,6 +292,54 @@ def read_exact(fd, offset, length, name, short_ok=False, allow_growth=True):
     if not allow_growth and os.pread(fd, 1, offset + length):
         raise Refused(name, "grew while it was read", "stop whatever writes into the model directory and check again")
     return data
+
+
+# ---- one file by its path: logs, reports' inputs
+
+# A log is read at its end only (``tail``); its size is no limit, what is read is.
+LOG = Kind("log", 1 << 62, fix="only a regular file reached without a link is read: point the setting at the log "
+                               "itself")
+
+
+def open_path(path, kind):
+    """(fd, stat) of the regular file at ``path``, opened as ``Tree.open`` opens one (the links of the directories
+    above it are the host's layout; the file itself: no link followed, nothing that blocks, ``kind``'s size cap),
+    or None when it, or its directory, does not exist. Refused naming ``path`` otherwise (a link - to /etc/shadow
+    or anywhere -, a FIFO, a device, a directory)."""
+    parent, base = os.path.split(path)
+    shown = printable(path)
+    if not base:
+        raise Refused(shown, "names a directory, not a file", kind.fix)
+    try:
+        dfd = boundary.open_dir(parent or ".")
+    except OSError as e:
+        if e.errno in (errno.ENOENT, errno.ENOTDIR):
+            return None
+        raise Refused(shown, "its directory cannot be opened (%s)" % (e.strerror or e), kind.fix)
+    try:
+        tree = Tree(parent, fd=dfd)
+        if tree.lstat(base) is None:
+            return None
+        try:
+            return tree.open(base, kind)
+        except Refused as e:
+            raise Refused(shown, e.what, e.fix, e.field)
+    finally:
+        os.close(dfd)
+
+
+def tail(path, max_bytes, kind=LOG):
+    """The last ``max_bytes`` bytes of the regular file at ``path`` (``open_path``'s rules), None when it does not
+    exist; Refused naming it when it is not a regular file reached without a link."""
+    opened = open_path(path, kind)
+    if opened is None:
+        return None
+    fd, st = opened
+    try:
+        start = max(0, st.st_size - max_bytes)
+        return read_exact(fd, start, st.st_size - start, printable(path), short_ok=True)
+    finally:
+        os.close(fd)
 
 
 # ---- JSON with limits

@@ -20,26 +20,15 @@ __metaclass__ = type
 
 import errno
 import os
-import re
 import stat
 
-from ansible_collections.llmserve.sglang.plugins.module_utils.host import owned_dirs
+from ansible_collections.llmserve.sglang.plugins.module_utils.host import boundary, owned_dirs
+# The one refusal, printable and control-character rule of the host boundary (host/boundary.py); the system-path
+# rule is host/owned_dirs.py's (one rule for every directory the collection owns). These names stay here for the
+# readers of this module.
+from ansible_collections.llmserve.sglang.plugins.module_utils.host.boundary import CONTROL, Refused, printable
 
-# A path component or value with these is never what a user or a source meant (C0, DEL and C1 controls).
-CONTROL = re.compile(u"[\x00-\x1f\x7f-\x9f]")
-# The system-path rule is host/owned_dirs.py's (one rule for every directory the collection owns); these names stay
-# here for the readers of this module.
 SYSTEM_PATHS, SYSTEM_TREES, MIN_DEPTH = owned_dirs.SYSTEM_PATHS, owned_dirs.SYSTEM_TREES, owned_dirs.MIN_DEPTH
-
-
-class Refused(ValueError):
-    """A path the role will not use; the message names it and why."""
-
-
-def printable(value):
-    """``value`` safe to put in a message: control characters escaped (a newline cannot forge a line)."""
-    text = value if isinstance(value, str) else repr(value)
-    return CONTROL.sub(lambda m: "\\x%02x" % ord(m.group(0)), text)
 
 
 def check_rel(rel, what="entry"):
@@ -84,26 +73,14 @@ def _dir_fd(root, parts, create):
     """An fd of ``root``/``parts`` reached without following a symlink below ``root`` (created with ``create``)."""
     fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
     try:
-        for part in parts:
-            if create:
-                try:
-                    os.mkdir(part, 0o755, dir_fd=fd)
-                except OSError as e:
-                    if e.errno != errno.EEXIST:
-                        raise
-            try:
-                nxt = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
-            except OSError as e:
-                if e.errno in (errno.ELOOP, errno.ENOTDIR):
-                    raise Refused("%s/%s is a symlink or not a directory; refused (nothing is followed out of "
-                                  "the tree)" % (printable(root), printable("/".join(parts))))
-                raise
-            os.close(fd)
-            fd = nxt
-        return fd
-    except BaseException:
-        os.close(fd)
+        return boundary.walk(fd, parts, create)
+    except OSError as e:
+        if e.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise Refused("%s/%s is a symlink or not a directory; refused (nothing is followed out of the tree)"
+                          % (printable(root), printable("/".join(parts))))
         raise
+    finally:
+        os.close(fd)
 
 
 def open_in(root, rel, flags, mode=0o644):
@@ -192,7 +169,7 @@ def check_dest(dest):
         if reason == "system":
             problems.append("dest %s is a system directory or holds one; the role replaces its dest whole - "
                             "give a directory of its own, e.g. /models/<name>" % label)
-        elif reason == "tree":
+        elif reason in ("tree", "live"):
             problems.append("dest %s is inside a system tree; weights do not belong there" % label)
         elif reason == "shallow":
             problems.append("dest %s is too shallow (fewer than %d components): it would be a whole tree of the "

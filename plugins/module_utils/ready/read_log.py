@@ -15,7 +15,8 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.ready.params import BadInput
-from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.log import LogReader, LogUnreadable, clean, in_order
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.log import (LogReader, LogUnreadable, clean, in_order,
+                                                                              read_tail)
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.signatures import Classifier
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.stages import StageTracker
 
@@ -101,12 +102,10 @@ class LogSource:
         paste replayed into the log); None when the log is in order, too big, or unreadable."""
         if not self.reader:
             return None
-        try:
-            if self.reader.size > REORDER_MAX:
-                return None
-            with open(self.path, "rb") as f:
-                text = f.read(REORDER_MAX).decode("utf-8", "replace")
-        except (OSError, IOError):
+        if self.reader.size > REORDER_MAX:
+            return None
+        text = read_tail(self.path, REORDER_MAX)  # host/untrusted: a regular file, no link, nothing that blocks
+        if text is None:
             return None
         lines, order = in_order([clean(x) for x in text.replace("\r", "\n").split("\n") if x.strip()])
         if order == "ordered":

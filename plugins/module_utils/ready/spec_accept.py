@@ -32,6 +32,7 @@ import time
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.api import MIN_ACCEPT_LENGTH, accept_length
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.client import SERVER_INFO_PATHS, Client
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.log import read_tail
 
 DEFAULT_PROMPTS = (
     "Explain in plain words how a hash table handles collisions.",
@@ -107,14 +108,8 @@ def log_accept_lengths(text, last=20):
 
 
 def read_log_tail(path, size=LOG_TAIL_BYTES):
-    try:
-        with open(path, "rb") as f:
-            f.seek(0, 2)
-            end = f.tell()
-            f.seek(max(0, end - size))
-            return f.read().decode("utf-8", "replace")
-    except (IOError, OSError):
-        return None
+    """The log's last ``size`` bytes (sglang/log.read_tail: a link or a FIFO is never read), or None."""
+    return read_tail(path, size)
 
 
 def meta_accept(meta):

@@ -14,12 +14,13 @@ __metaclass__ = type
 
 import re
 
+from ansible_collections.llmserve.sglang.plugins.module_utils.host import owned_dirs
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import caches
 
 MANAGERS = ("auto", "systemd", "pidfile")
 HELPERS = ("sglang_peer_watch.py", "sglang_supervise.py")
 HELPER_DIR = "/usr/local/lib/llmserve-sglang"
-RUN_ROOT = "/run/llmserve-sglang"
+RUN_ROOT = owned_dirs.RUN_ROOT  # the one tree below /run the path rule lets the collection make
 INSTANCE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 

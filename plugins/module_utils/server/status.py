@@ -17,23 +17,16 @@ __metaclass__ = type
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import allreduce
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import api
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import gates
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import log as sglang_log
 
 READY_LINE = "The server is fired up and ready to roll!"
 LOG_TAIL_BYTES = 1 << 20
 
 
 def log_tail(log_path, tail_bytes=LOG_TAIL_BYTES):
-    """The last ``tail_bytes`` of the server's log, or None where it cannot be read."""
-    if not log_path:
-        return None
-    try:
-        with open(log_path, "rb") as f:
-            f.seek(0, 2)
-            size = f.tell()
-            f.seek(max(0, size - tail_bytes))
-            return f.read().decode("utf-8", "replace")
-    except (IOError, OSError):
-        return None
+    """The last ``tail_bytes`` of the server's log, or None where it cannot be read (sglang/log.read_tail: a link or a
+    FIFO is never read)."""
+    return sglang_log.read_tail(log_path, tail_bytes)
 
 
 def latch_in_log(log_path, tail_bytes=LOG_TAIL_BYTES):

@@ -14,6 +14,10 @@ that does not exist yet are all normal states, not errors.
 
 The reader keeps no file descriptor between polls so that its whole state is a
 small JSON-able dict (the module is resumable across invocations).
+
+The log is opened through host/untrusted (``open_path``): a regular file only, never through a link (a log linked
+to /etc/shadow is refused, not shown in a tail), nothing that blocks (a FIFO is refused, not waited on); only the
+bytes asked for are read. ``read_tail`` is the one reader of a log's last bytes for the other modules.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -21,9 +25,10 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import collections
-import errno
 import os
 import re
+
+from ansible_collections.llmserve.sglang.plugins.module_utils.host import untrusted
 
 # A tqdm bar: "<desc>: 45%|####  | 10/22 [..]" or SGLang's
 # "<desc>:  97% Completed | 62/64 [..]".  Group 1 is the description, used to
@@ -95,21 +100,16 @@ class LogReader:
 
     # -- checks -----------------------------------------------------------
     def check_readable(self):
-        """Raise LogUnreadable if the log exists but cannot be read."""
+        """Raise LogUnreadable naming the log when it exists but is not a regular file reached without a link, or
+        cannot be read; False when it does not exist yet (it appears later), else its size."""
         try:
-            st = os.stat(self.path)
-        except OSError as e:
-            if e.errno in (errno.ENOENT, errno.ENOTDIR):
-                return False  # appears later: fine
-            raise LogUnreadable("cannot stat log %s: %s" % (self.path, e.strerror))
-        if not os.path.isfile(self.path):
-            raise LogUnreadable("log %s is not a regular file" % self.path)
-        try:
-            with open(self.path, "rb"):
-                pass
-        except OSError as e:
-            raise LogUnreadable("cannot read log %s: %s" % (self.path, e.strerror))
-        return st.st_size
+            opened = untrusted.open_path(self.path, untrusted.LOG)
+        except untrusted.Refused as e:
+            raise LogUnreadable("log %s" % e)
+        if opened is None:
+            return False
+        os.close(opened[0])
+        return opened[1].st_size
 
     @property
     def exists(self):
@@ -120,9 +120,18 @@ class LogReader:
         """Read what is new.  Return a list of new complete lines (str)."""
         self.events = []
         try:
-            st = os.stat(self.path)
-        except OSError:
+            opened = untrusted.open_path(self.path, untrusted.LOG)
+        except untrusted.Refused:
+            return []  # became a link or a FIFO since the first look: never read (the first look names it)
+        if opened is None:
             return []
+        fd, st = opened
+        try:
+            return self._read(fd, st)
+        finally:
+            os.close(fd)
+
+    def _read(self, fd, st):
         if self.ino is None:
             self.events.append("appeared")
             self.ino, self.dev = st.st_ino, st.st_dev
@@ -143,9 +152,8 @@ class LogReader:
         if st.st_size == self.offset:
             return []
         try:
-            with open(self.path, "rb") as f:
-                f.seek(self.offset)
-                data = f.read(min(self.chunk, st.st_size - self.offset))
+            data = untrusted.read_exact(fd, self.offset, min(self.chunk, st.st_size - self.offset), self.path,
+                                        short_ok=True)
         except OSError:
             return []
         self.offset += len(data)
@@ -209,6 +217,18 @@ class LogReader:
             else:
                 lines.append(cur)
         return lines[-self.tail.maxlen:]
+
+
+def read_tail(path, max_bytes):
+    """The last ``max_bytes`` of the log at ``path`` as text (host/untrusted.tail); None when there is none, or it is
+    refused (a link, a FIFO, a device: never read) or unreadable."""
+    if not path:
+        return None
+    try:
+        data = untrusted.tail(path, max_bytes)
+    except (untrusted.Refused, OSError):
+        return None
+    return None if data is None else data.decode("utf-8", "replace")
 
 
 # -- logs pasted in another order ---------------------------------------------------------------------------------

@@ -278,7 +278,7 @@ def test_a_link_to_a_system_directory_whole_message(tmp_path):
     os.symlink("/etc", str(tmp_path / "home"))
     e = pytest.raises(od.Refused, od.decide, str(tmp_path / "home"), 0, 0, 0o755, "server_home").value
     assert str(e) == "server_home %s (really /etc) is a system directory or holds one: the collection would chmod " \
-                     "and chown it; give a directory of its own" % (tmp_path / "home")
+                     "and chown it; give a directory of its own, e.g. /var/lib/sglang" % (tmp_path / "home")
 
 
 def test_a_cache_with_another_owner_whole_message(tmp_path):
