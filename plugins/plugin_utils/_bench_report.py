@@ -491,6 +491,30 @@ def curve_lines(raw: dict, rec: dict | None, conf: dict | None) -> list[str]:
     return lines
 
 
+def load_of(raw: dict) -> dict:
+    """Which load the run sent (bench_serving's ``load`` of each result): {"loads": [...], "words"}."""
+    loads = []
+    for res in raw.get("results", []):
+        got = res.get("load")
+        if isinstance(got, dict) and got not in loads:
+            loads.append(got)
+    if not loads:
+        meta = raw.get("meta") or {}
+        words = ("synthetic (%s words a prompt), not recorded per point" % meta["input_len"]
+                 if "input_len" in meta else "not recorded")
+        return {"loads": [], "words": words}
+    words = []
+    for load in loads:
+        if load.get("kind") == "prompts":
+            words.append("the user's prompt set %s (%s entries: %s conversations, %s prompts; %s characters at the "
+                         "median, %s the longest), in one fixed order" % (
+                             load.get("file"), load.get("entries"), load.get("conversations"), load.get("prompts"),
+                             load.get("chars_median"), load.get("chars_max")))
+        else:
+            words.append("synthetic (%s words a prompt, distinct per request)" % load.get("input_len", "?"))
+    return {"loads": loads, "words": "; ".join(words)}
+
+
 def markdown(raw: dict, analysis: dict, rec: dict | None, conf: dict | None, plots: list[str],
              plot_note: str | None) -> str:
     meta = raw.get("meta") or {}
@@ -500,6 +524,7 @@ def markdown(raw: dict, analysis: dict, rec: dict | None, conf: dict | None, plo
                 "repeats", "wall_s"):
         if key in meta:
             lines.append(f"- {key}: `{meta[key]}`")
+    lines.append(f"- load: {load_of(raw)['words']}")
     lines += ["", "Decode throughput = concurrency x median per-request decode rate (no time to first token), mean "
               "± standard error over the repeats; the other columns are means over the repeats.", ""]
     lines.append("| mode | concurrency | n | " + " | ".join(col[1] for col in TABLE_COLUMNS) + " |")
@@ -669,7 +694,7 @@ def build(run_dir: Path, with_plots: bool = True, tolerance: float = DEFAULT_TOL
     summary = {"analysis": analysis, "recommendation": rec, "confirmation": conf,
                "client_limited": client_limited(by_mode(raw.get("results", []))),
                "plots": [Path(p).name for p in plots], "report": "report.md", "model_points": model_points(raw),
-               "allreduce_ab": allreduce_ab(raw), "summary": shape}
+               "allreduce_ab": allreduce_ab(raw), "summary": shape, "load": load_of(raw)}
     # analysis.json: everything the report decided; summary.json: the short form of issue 34, exactly its keys
     (run_dir / "analysis.json").write_text(json.dumps(summary, indent=2) + "\n")
     (run_dir / "summary.json").write_text(json.dumps(shape, indent=2) + "\n")
@@ -693,6 +718,8 @@ def lines_of(summary: dict, run_dir) -> list[str]:
     for p in summary["client_limited"]:
         out.append(f"client-limited: {p['mode']} c={p['concurrency']}: {p['mean_decoding']:.1f} requests decoding "
                    "on average")
+    if summary.get("load"):
+        out.append(f"load: {summary['load']['words']}")
     rec = summary["recommendation"]
     if rec:
         out.append(f"recommendation: {rec.get('setting') or rec['action']}: {rec['reason']}")
