@@ -86,10 +86,12 @@ options:
     type: str
   expect_mode:
     description:
-      - Benchmark mode the server must be running (C(baseline), C(eagle3), C(eagle3_adaptive), C(eagle3_threshold),
-        C(applied), C(allreduce_nccl), C(allreduce_pcie_ipc)); checked against C(/server_info) before any load.
+      - Benchmark mode the server must be running (C(baseline), C(eagle3), C(eagle3_steps1) and C(eagle3_steps2)
+        (static EAGLE-3 on a 1- or 2-step chain), C(eagle3_adaptive), C(eagle3_threshold), C(applied),
+        C(allreduce_nccl), C(allreduce_pcie_ipc)); checked against C(/server_info) before any load.
     type: str
-    choices: [baseline, eagle3, eagle3_adaptive, eagle3_threshold, applied, allreduce_nccl, allreduce_pcie_ipc]
+    choices: [baseline, eagle3, eagle3_steps1, eagle3_steps2, eagle3_adaptive, eagle3_threshold, applied, allreduce_nccl,
+      allreduce_pcie_ipc]
   expect_speculative:
     description: The C(server_speculative) the mode was launched with (algorithm, draft_model_path, num_steps).
     type: dict
