@@ -530,7 +530,10 @@ def curve_lines(raw: dict, rec: dict | None, conf: dict | None) -> list[str]:
                   f"**{rec.get('setting') or rec['action']}** - {rec['reason']}.", ""]
         for name, loss in sorted((rec.get("losses") or {}).items()):
             where = ", ".join(f"{round(100 * w['lost'])}% at {w['batch']}" for w in loss["where"]) or "nothing"
-            lines.append(f"- {name}: loses {100 * loss['weighted']:.1f}% over the load; where: {where}")
+            worst = loss.get("worst")
+            worst = f"; worst {100 * worst['lost']:.1f}% at batch {worst['batch']}" if worst and worst["lost"] else ""
+            lines.append(f"- {name}: loses {100 * loss['weighted']:.1f}% over the load{worst}; where: {where}"
+                         + (" (not a candidate here)" if name not in (rec.get("candidates") or [name]) else ""))
         if rec.get("not_filled"):
             lines.append("- not filled (decide nothing): " + ", ".join(
                 f"{label(m)} at batch {b} ({_cell(r, '{:.1f}')} running, client {_cell(c, '{:.1f}')})"

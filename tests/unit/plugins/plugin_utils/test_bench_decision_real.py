@@ -87,6 +87,13 @@ def test_the_h100_table_applies_adaptive_with_its_own_threshold():
         "56.8%% at batch 1; static EAGLE-3 would lose 13.6%%, at worst 54.4%% at batch 256" % EVERY_POINT)
     lines = "\n".join(bench_report.curve_lines(raw(H100), rec, None))
     assert "**adaptive** - adaptive EAGLE-3 for this load" in lines and "at worst 17.0% at batch 64" in lines
+    assert "- adaptive: loses 6.6% over the load; worst 17.0% at batch 64; where: 17% at 64, 11% at 128, 12% at 256" \
+        in lines
+    assert "- baseline: loses 24.6% over the load; worst 56.8% at batch 1; where:" in lines
+    unpatched = decide(H100, patched=False)[1]
+    lines = "\n".join(bench_report.curve_lines(raw(H100), unpatched, None))
+    assert "- adaptive: loses 6.6% over the load; worst 17.0% at batch 64; where: 17% at 64, 11% at 128, 12% at 256 " \
+           "(not a candidate here)" in lines
 
 
 @pytest.mark.parametrize("table", ["h200", "h100"])
