@@ -14,8 +14,8 @@ short_description: What a benchmark mode launches through roles/server - its spe
 version_added: "0.1.0"
 description:
   - A step of playbooks/benchmark.yml. An action plugin; it runs on the controller and makes no round trip to the host.
-  - Turns a mode (C(baseline), C(eagle3), C(eagle3_adaptive), C(eagle3_threshold), C(applied), C(allreduce_nccl),
-    C(allreduce_pcie_ipc)) into the C(server_speculative) and C(server_env) roles/server launches it with
+  - Turns a mode (C(baseline), C(eagle3), C(eagle3_steps1), C(eagle3_steps2), C(eagle3_adaptive), C(eagle3_threshold),
+    C(applied), C(allreduce_nccl), C(allreduce_pcie_ipc)) into the C(server_speculative) and C(server_env) roles/server launches it with
     (C(plugins/module_utils/bench/modes.py), the one home of what a mode means; llmserve.sglang.bench_serving checks
     the server runs it).
   - C(server_env) and, without O(speculative), C(server_speculative) are the instance's settings with roles/server's
@@ -27,7 +27,8 @@ options:
     description: The benchmark mode.
     type: str
     required: true
-    choices: [baseline, eagle3, eagle3_adaptive, eagle3_threshold, applied, allreduce_nccl, allreduce_pcie_ipc]
+    choices: [baseline, eagle3, eagle3_steps1, eagle3_steps2, eagle3_adaptive, eagle3_threshold, applied, allreduce_nccl,
+      allreduce_pcie_ipc]
   speculative:
     description: The speculative settings the modes start from (C(benchmark_speculative)); default the instance's.
     type: dict

@@ -19,10 +19,11 @@ description:
     and, when matplotlib is importable on the controller, PNG plots next to it (decode throughput on the running-batch
     axis).
   - The three curves (baseline, static EAGLE-3, the adaptive setting) per batch size with the server's running batch
-    beside the client's ceiling; a point whose batch did not fill decides nothing. The recommendation is the adaptive
-    setting only with the step-0 patch recorded (meta C(step0_patched)) and within 10 % of the better static setting
-    at every point, else the static setting for the load (meta C(load_profile) or C(load_samples)), with what it
-    loses where (C(plugins/plugin_utils/_bench_curves.py)).
+    beside the client's ceiling; a point whose batch did not fill decides nothing. The recommendation is the setting
+    that loses the least of the best measured throughput over the load (meta C(load_profile) or C(load_samples),
+    else every point alike), a loss within 1 point of the least going to the simpler setting (baseline, static
+    EAGLE-3, adaptive), with its worst point and what the others would lose; the adaptive setting takes part only
+    with the step-0 patch recorded (meta C(step0_patched)) (C(plugins/plugin_utils/_bench_curves.py)).
   - Decode throughput per concurrency (concurrency x median per-request decode rate), mean and standard error over
     the repeats; where each speculative mode stops beating the baseline, interpolated, with a +-1 SE band and the
     crossover of each repeat; the threshold (speculate while at most that many requests run) turned into the

@@ -44,9 +44,18 @@ options:
     type: int
     default: 128
   input_len:
-    description: Prompt length (words for the built-in client, tokens for SGLang's).
+    description: Prompt length (words for the built-in client, tokens for SGLang's) of the synthetic load.
     type: int
     default: 32
+  prompts:
+    description:
+      - 'The user''s prompt set on this host instead of the synthetic load - a JSONL file, one object a line,
+        C({"messages": [{"role": "user", "content": "..."}]}) (a chat conversation; a trailing assistant turn is the
+        reply and is not sent) or C({"prompt": "..."}) - sent in one fixed shuffled order, each with its own length.'
+      - Read as untrusted (no link followed, at most 64 MiB, 100000 lines of at most 1 MiB, 256 turns); a bad line
+        fails the task before any load, naming its line number and field. Conversations need O(endpoint=chat); the
+        built-in client sends the set (O(engine=auto) picks it, O(engine=sglang) is refused).
+    type: path
   endpoint:
     description: API the built-in client uses.
     type: str
@@ -77,10 +86,12 @@ options:
     type: str
   expect_mode:
     description:
-      - Benchmark mode the server must be running (C(baseline), C(eagle3), C(eagle3_adaptive), C(eagle3_threshold),
-        C(applied), C(allreduce_nccl), C(allreduce_pcie_ipc)); checked against C(/server_info) before any load.
+      - Benchmark mode the server must be running (C(baseline), C(eagle3), C(eagle3_steps1) and C(eagle3_steps2)
+        (static EAGLE-3 on a 1- or 2-step chain), C(eagle3_adaptive), C(eagle3_threshold), C(applied),
+        C(allreduce_nccl), C(allreduce_pcie_ipc)); checked against C(/server_info) before any load.
     type: str
-    choices: [baseline, eagle3, eagle3_adaptive, eagle3_threshold, applied, allreduce_nccl, allreduce_pcie_ipc]
+    choices: [baseline, eagle3, eagle3_steps1, eagle3_steps2, eagle3_adaptive, eagle3_threshold, applied, allreduce_nccl,
+      allreduce_pcie_ipc]
   expect_speculative:
     description: The C(server_speculative) the mode was launched with (algorithm, draft_model_path, num_steps).
     type: dict
@@ -163,6 +174,11 @@ result:
       type: str
     accept_length: {description: EAGLE accept length from /server_info; null without speculation., type: float}
     engine: {description: Client used (builtin or the SGLang module name)., type: str}
+    load:
+      description:
+        - Which load was sent - C(kind) C(synthetic) (C(input_len)) or C(prompts) (C(file), C(entries),
+          C(conversations), C(prompts), C(chars_median), C(chars_max)).
+      type: dict
     engine_note:
       description: Why that client - for example that SGLang's does not run there, with its error.
       type: str
@@ -194,6 +210,7 @@ except ImportError:  # pragma: no cover
     from urlparse import urlparse
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.bench import modes
+from ansible_collections.llmserve.sglang.plugins.module_utils.bench import prompts as prompt_set
 from ansible_collections.llmserve.sglang.plugins.module_utils.host.run import module_runner
 from ansible_collections.llmserve.sglang.plugins.module_utils.bench.client import (
     choose_engine, from_sglang_result, metrics_sampler, run_load, running_fields, server_accept_length, server_info,
@@ -221,6 +238,7 @@ def main():
             sample_running=dict(type="bool", default=True),
             sample_interval=dict(type="float", default=0.25),
             server_log=dict(type="path"),
+            prompts=dict(type="path"),
         ),
         supports_check_mode=True,
     )
@@ -228,6 +246,19 @@ def main():
     if p["concurrency"] < 1:
         module.fail_json(msg="concurrency must be >= 1")
     num = p["num_requests"] or max(4 * p["concurrency"], 8)
+    entries, load = None, prompt_set.synthetic(p["input_len"])
+    if p["prompts"]:
+        # the user's file, read as untrusted before anything is sent: a bad line is a refusal naming line and field
+        try:
+            entries = prompt_set.read(p["prompts"])
+        except (prompt_set.untrusted.Refused, OSError) as exc:
+            module.fail_json(msg="prompts: %s" % exc)
+        if p["endpoint"] != "chat" and any("messages" in e for e in entries):
+            module.fail_json(msg="prompts: %s holds chat conversations: they need endpoint chat, not %s"
+                             % (p["prompts"], p["endpoint"]))
+        if p["engine"] == "sglang":
+            module.fail_json(msg="prompts: engine sglang cannot send a prompt set: use engine builtin or auto")
+        load = prompt_set.describe(entries, p["prompts"])
     if module.check_mode:
         module.exit_json(changed=False, result={})
 
@@ -248,7 +279,10 @@ def main():
             module.fail_json(msg=why, server=server)
 
     python = p["sglang_python"] if p["sglang_python"] and os.access(p["sglang_python"], os.X_OK) else None
-    engine, engine_note = choose_engine(p["engine"], python, module_runner(module, timeout=180))
+    if entries is not None:
+        engine, engine_note = "builtin", "a prompt set is given (prompts): the built-in client sends it"
+    else:
+        engine, engine_note = choose_engine(p["engine"], python, module_runner(module, timeout=180))
     if engine is None:
         module.fail_json(msg="engine=sglang: " + engine_note)
 
@@ -257,7 +291,7 @@ def main():
         result, _records = run_load(p["url"], p["concurrency"], num, p["max_new_tokens"], p["input_len"],
                                     endpoint=p["endpoint"], model=p["model"], api_key=p["api_key"],
                                     timeout=p["timeout"], client=client, sample=sample,
-                                    sample_interval=p["sample_interval"])
+                                    sample_interval=p["sample_interval"], prompts=entries)
     else:
         parsed = urlparse(p["url"])
         fd, out = tempfile.mkstemp(suffix=".jsonl")
@@ -297,6 +331,7 @@ def main():
         result["accept_length"] = server_accept_length(p["url"], client=client)
     result["engine"] = engine
     result["engine_note"] = engine_note
+    result["load"] = load
     if server is not None:
         result["server"] = server
     result["max_new_tokens"] = p["max_new_tokens"]

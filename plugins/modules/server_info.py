@@ -132,8 +132,10 @@ view:
   description:
     - The instance's resolved view (plugin_utils/_server_view.py), added on the controller - C(instance), C(paths),
       C(host), C(port), C(url), C(health_path), C(python), C(version), C(model_path), C(served_model_name),
-      C(spec) (C(on), C(algorithm), C(draft_model_path), C(adaptive)), C(nodes), C(rank), C(replica_problem), C(tp_group),
-      C(min_accept_length), C(manager), C(args).
+      C(spec) (C(on), C(algorithm), C(draft_model_path), C(adaptive)), C(speculation) (the setting in force -
+      C(setting) off/static/adaptive, C(threshold), C(tiers), C(words) - and its C(source), a benchmark run and its
+      date, or the inventory), C(nodes), C(rank), C(replica_problem), C(tp_group), C(min_accept_length), C(manager),
+      C(args).
     - Where the instance listens, what it runs and its SGLang come from its record when it has one.
   returned: success
   type: dict

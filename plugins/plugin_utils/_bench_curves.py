@@ -11,10 +11,9 @@
 - The grid doubles the batch (:func:`next_point`): the first mode until the server saturates, a point does not fill
   or the time budget is spent; the later modes at the first mode's points until their order against the others
   has settled; the confirming run at every point.
-- :func:`recommend`: the adaptive setting only where the installed SGLang carries the step-0 patch (its step 0 a
-  plain decode, not SGLang's verify path at 3-5x the cost) and the adaptive curve stays within TOLERANCE of the
-  better static setting at every deciding point; else the static setting (EAGLE-3 or the baseline) that loses the
-  least over the user's load profile, saying what is lost where.
+- :func:`recommend`: the setting that loses the least of the best measured throughput over the user's load profile
+  (ties within TIE to the simpler one), its worst point beside it; adaptive takes part only where the installed
+  SGLang carries the step-0 patch (its step 0 a plain decode, not SGLang's verify path at 3-5x the cost).
 - :func:`confirm`: the confirming run against the best measured curve at every point, within TOLERANCE.
 - :func:`summary`: summary.json, in exactly the shape issue 34 gives.
 """
@@ -32,8 +31,11 @@ CURVES = (BASELINE, STATIC, ADAPTIVE)
 SETTING_OF = {BASELINE: "baseline", STATIC: "eagle3", ADAPTIVE: "adaptive"}
 # The recommendation's action, as playbooks/benchmark.yml applies it, per setting.
 ACTION_OF = {"adaptive": "adaptive", "eagle3": "keep", "baseline": "off"}
+SIMPLER = ("baseline", "eagle3", "adaptive")  # the order ties are broken in
+LABEL = {"baseline": "the baseline (no speculation)", "eagle3": "static EAGLE-3", "adaptive": "adaptive EAGLE-3"}
 FILL = 0.9          # a point decides only when the running batch reached this share of its batch size
 TOLERANCE = 0.10    # adaptive against the better static setting; the confirming run against the best curve
+TIE = 0.01          # losses within this (1 point) of the least: the simpler setting is applied
 SATURATION_GAIN = 0.10  # the first mode stops doubling once doubling the batch gains less than this
 # The patch roles/sglang records when the installed SGLang's step 0 runs as the target's plain decode (issue 34).
 STEP0_PATCH = "spec-step0-plain-decode"
@@ -134,27 +136,55 @@ def _best(row, names=CURVES):
     return mode, got[mode]
 
 
-def recommend(results, version, capability, patched, candidate, configured, load=None):
-    """The setting the measurement supports: adaptive, or the static one that suits the user's load.
+def _losses(mode, weights, by_batch):
+    """{"weighted", "where", "worst", "stand_ins"} of ``mode`` over the load: at each point 1 - tok/s / the best
+    measured there. A deciding point ``mode`` was not measured at (the grid stopped measuring it once its order had
+    settled behind) counts the loss of its nearest measured point below; None when there is none below."""
+    measured = sorted(b for b, r in by_batch.items()
+                      if r["modes"].get(mode, {}).get("decode") is not None)
+    lost_at = {}
+    for b in measured:
+        _m, best = _best(by_batch[b])
+        lost_at[b] = max(0.0, 1.0 - by_batch[b]["modes"][mode]["decode"] / best) if best else 0.0
+    loss, where, worst, stand_ins = 0.0, [], None, []
+    for b, w in sorted(weights.items()):
+        if b in lost_at:
+            lost = lost_at[b]
+        else:
+            below = [m for m in measured if m < b]
+            if not below:
+                return None
+            lost = lost_at[below[-1]]
+            stand_ins.append({"batch": b, "from": below[-1]})
+        loss += w * lost
+        row = by_batch[b]
+        best_mode, best = _best(row)
+        point = {"batch": b, "tok_s": row["modes"].get(mode, {}).get("decode"), "best": best,
+                 "best_setting": SETTING_OF[best_mode], "lost": lost}
+        if lost > 0.01:
+            where.append(point)
+        if w > 0 and (worst is None or lost > worst["lost"]):
+            worst = point
+    return {"weighted": loss, "where": where, "worst": worst, "stand_ins": stand_ins}
 
+
+def recommend(results, version, capability, patched, candidate, configured, load=None):
+    """The setting the measurement supports: the one that loses the least of the best measured throughput.
+
+    Among the settings that can run here - the baseline, static EAGLE-3, and the adaptive setting only where the
+    installed SGLang carries STEP0_PATCH and the adaptive curve was measured - the one whose loss against the best
+    measured curve (at each deciding point 1 - tok/s / the best there), weighted by the user's load, is the least;
+    a loss within TIE of the least goes to the simpler setting (baseline, then EAGLE-3, then adaptive). Its worst
+    point is reported beside it. Points whose batch did not fill decide nothing.
     candidate: spec_setting.recommend()'s answer for the measured crossover (action adaptive: the setting the adaptive
     curve was measured with); patched: whether the installed SGLang carries STEP0_PATCH (None: not known);
     configured: the speculative settings the modes started from; load: see :func:`profile`.
     Returns {"setting": adaptive|eagle3|baseline|None, "action", "server_speculative", "reason", "why_not_adaptive",
-    "shortfalls", "losses", "profile", "profile_source", "deciding", "not_filled", "version", "capability"}.
+    "shortfalls", "losses", "worst", "candidates", "profile", "profile_source", "deciding", "not_filled", "version",
+    "capability"}.
     """
     table = rows(results)
-    deciding = [r for r in table if _decides(r, (BASELINE, STATIC))]
-    out = {"version": version, "capability": capability, "patched": patched, "step0_patch": STEP0_PATCH,
-           "deciding": [r["batch"] for r in deciding], "not_filled": not_filled(table), "shortfalls": [],
-           "losses": {}, "why_not_adaptive": []}
-    if not deciding:
-        out.update(setting=None, action="refuse", reason=(
-            "no batch size was measured in both the baseline and static EAGLE-3 with the batch filled: nothing "
-            "decides. Raise --max-running-requests (benchmark_max_batch), run the load from a less busy host, or "
-            "give the run more time (benchmark_time_budget)"))
-        return out
-    why = out["why_not_adaptive"]
+    why = []
     cand = candidate or {}
     if cand.get("action") != "adaptive":
         why.append("no adaptive setting to apply (%s)" % (cand.get("reason") or "no crossover measured"))
@@ -164,8 +194,20 @@ def recommend(results, version, capability, patched, candidate, configured, load
         why.append("SGLang %s has no %s patch (roles/sglang's patch record): its step 0 runs SGLang's verify path "
                    "(measured on the H200: 3-5x a plain decode step at batch 16-256), not the target's plain "
                    "decode" % (version or "(unknown version)", STEP0_PATCH))
+    # where adaptive can run, an adaptive point that did not fill makes its batch decide nothing, as a static one does
+    deciding = [r for r in table if _decides(r, (BASELINE, STATIC))
+                and (why or r["modes"].get(ADAPTIVE, {}).get("filled") is not False)]
+    out = {"version": version, "capability": capability, "patched": patched, "step0_patch": STEP0_PATCH,
+           "deciding": [r["batch"] for r in deciding], "not_filled": not_filled(table), "shortfalls": [],
+           "losses": {}, "why_not_adaptive": why, "tie": TIE}
+    if not deciding:
+        out.update(setting=None, action="refuse", reason=(
+            "no batch size was measured in both the baseline and static EAGLE-3 with the batch filled: nothing "
+            "decides. Raise --max-running-requests (benchmark_max_batch), run the load from a less busy host, or "
+            "give the run more time (benchmark_time_budget)"))
+        return out
     adaptive_points = [r for r in deciding if _decides(r, (ADAPTIVE,))]
-    for r in adaptive_points:
+    for r in adaptive_points:  # reported, not a veto: the loss decides
         static_mode, static_best = _best(r, (BASELINE, STATIC))
         got = r["modes"][ADAPTIVE]["decode"]
         if static_best and got < (1 - TOLERANCE) * static_best:
@@ -173,44 +215,36 @@ def recommend(results, version, capability, patched, candidate, configured, load
                                       "static_setting": SETTING_OF[static_mode], "ratio": got / static_best})
     if cand.get("action") == "adaptive" and not adaptive_points:
         why.append("the adaptive setting was not measured at a batch size that filled")
-    if out["shortfalls"]:
-        why.append("the adaptive curve falls more than %d%% below the better static setting at batch %s" % (
-            round(TOLERANCE * 100), ", ".join("%d (%.2fx of %s)" % (s["batch"], s["ratio"], s["static_setting"])
-                                              for s in out["shortfalls"])))
     weights, source = profile(load, [r["batch"] for r in deciding])
     out["profile"], out["profile_source"] = weights, source
     by_batch = dict((r["batch"], r) for r in deciding)
     for mode in CURVES:
-        if mode == ADAPTIVE and not adaptive_points:
-            continue
-        loss, where = 0.0, []
-        for b, w in weights.items():
-            row = by_batch[b]
-            best_mode, best = _best(row)
-            got = row["modes"].get(mode, {}).get("decode")
-            if got is None or not best:
-                continue
-            lost = max(0.0, 1.0 - got / best)
-            loss += w * lost
-            if lost > 0.01:
-                where.append({"batch": b, "tok_s": got, "best": best, "best_setting": SETTING_OF[best_mode],
-                              "lost": lost})
-        out["losses"][SETTING_OF[mode]] = {"weighted": loss, "where": where}
-    if not why:
-        setting = "adaptive"
+        loss = _losses(mode, weights, by_batch) if mode != ADAPTIVE or adaptive_points else None
+        if loss is not None:
+            out["losses"][SETTING_OF[mode]] = loss
+        elif mode == ADAPTIVE and adaptive_points and not why:
+            why.append("the adaptive setting was not measured at batch %d or below" % min(weights))
+    runs = [s for s in SIMPLER if s in out["losses"] and (s != "adaptive" or not why)]
+    least = min(out["losses"][s]["weighted"] for s in runs)
+    setting = next(s for s in runs if out["losses"][s]["weighted"] <= least + TIE)
+    lowest = min(runs, key=lambda s: (out["losses"][s]["weighted"], SIMPLER.index(s)))
+    mine = out["losses"][setting]
+    out["candidates"] = runs
+    out["worst"] = {"batch": mine["worst"]["batch"], "loss": mine["worst"]["lost"]} if mine["worst"] else None
+    others = ["%s would %s" % (LABEL[s], _loss_words(out["losses"][s])) for s in SIMPLER
+              if s != setting and s in out["losses"]]
+    reason = "%s for this load (%s): it %s" % (LABEL[setting], source, _loss_words(mine, full=True))
+    reason += "".join("; " + o for o in others)
+    if setting != lowest:
+        reason += "; %s loses %.1f%%, within %.0f point of it: the simpler setting goes" % (
+            LABEL[lowest], 100 * out["losses"][lowest]["weighted"], 100 * TIE)
+    if setting == "adaptive":
         spec = dict(cand["server_speculative"])
-        reason = ("the adaptive setting stays within %d%% of the better static setting at every measured batch size "
-                  "(%s) and SGLang %s carries %s: %s" % (round(TOLERANCE * 100),
-                                                         ", ".join(str(b) for b in out["deciding"]),
-                                                         version, STEP0_PATCH, cand.get("reason")))
+        reason += "; SGLang %s carries %s: %s" % (version, STEP0_PATCH, cand.get("reason"))
     else:
-        setting = min(("eagle3", "baseline"), key=lambda s: (out["losses"][s]["weighted"], s != "baseline"))
         spec = (modes.launch(STATIC, configured)["speculative"] if setting == "eagle3" else {"algorithm": ""})
-        reason = "static %s for this load (%s): it loses %.1f%% of the best measured throughput over it%s; " \
-                 "adaptive refused: %s" % (
-                     "EAGLE-3" if setting == "eagle3" else "baseline (no speculation)", source,
-                     100 * out["losses"][setting]["weighted"], _where(out["losses"][setting]["where"]),
-                     "; ".join(why))
+        if why:
+            reason += "; adaptive refused: " + "; ".join(why)
     out.update(setting=setting, action=ACTION_OF[setting], server_speculative=spec, reason=reason)
     if setting == "adaptive":
         for key in ("effective_threshold", "config_key", "threshold"):
@@ -218,12 +252,16 @@ def recommend(results, version, capability, patched, candidate, configured, load
     return out
 
 
-def _where(where):
-    if not where:
-        return ""
-    return " (%s)" % ", ".join("%d%% at batch %d, where %s gives %.0f tok/s"
-                               % (round(100 * w["lost"]), w["batch"], w["best_setting"], w["best"])
-                               for w in where)
+def _loss_words(loss, full=False):
+    """'loses 5.6% of the best measured throughput over it, at worst 12.1% at batch 256 (where baseline gives ...)'."""
+    worst = loss["worst"]
+    text = ("loses %.1f%% of the best measured throughput over it" if full else "lose %.1f%%") % (
+        100 * loss["weighted"])
+    if worst and worst["lost"] > 0:
+        text += ", at worst %.1f%% at batch %d" % (100 * worst["lost"], worst["batch"])
+        if full:
+            text += " (where %s gives %.0f tok/s)" % (worst["best_setting"], worst["best"])
+    return text
 
 
 def confirm(results, tolerance=TOLERANCE):

@@ -42,6 +42,7 @@ import math
 import os
 from pathlib import Path
 
+from ansible_collections.llmserve.sglang.plugins.module_utils.bench import modes
 from ansible_collections.llmserve.sglang.plugins.plugin_utils import _bench_curves as curves
 from ansible_collections.llmserve.sglang.plugins.plugin_utils import _bench_spec_setting as spec_setting
 from ansible_collections.llmserve.sglang.plugins.module_utils.host import boundary, owned_dirs, untrusted
@@ -54,6 +55,7 @@ BASELINE = "baseline"
 ADAPTIVE = curves.ADAPTIVE  # the adaptive setting of the measured crossover, measured before anything is applied
 CONFIRM = curves.APPLIED    # the confirming run: the applied setting, deployed
 MODE_LABELS = {"baseline": "baseline", "eagle3": "EAGLE-3", "eagle3_adaptive": "EAGLE-3 adaptive (SGLang default)",
+               "eagle3_steps1": "EAGLE-3, 1 step", "eagle3_steps2": "EAGLE-3, 2 steps",
                ADAPTIVE: "adaptive (the threshold's config)", CONFIRM: "applied setting (confirming run)"}
 TABLE_COLUMNS = [
     ("decode_throughput", "decode tok/s", "{:.1f}"),
@@ -355,16 +357,77 @@ def analyse(raw: dict, tolerance: float = DEFAULT_TOLERANCE) -> dict:
     return analysis
 
 
+def choose_tiers(by_steps: dict[int, dict[int, float]]) -> dict:
+    """The adaptive setting's tiers from measured static chains (issue 44 item 6): {"tiers", "best", "why"}.
+
+    ``by_steps``: {steps: {batch: decode tok/s}} of the points that filled - 0 the baseline, the static EAGLE-3
+    chain, shorter chains (1, 2 steps) where measured. At each batch the baseline and the EAGLE-3 chain were both
+    measured at, the chain with the most tok/s wins (a tie: fewer steps); where the winner changes, the boundary is
+    the two winners' crossover between those batches (:func:`crossover`). ``tiers`` is None - keep the two tiers
+    of the crossover - unless a shorter chain wins somewhere and the winners' steps only fall as the batch grows.
+    """
+    top = max(by_steps) if by_steps else 0
+    batches = sorted(set(by_steps.get(0, {})) & set(by_steps.get(top, {})))
+    shorter = [s for s in by_steps if 0 < s < top]
+    best = {}
+    for b in batches:
+        got = dict((s, c[b]) for s, c in by_steps.items() if b in c and c[b] is not None)
+        best[b] = max(got, key=lambda s: (got[s], -s))
+    out = {"tiers": None, "best": best}
+    if not shorter:
+        out["why"] = "no shorter chain measured (benchmark_modes eagle3_steps1, eagle3_steps2): two tiers"
+        return out
+    seq = [best[b] for b in batches]
+    if not any(s in shorter for s in seq):
+        out["why"] = "no shorter chain (%s steps) beats both static settings at a measured batch size: two tiers" % (
+            ", ".join(str(s) for s in sorted(shorter)))
+        return out
+    if any(later > earlier for earlier, later in zip(seq, seq[1:])):
+        out["why"] = "the best chain does not shorten as the batch grows (%s): two tiers" % ", ".join(
+            "%d: %d steps" % (b, best[b]) for b in batches)
+        return out
+    tiers = []
+    for (b0, s0), (b1, s1) in zip(zip(batches, seq), zip(batches[1:], seq[1:])):
+        if s0 == s1:
+            continue
+        longer, fewer = by_steps[s0], by_steps[s1]
+        if all(b in c for b in (b0, b1) for c in (longer, fewer)):
+            upto = crossover({b0: fewer[b0], b1: fewer[b1]}, {b0: longer[b0], b1: longer[b1]})["threshold"]
+        else:
+            upto = b0  # one of them not measured on both sides: the last batch the longer chain was seen winning
+        tiers.append({"steps": s0, "upto": upto})
+    tiers.append({"steps": seq[-1], "upto": None})
+    out.update(tiers=tiers, why="measured: %s" % ", ".join("%d steps at batch %d" % (best[b], b) for b in batches))
+    return out
+
+
+def tiers_of(raw: dict) -> dict:
+    """:func:`choose_tiers` over a run's filled points (the EAGLE-3 chain's steps: its num_steps, else 3)."""
+    meta = raw.get("meta") or {}
+    top = int((meta.get("speculative") or {}).get("num_steps") or 3)
+    steps_of = dict(modes.SHORT_STEPS, **{BASELINE: 0, "eagle3": top})
+    by_steps: dict[int, dict[int, float]] = {}
+    for row in curves.rows(raw.get("results", [])):
+        for mode, got in row["modes"].items():
+            if mode in steps_of and got["decode"] is not None and got["filled"] is not False:
+                by_steps.setdefault(steps_of[mode], {})[row["batch"]] = got["decode"]
+    return choose_tiers(by_steps)
+
+
 def candidate(raw: dict, analysis: dict) -> dict | None:
-    """The adaptive setting of the measured crossover (spec_setting.recommend): what the adaptive curve measures."""
+    """The adaptive setting of the measured crossover (spec_setting.recommend): what the adaptive curve measures;
+    with tiers (:func:`tiers_of`) where a measured shorter chain beats both static settings."""
     meta = raw.get("meta") or {}
     entry = analysis.get("eagle3")
     if not entry or not entry["points"]:
         return None
-    return spec_setting.recommend(entry["threshold"], str(meta.get("sglang_version") or ""),
+    chosen = tiers_of(raw)
+    cand = spec_setting.recommend(entry["threshold"], str(meta.get("sglang_version") or ""),
                                   meta.get("speculative") or {}, capture=meta.get("cuda_graph_bs"),
                                   cuda_graph_max_bs=meta.get("cuda_graph_max_bs") or 48,
-                                  cuda_graph=not meta.get("disable_cuda_graph", False))
+                                  cuda_graph=not meta.get("disable_cuda_graph", False), tiers=chosen["tiers"])
+    cand["tiers_why"] = chosen["why"]
+    return cand
 
 
 def recommendation(raw: dict, analysis: dict) -> dict | None:
@@ -474,7 +537,10 @@ def curve_lines(raw: dict, rec: dict | None, conf: dict | None) -> list[str]:
                   f"**{rec.get('setting') or rec['action']}** - {rec['reason']}.", ""]
         for name, loss in sorted((rec.get("losses") or {}).items()):
             where = ", ".join(f"{round(100 * w['lost'])}% at {w['batch']}" for w in loss["where"]) or "nothing"
-            lines.append(f"- {name}: loses {100 * loss['weighted']:.1f}% over the load; where: {where}")
+            worst = loss.get("worst")
+            worst = f"; worst {100 * worst['lost']:.1f}% at batch {worst['batch']}" if worst and worst["lost"] else ""
+            lines.append(f"- {name}: loses {100 * loss['weighted']:.1f}% over the load{worst}; where: {where}"
+                         + (" (not a candidate here)" if name not in (rec.get("candidates") or [name]) else ""))
         if rec.get("not_filled"):
             lines.append("- not filled (decide nothing): " + ", ".join(
                 f"{label(m)} at batch {b} ({_cell(r, '{:.1f}')} running, client {_cell(c, '{:.1f}')})"
@@ -498,6 +564,30 @@ def curve_lines(raw: dict, rec: dict | None, conf: dict | None) -> list[str]:
     return lines
 
 
+def load_of(raw: dict) -> dict:
+    """Which load the run sent (bench_serving's ``load`` of each result): {"loads": [...], "words"}."""
+    loads = []
+    for res in raw.get("results", []):
+        got = res.get("load")
+        if isinstance(got, dict) and got not in loads:
+            loads.append(got)
+    if not loads:
+        meta = raw.get("meta") or {}
+        words = ("synthetic (%s words a prompt), not recorded per point" % meta["input_len"]
+                 if "input_len" in meta else "not recorded")
+        return {"loads": [], "words": words}
+    words = []
+    for load in loads:
+        if load.get("kind") == "prompts":
+            words.append("the user's prompt set %s (%s entries: %s conversations, %s prompts; %s characters at the "
+                         "median, %s the longest), in one fixed order" % (
+                             load.get("file"), load.get("entries"), load.get("conversations"), load.get("prompts"),
+                             load.get("chars_median"), load.get("chars_max")))
+        else:
+            words.append("synthetic (%s words a prompt, distinct per request)" % load.get("input_len", "?"))
+    return {"loads": loads, "words": "; ".join(words)}
+
+
 def markdown(raw: dict, analysis: dict, rec: dict | None, conf: dict | None, plots: list[str],
              plot_note: str | None) -> str:
     meta = raw.get("meta") or {}
@@ -507,6 +597,7 @@ def markdown(raw: dict, analysis: dict, rec: dict | None, conf: dict | None, plo
                 "repeats", "wall_s"):
         if key in meta:
             lines.append(f"- {key}: `{meta[key]}`")
+    lines.append(f"- load: {load_of(raw)['words']}")
     lines += ["", "Decode throughput = concurrency x median per-request decode rate (no time to first token), mean "
               "± standard error over the repeats; the other columns are means over the repeats.", ""]
     lines.append("| mode | concurrency | n | " + " | ".join(col[1] for col in TABLE_COLUMNS) + " |")
@@ -758,7 +849,7 @@ def _build(dfd: int, run_dir, with_plots: bool, tolerance: float) -> dict:
     summary = {"analysis": analysis, "recommendation": rec, "confirmation": conf,
                "client_limited": client_limited(by_mode(raw.get("results", []))),
                "plots": plots, "report": "report.md", "model_points": model_points(raw),
-               "allreduce_ab": allreduce_ab(raw), "summary": shape}
+               "allreduce_ab": allreduce_ab(raw), "summary": shape, "load": load_of(raw)}
     # analysis.json: everything the report decided; summary.json: the short form of issue 34, exactly its keys
     write("analysis.json", (json.dumps(summary, indent=2) + "\n").encode("utf-8"))
     write("summary.json", (json.dumps(shape, indent=2) + "\n").encode("utf-8"))
@@ -782,6 +873,8 @@ def lines_of(summary: dict, run_dir) -> list[str]:
     for p in summary["client_limited"]:
         out.append(f"client-limited: {p['mode']} c={p['concurrency']}: {p['mean_decoding']:.1f} requests decoding "
                    "on average")
+    if summary.get("load"):
+        out.append(f"load: {summary['load']['words']}")
     rec = summary["recommendation"]
     if rec:
         out.append(f"recommendation: {rec.get('setting') or rec['action']}: {rec['reason']}")

@@ -29,8 +29,11 @@ def capability(version):
         return None
 
 
-def recommend(threshold, version, speculative, capture=None, cuda_graph_max_bs=None, cuda_graph=True):
+def recommend(threshold, version, speculative, capture=None, cuda_graph_max_bs=None, cuda_graph=True, tiers=None):
     """The setting that makes the server speculate only while at most ``threshold`` requests run.
+
+    tiers: ``[{"steps", "upto"}, ...]`` chosen from measured shorter chains (_bench_report.tiers): the adaptive
+    config drafts each tier's steps up to its batch size (e.g. 3 -> 1 -> 0) instead of the two tiers S -> 0.
 
     threshold None: speculation pays at every measured load (keep it always on); 0: it never pays (turn it off).
     capture: the speculative server's decode CUDA-graph sizes (``/server_info``); else derived from
@@ -71,6 +74,8 @@ def recommend(threshold, version, speculative, capture=None, cuda_graph_max_bs=N
         capture = None
     elif not capture:
         capture = spec_capture_sizes(int(cuda_graph_max_bs or 48))
+    if tiers:
+        return _tiered(out, spec, version, tiers, capture)
     rendered = adaptive.threshold_config(version, steps, threshold, capture)
     if "error" in rendered:
         out.update(action="off", reason=rendered["error"], server_speculative={"algorithm": ""})
@@ -85,4 +90,24 @@ def recommend(threshold, version, speculative, capture=None, cuda_graph_max_bs=N
                           "" if eff == threshold else
                           " (CUDA-graph padding routes batches by capture size: %d is the largest <= %d)"
                           % (eff, threshold))))
+    return out
+
+
+def _tiered(out, spec, version, tiers, capture):
+    """recommend()'s answer for tiers measured on shorter chains: one slot per tier, steps falling with the batch."""
+    rendered = adaptive.tiers_config(version, tiers, capture)
+    if "error" in rendered:
+        out.update(action="off", reason=rendered["error"], server_speculative={"algorithm": ""})
+        return out
+    routed = rendered["tiers"]
+    steps = max(t["steps"] for t in routed)
+    off = [t for t in routed if t["steps"] == 0]
+    setting = dict(spec, adaptive=True, eagle_topk=1, num_steps=steps, num_draft_tokens=steps + 1,
+                   adaptive_config=rendered["config"])
+    out.update(action="adaptive", server_speculative=setting, tiers=routed,
+               effective_threshold=off[0]["from"] - 1 if off else None, config_key=off[0]["from"] if off else None,
+               reason="speculate by tiers measured on this GPU: %s: --speculative-adaptive with slots %s" % (
+                   ", ".join("%d steps %s" % (t["steps"], "from batch %d" % t["from"] if t["upto"] is None
+                                              else "up to %d running requests" % t["upto"]) for t in routed),
+                   ", ".join("%d -> [%d]" % (t["from"], t["steps"]) for t in routed)))
     return out

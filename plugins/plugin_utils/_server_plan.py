@@ -837,9 +837,10 @@ def report(own, ready=None):
     if came_up(ready) and ready.get("elapsed") is not None:
         srv = ready.get("server") or {}
         stages = " > ".join(st.get("stage", "?") for st in ready.get("stages") or [])
-        lines.append("READY in %.1f s (sglang %s; model %s; %s; stages %s)" % (
+        lines.append("READY in %.1f s (sglang %s; model %s; %s; stages %s; speculation: %s)" % (
             float(ready["elapsed"]), srv.get("version") or own.get("version"), srv.get("served_model") or "?",
-            own["ready"]["url"] if own.get("node_rank", 0) == 0 else "worker of %s" % own["nodes"][0], stages))
+            own["ready"]["url"] if own.get("node_rank", 0) == 0 else "worker of %s" % own["nodes"][0], stages,
+            ((own.get("view") or {}).get("speculation") or {}).get("words") or "not known"))
     elif own.get("action") == "none" and own.get("running"):
         lines.append("running, pid %s" % (own.get("pid") or "?"))
     return lines

@@ -9,7 +9,8 @@ tested equal to roles/server/defaults/main.yml), and of :func:`build`, which tur
 recorded at the instance's last start, when there is a record - into::
 
     instance, paths, host, port, url, health_path, python, version, model_path, served_model_name,
-    spec {on, algorithm, draft_model_path, adaptive}, speculative (the setting), nodes, rank, tp_group,
+    spec {on, algorithm, draft_model_path, adaptive}, speculation (what it applies, in words, and where it came
+    from: sglang/speculative.in_force), speculative (the setting), nodes, rank, tp_group,
     min_accept_length, manager, args
 
 roles/server publishes it as the fact ``server_view`` (the server_info and server_plan actions) and records it in the
@@ -96,7 +97,8 @@ SGLANG_FOLLOWS = {
     "base_env": ("sglang_server_env", "server_env"),
 }
 # What the instance's record says about the server that runs (it wins over the settings for these).
-RUNNING = ("host", "port", "url", "health_path", "python", "version", "model_path", "served_model_name", "spec")
+RUNNING = ("host", "port", "url", "health_path", "python", "version", "model_path", "served_model_name", "spec",
+           "speculation")
 
 
 def settings_from_vars(hv):
@@ -185,6 +187,8 @@ def build(raw, name=None, groups=None, version=None, recorded=None, manager=None
         "python": str(s["python"]), "version": ver,
         "model_path": str(s["model_path"] or ""), "served_model_name": str(s["served_model_name"] or ""),
         "spec": spec,
+        # what the setting applies, in words, and where it came from (a benchmark run and its date, or the inventory)
+        "speculation": speculative.in_force(s["speculative"]),
         # the setting itself (num_steps, adaptive_config, ...): what a benchmark mode starts from
         "speculative": copy.deepcopy(s["speculative"]) if isinstance(s["speculative"], dict) else s["speculative"],
         "nodes": nodes, "rank": nodes.index(name) if (name in nodes and not problem) else 0,

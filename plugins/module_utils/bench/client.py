@@ -38,6 +38,7 @@ import re
 import threading
 import time
 
+from ansible_collections.llmserve.sglang.plugins.module_utils.bench.prompts import order as prompt_order
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.api import accept_length
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.client import Client
 
@@ -76,7 +77,14 @@ def make_prompt(index, input_len):
 
 
 def build_request(endpoint, prompt, max_new_tokens, model="default"):
-    """Return (path, body) of one streamed request."""
+    """Return (path, body) of one streamed request. ``prompt``: a text, or an entry of the user's prompt set
+    (bench/prompts.py: ``{"prompt": text}`` or ``{"messages": [...]}``, a conversation the chat endpoint sends)."""
+    messages = None
+    if isinstance(prompt, dict):
+        messages = prompt.get("messages")
+        prompt = prompt.get("prompt", "")
+    if messages is not None and endpoint != "chat":
+        raise ValueError("chat conversations of a prompt set need endpoint chat, not %r" % endpoint)
     if endpoint == "generate":
         path = "/generate"
         body = {"text": prompt, "stream": True,
@@ -84,7 +92,7 @@ def build_request(endpoint, prompt, max_new_tokens, model="default"):
                                     "ignore_eos": True}}
     elif endpoint == "chat":
         path = "/v1/chat/completions"
-        body = {"model": model, "messages": [{"role": "user", "content": prompt}],
+        body = {"model": model, "messages": messages or [{"role": "user", "content": prompt}],
                 "max_tokens": int(max_new_tokens), "temperature": 0.0, "stream": True,
                 "ignore_eos": True, "stream_options": {"include_usage": True}}
     else:
@@ -282,14 +290,21 @@ def summarize(records, duration, concurrency, max_errors=5, samples=None):
 
 
 def run_load(base_url, concurrency, num_requests, max_new_tokens=128, input_len=32, endpoint="chat",
-             model="default", api_key=None, timeout=600.0, seed=0, client=None, sample=None, sample_interval=0.5):
+             model="default", api_key=None, timeout=600.0, seed=0, client=None, sample=None, sample_interval=0.5,
+             prompts=None):
     """Closed loop: ``concurrency`` threads each send their next request as soon as the previous ends,
     until ``num_requests`` were sent.  Returns (summary, records).
+
+    ``prompts``: the user's prompt set (bench/prompts.read), sent in its fixed shuffled order (request i the
+    entry order[i mod n]) with each entry's own length; else synthetic prompts of ``input_len`` words.
 
     ``client``: the SGLang client to send through (sglang/client.Client), else one for ``base_url`` and ``api_key``.
     One connection per request, as SGLang's own benchmark client opens them. ``sample``: a callable returning the
     server's running batch (or None), called every ``sample_interval`` seconds while the load runs."""
     build_request(endpoint, "", 1)  # an unknown endpoint is refused before a thread starts
+    sequence = prompt_order(len(prompts), seed) if prompts else None
+    if prompts and endpoint != "chat" and any("messages" in e for e in prompts):
+        build_request(endpoint, {"messages": []}, 1)  # refused before a thread starts, as above
     client = client or Client(base_url, api_key)
     concurrency = max(1, int(concurrency))
     num_requests = max(1, int(num_requests))
@@ -304,8 +319,9 @@ def run_load(base_url, concurrency, num_requests, max_new_tokens=128, input_len=
                 if index >= num_requests:
                     return
                 state["next"] = index + 1
-            rec = one_request(client, endpoint, make_prompt(seed * 100000 + index, input_len), max_new_tokens,
-                              model=model, timeout=timeout)
+            prompt = (prompts[sequence[index % len(sequence)]] if sequence
+                      else make_prompt(seed * 100000 + index, input_len))
+            rec = one_request(client, endpoint, prompt, max_new_tokens, model=model, timeout=timeout)
             with lock:
                 records.append(rec)
 

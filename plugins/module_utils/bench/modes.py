@@ -20,8 +20,13 @@ from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import adap
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import speculative as spec_rule
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.api import accept_length
 
-MODES = ("baseline", "eagle3", "eagle3_adaptive", "eagle3_threshold", "applied", "allreduce_nccl", "allreduce_pcie_ipc")
-SPECULATIVE_MODES = ("eagle3", "eagle3_adaptive", "eagle3_threshold")
+MODES = ("baseline", "eagle3", "eagle3_steps1", "eagle3_steps2", "eagle3_adaptive", "eagle3_threshold", "applied",
+         "allreduce_nccl", "allreduce_pcie_ipc")
+# Static EAGLE-3 on a shorter chain (issue 44 item 6): where the two static curves cross, 1 or 2 steps may beat both;
+# measured, they give the adaptive setting a middle tier (3 -> 1 -> 0 by running batch).
+SHORT_STEPS = {"eagle3_steps1": 1, "eagle3_steps2": 2}
+STATIC_MODES = ("eagle3",) + tuple(sorted(SHORT_STEPS))
+SPECULATIVE_MODES = STATIC_MODES + ("eagle3_adaptive", "eagle3_threshold")
 # What SGLang logs when it turns --speculative-adaptive off and serves static (arg_groups/speculative_hook.py,
 # _maybe_disable_adaptive, 0.5.15.post1 and 0.5.23); /server_info then says speculative_adaptive false.
 ADAPTIVE_DISABLED = adaptive_rule.DISABLED_LINE
@@ -79,8 +84,8 @@ def meaning(mode, speculative):
     if mode in ("allreduce_nccl", "allreduce_pcie_ipc"):
         return "the configured speculation (%s)" % (spec_rule.algorithm(spec) or "none")
     what = "%s with draft %s" % (spec_rule.algorithm(spec) or "no algorithm", spec.get("draft_model_path"))
-    if mode == "eagle3":
-        return what + ", not adaptive"
+    if mode in STATIC_MODES:
+        return what + ", not adaptive" + (", num_steps %d" % SHORT_STEPS[mode] if mode in SHORT_STEPS else "")
     if mode == "eagle3_adaptive":
         return what + ", adaptive with SGLang's default config"
     if mode == "applied":
@@ -109,11 +114,11 @@ def problems(mode, speculative, facts):
         out.append("the draft is %s, not %s" % (facts.get("draft_model_path"), spec["draft_model_path"]))
     if spec.get("num_steps") is not None and facts.get("num_steps") != int(spec["num_steps"]):
         out.append("num_steps is %s, not %s" % (facts.get("num_steps"), spec["num_steps"]))
-    if mode == "eagle3" and facts.get("eagle_topk") not in (None, 1):
+    if mode in STATIC_MODES and facts.get("eagle_topk") not in (None, 1):
         out.append("eagle_topk is %s, not 1 (static EAGLE-3 is measured as the topk-1 chain adaptive runs)"
                    % facts.get("eagle_topk"))
     if mode in SPECULATIVE_MODES or mode == "applied":
-        want_adaptive = bool(spec.get("adaptive")) if mode == "applied" else mode != "eagle3"
+        want_adaptive = bool(spec.get("adaptive")) if mode == "applied" else mode not in STATIC_MODES
         if want_adaptive and not facts.get("adaptive"):
             out.append("speculative_adaptive is %s, not True (%s)" % (facts.get("adaptive"), ADAPTIVE_DISABLED_FIX))
         elif facts.get("adaptive") != want_adaptive:
@@ -167,7 +172,7 @@ def launch(mode, configured, applied=None, env=None, args=None, max_batch=None):
     elif mode.startswith("allreduce_"):
         spec = conf
     else:
-        steps = int(conf.get("num_steps") or 3)
+        steps = SHORT_STEPS.get(mode) or int(conf.get("num_steps") or 3)
         spec = dict(conf, adaptive=False, adaptive_config=None, eagle_topk=1, num_steps=steps,
                     num_draft_tokens=steps + 1)
     out_env = dict(env or {})

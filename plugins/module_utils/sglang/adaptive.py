@@ -108,6 +108,32 @@ def threshold_config(version, num_steps, threshold, capture=None):
             "config_key": key, "effective_threshold": eff}
 
 
+def tiers_config(version, tiers, capture=None):
+    """The adaptive config of tiers ``[{"steps": S, "upto": T}, ..., {"steps": 0, "upto": None}]`` (steps falling
+    with the running batch: each tier drafts its steps while at most ``upto`` requests run, the next one above).
+
+    Returns {"config", "tiers": [{"steps", "from", "upto"}] as SGLang routes them (keys padded like
+    :func:`threshold_config`; a tier no capture bucket falls in is dropped)} or {"error": why}.
+    """
+    fmt = config_format(version)
+    if fmt != "slots_zero":
+        return {"error": "SGLang %s %s: upgrade to 0.5.14 or later (roles/sglang)" % (version, WHY_NO_THRESHOLD[fmt])}
+    slots = [[1, int(tiers[0]["steps"])]]
+    for tier, nxt in zip(tiers, tiers[1:]):
+        key, _eff = threshold_key(tier["upto"], capture)
+        if key <= slots[-1][0]:
+            slots[-1][1] = int(nxt["steps"])  # this tier covers no captured size: the next one starts where it did
+        else:
+            slots.append([key, int(nxt["steps"])])
+    merged = []
+    for key, steps in slots:
+        if not merged or merged[-1][1] != steps:
+            merged.append([key, steps])
+    out = [{"steps": steps, "from": key, "upto": (merged[i + 1][0] - 1) if i + 1 < len(merged) else None}
+           for i, (key, steps) in enumerate(merged)]
+    return {"config": dict((str(key), {"candidate_steps": [steps]}) for key, steps in merged), "tiers": out}
+
+
 def _is_int(value):
     return isinstance(value, int) and not isinstance(value, bool)
 

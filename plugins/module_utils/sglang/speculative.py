@@ -22,6 +22,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import json
+
 ALGORITHMS = ("EAGLE3", "EAGLE")
 DEFAULT_ALGORITHM = "EAGLE3"
 
@@ -95,3 +97,63 @@ def problems(spec):
             or (isinstance(v, str) and v.strip().lower() in _TRUE + _FALSE)):
         found.append(({"adaptive": v}, "is not a boolean", "give true or false"))
     return out, found
+
+
+SOURCE_MAX = 200  # characters of server_speculative.source kept (inventory text: shown, never run)
+INVENTORY = "the inventory"
+
+
+def _slots(cfg):
+    """[(batch-size key, [candidate steps])] of an adaptive config (a mapping or its JSON text), by key; [] when it
+    has none (SGLang's own default config) or cannot be read."""
+    if isinstance(cfg, str):
+        try:
+            cfg = json.loads(cfg)
+        except ValueError:
+            return []
+    if not isinstance(cfg, dict):
+        return []
+    out = []
+    for key, entry in cfg.items():
+        steps = entry.get("candidate_steps") if isinstance(entry, dict) else None
+        if str(key).isdigit() and isinstance(steps, list) and all(_count(s) is not None for s in steps):
+            out.append((int(key), [_count(s) for s in steps]))
+    return sorted(out)
+
+
+def _source(spec):
+    text = spec.get("source") if isinstance(spec, dict) else None
+    text = " ".join(str(text or "").split())  # one line: no newline or tab of an inventory string reaches a report
+    return text[:SOURCE_MAX] or INVENTORY
+
+
+def in_force(spec):
+    """What a ``server_speculative`` mapping applies, in words, and where it came from (issue 44).
+
+    ``{"setting": "off" | "static" | "adaptive", "algorithm", "threshold", "tiers", "source", "words"}``: ``tiers``
+    the adaptive config's slots ``[{"from": batch, "steps": [...]}]``; ``threshold`` the largest batch that still speculates
+    (the first slot of steps [0], less one) or None; ``source`` the mapping's ``source`` (what wrote it:
+    playbooks/benchmark.yml names its run and date) else the inventory.
+    """
+    source = _source(spec)
+    algo = algorithm(spec)
+    out = {"setting": "off", "algorithm": algo, "threshold": None, "tiers": [], "source": source}
+    if not algo:
+        out["words"] = "off, from %s" % source
+        return out
+    if not resolve(spec)["adaptive"]:
+        chain = ", ".join("%s %s" % (k, spec[k]) for k in ("num_steps", "eagle_topk") if spec.get(k) is not None)
+        out.update(setting="static", words="static %s%s, from %s" % (algo, " (%s)" % chain if chain else "", source))
+        return out
+    tiers = _slots(spec.get("adaptive_config"))
+    off = [key for key, steps in tiers if steps == [0]]
+    out.update(setting="adaptive", tiers=[{"from": key, "steps": steps} for key, steps in tiers],
+               threshold=off[0] - 1 if off else None)
+    if not tiers:
+        how = "SGLang's own config"
+    else:
+        how = "%s%s" % ("threshold %d: " % out["threshold"] if off else "",
+                        ", ".join("%s steps from batch %d" % ("/".join(str(s) for s in steps), key)
+                                  for key, steps in tiers))
+    out["words"] = "adaptive %s (%s), from %s" % (algo, how, source)
+    return out

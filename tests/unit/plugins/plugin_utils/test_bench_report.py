@@ -13,6 +13,7 @@ import pytest
 
 from ansible_collections.llmserve.sglang.plugins.plugin_utils import _bench_report as bench_report
 from ansible_collections.llmserve.sglang.plugins.plugin_utils import _bench_spec_setting as spec_setting
+from ansible_collections.llmserve.sglang.plugins.plugin_utils import _server_view as server_view
 
 REPO = testpaths.REPO
 sys.path.insert(0, os.path.join(REPO, "tools", "bench_report"))
@@ -247,6 +248,20 @@ def test_no_crossover_keeps_and_never_paying_turns_off_and_topk_is_refused():
     assert spec_setting.recommend(0, "0.5.9", {})["server_speculative"] == {"algorithm": ""}
     rec = spec_setting.recommend(5, "0.5.23", {"eagle_topk": 4})
     assert rec["action"] == "refuse" and "eagle_topk 1" in rec["reason"]
+
+
+def test_the_adaptive_setting_fills_the_topk_and_steps_the_roles_defaults_leave_null():
+    # roles/server's defaults leave num_steps, eagle_topk and num_draft_tokens null (SGLang picks; a Llama target
+    # picks topk 4, which adaptive refuses): the adaptive setting names the chain it was measured with
+    spec = dict(server_view.DEFAULTS["speculative"], draft_model_path="/d")
+    assert (spec["eagle_topk"], spec["num_steps"], spec["num_draft_tokens"]) == (None, None, None)
+    s = spec_setting.recommend(5, "0.5.23", spec, cuda_graph_max_bs=64)["server_speculative"]
+    assert (s["eagle_topk"], s["num_steps"], s["num_draft_tokens"], s["adaptive"]) == (1, 3, 4, True)
+    assert s["adaptive_config"] == {"1": {"candidate_steps": [3]}, "6": {"candidate_steps": [0]}}
+    # steps given are kept, topk 1 given stays 1
+    s = spec_setting.recommend(5, "0.5.23", dict(spec, num_steps=2, eagle_topk=1))["server_speculative"]
+    assert (s["eagle_topk"], s["num_steps"], s["num_draft_tokens"]) == (1, 2, 3)
+    assert s["adaptive_config"]["1"] == {"candidate_steps": [2]}
 
 
 def test_confirming_run_must_follow_the_best_curve_at_every_point(tmp_path):

@@ -154,14 +154,27 @@ def test_the_report_of_a_start_that_came_up():
         "sglang-default.service: start (not running (never started)); sglang 0.5.23, node 0 of 1",
         "/opt/sglang/venv/bin/python -m sglang.launch_server " + " ".join(pl["argv"]),
         "WARNING: w1", "WARNING: w2",
-        "READY in 12.3 s (sglang 0.5.23.post1; model kimi; http://127.0.0.1:30000; stages load_weights > ? > ready)"]
+        "READY in 12.3 s (sglang 0.5.23.post1; model kimi; http://127.0.0.1:30000; stages load_weights > ? > ready; "
+        "speculation: static EAGLE3, from the inventory)"]
     # what the server did not say: the plan's version, '?' for the model, no stages
     assert sp.report(pl, {"ready": True, "elapsed": 1})[-1] == \
-        "READY in 1.0 s (sglang 0.5.23; model ?; http://127.0.0.1:30000; stages )"
+        "READY in 1.0 s (sglang 0.5.23; model ?; http://127.0.0.1:30000; stages ; speculation: static EAGLE3, from the inventory)"
     # not up, or up without a time: no READY line
     assert sp.report(pl, {"ready": False, "elapsed": 1})[-1] == "WARNING: w2"
     assert sp.report(pl, {"ready": True})[-1] == "WARNING: w2"
     assert sp.report(pl, None)[-1] == "WARNING: w2"
+
+
+def test_the_ready_line_names_the_speculation_applied_and_its_source():
+    spec = {"algorithm": "EAGLE3", "draft_model_path": "/m/draft", "adaptive": True, "eagle_topk": 1, "num_steps": 3,
+            "num_draft_tokens": 4, "adaptive_config": {"1": {"candidate_steps": [3]}, "57": {"candidate_steps": [0]}},
+            "source": "benchmark run /r of 2026-12-07T17:00"}
+    pl = sp.plan(dict(defaults(), args={}, speculative=spec), host())
+    assert not pl.get("refusals"), pl.get("refusals")
+    assert sp.report(pl, {"ready": True, "elapsed": 1})[-1].endswith(
+        "; speculation: adaptive EAGLE3 (threshold 56: 3 steps from batch 1, 0 steps from batch 57), from benchmark "
+        "run /r of 2026-12-07T17:00)")
+    assert "source" not in " ".join(pl["argv"]) and "2026-12-07" not in " ".join(pl["argv"])
 
 
 def test_the_report_of_a_worker_node_names_rank_0():
@@ -169,7 +182,8 @@ def test_the_report_of_a_worker_node_names_rank_0():
     pl = sp.plan(s, h)
     lines = sp.report(pl, {"ready": True, "elapsed": 2, "stages": []})
     assert lines[0].endswith("; sglang 0.5.23, node 1 of 2")
-    assert lines[-1] == "READY in 2.0 s (sglang 0.5.23; model ?; worker of n0; stages )"
+    assert lines[-1] == ("READY in 2.0 s (sglang 0.5.23; model ?; worker of n0; stages ; speculation: static EAGLE3, "
+                         "from the inventory)")
 
 
 def test_the_report_of_what_did_not_start():
@@ -699,7 +713,8 @@ def test_no_sglang_in_the_venv_word_for_word():
 
 def test_the_report_of_a_plan_without_a_rank_is_rank_0s():
     own = {"ready": {"url": "http://h:1"}, "nodes": ["n0", "n1"], "version": "0.5.23"}
-    assert sp.report(own, {"ready": True, "elapsed": 1})[-1] == "READY in 1.0 s (sglang 0.5.23; model ?; http://h:1; stages )"
+    assert sp.report(own, {"ready": True, "elapsed": 1})[-1] == (
+        "READY in 1.0 s (sglang 0.5.23; model ?; http://h:1; stages ; speculation: not known)")
 
 
 def test_the_failure_block_drops_only_the_messages_trailing_dots():

@@ -106,6 +106,25 @@ def test_the_record_says_where_the_running_server_listens():
     assert sv.build({"instance": "b", "port": 30005}, recorded={"view": rec})["port"] == 30005
 
 
+def test_the_view_says_what_speculation_is_applied_and_the_record_wins():
+    applied = {"draft_model_path": "/d", "adaptive": True, "eagle_topk": 1, "num_steps": 3,
+               "adaptive_config": {"1": {"candidate_steps": [3]}, "57": {"candidate_steps": [0]}},
+               "source": "benchmark run /r of 2026-12-07T17:00"}
+    v = sv.build({"speculative": applied})
+    assert v["speculation"]["setting"] == "adaptive" and v["speculation"]["threshold"] == 56
+    assert v["speculation"]["words"].endswith("from benchmark run /r of 2026-12-07T17:00")
+    assert sv.build({})["speculation"]["words"] == "static EAGLE3, from the inventory"
+    # what the running instance recorded at its start is in force, not the settings changed since
+    rec = sv.record(v)
+    now = sv.build({"speculative": {"algorithm": ""}}, recorded={"argv": [], "view": rec})
+    assert now["speculation"] == v["speculation"] and now["spec"]["adaptive"] is True
+    # a record written before the field: the settings' words
+    old = dict(rec)
+    del old["speculation"]
+    assert sv.build({"speculative": {"algorithm": ""}}, recorded={"argv": [], "view": old})["speculation"]["words"] == \
+        "off, from the inventory"
+
+
 def defaults(**kw):
     from test_server_plan import defaults as plan_defaults
     s = plan_defaults()

@@ -57,3 +57,42 @@ def test_the_plan_and_the_public_filter_say_the_same_words():
     # what passed the check is rendered as given
     argv = sglang_argv({"model_path": "/m", "speculative": {"draft_model_path": "/d", "num_steps": "2"}}, "0.5.23")["argv"]
     assert argv[argv.index("--speculative-num-steps") + 1] == "2" and "--speculative-draft-model-path" in argv
+
+
+# ---- what is applied, in words, and where it came from (issue 44 item 5)
+
+ADAPTIVE_57 = {"draft_model_path": "/d", "adaptive": True, "eagle_topk": 1, "num_steps": 3,
+               "adaptive_config": {"1": {"candidate_steps": [3]}, "57": {"candidate_steps": [0]}},
+               "source": "benchmark run /srv/bench/20261207T170000Z of 2026-12-07T17:00:00+00:00"}
+
+
+@pytest.mark.parametrize("spec, setting, threshold, words", [
+    (None, "off", None, "off, from the inventory"),
+    ({"algorithm": "", "source": "benchmark run /r of 2026-12-07"}, "off", None, "off, from benchmark run /r of 2026-12-07"),
+    ({"draft_model_path": "/d"}, "static", None, "static EAGLE3, from the inventory"),
+    ({"draft_model_path": "/d", "num_steps": 3, "eagle_topk": 1, "source": " "}, "static", None,
+     "static EAGLE3 (num_steps 3, eagle_topk 1), from the inventory"),
+    (ADAPTIVE_57, "adaptive", 56, "adaptive EAGLE3 (threshold 56: 3 steps from batch 1, 0 steps from batch 57), from "
+                                  "benchmark run /srv/bench/20261207T170000Z of 2026-12-07T17:00:00+00:00"),
+    # a JSON config, three tiers: the threshold is where drafting stops, not the first change
+    (dict(ADAPTIVE_57, source=None, adaptive_config='{"73": {"candidate_steps": [0]}, "1": {"candidate_steps": [3]}, '
+                                                    '"33": {"candidate_steps": [1]}, "ema_alpha": 0.2}'),
+     "adaptive", 72, "adaptive EAGLE3 (threshold 72: 3 steps from batch 1, 1 steps from batch 33, 0 steps from batch "
+                     "73), from the inventory"),
+    ({"draft_model_path": "/d", "adaptive": "yes"}, "adaptive", None,
+     "adaptive EAGLE3 (SGLang's own config), from the inventory"),
+    ({"draft_model_path": "/d", "adaptive": True, "adaptive_config": "{not json"}, "adaptive", None,
+     "adaptive EAGLE3 (SGLang's own config), from the inventory"),
+])
+def test_in_force_names_the_setting_and_where_it_came_from(spec, setting, threshold, words):
+    got = speculative.in_force(spec)
+    assert (got["setting"], got["threshold"], got["words"]) == (setting, threshold, words)
+
+
+def test_in_force_keeps_an_inventory_source_to_one_bounded_line():
+    got = speculative.in_force({"draft_model_path": "/d", "source": "run\n  X\tof\r\nday" + "y" * 300})
+    assert got["source"].startswith("run X of day") and len(got["source"]) == speculative.SOURCE_MAX
+    assert "\n" not in got["words"] and "\t" not in got["words"]
+    assert speculative.in_force({"draft_model_path": "/d", "source": "y" * speculative.SOURCE_MAX})["source"] == \
+        "y" * speculative.SOURCE_MAX
+    assert speculative.in_force(ADAPTIVE_57)["tiers"] == [{"from": 1, "steps": [3]}, {"from": 57, "steps": [0]}]
