@@ -26,20 +26,20 @@ def refusals(own_port=None, urls=None, **kw):
 
 def test_a_good_plan():
     out = rp.plan(BASE, "r", URLS)
-    assert out == {"urls": URLS, "expected": 2, "refusals": []}
+    assert out == {"urls": URLS, "expected": 2, "refusals": [], "urls_in_env": False}
     assert rp.plan(dict(BASE, worker_urls=["http://x:1"]), "r", URLS)["urls"] == ["http://x:1"]
 
 
 @pytest.mark.parametrize("kw, urls, words", [
-    ({}, [], "router_worker_urls is empty and group 'gpu_hosts' has no hosts"),
+    ({}, [], "router_worker_urls=[] is empty and group 'gpu_hosts' has no hosts"),
     ({"expected_workers": 0}, URLS, "router_expected_workers=0 is not between 1 and 2"),
     ({"expected_workers": 3}, URLS, "router_expected_workers=3 is not between 1 and 2"),
-    ({"expected_workers": "two"}, URLS, "router_expected_workers=two"),
-    ({"policy": "fastest"}, URLS, "router_policy=fastest is not one of"),
-    ({"package": "vllm-router"}, URLS, "router_package=vllm-router is neither"),
+    ({"expected_workers": "two"}, URLS, 'router_expected_workers="two"'),
+    ({"policy": "fastest"}, URLS, 'router_policy="fastest" is not one of'),
+    ({"package": "vllm-router"}, URLS, 'router_package="vllm-router" is neither'),
     ({"health_check_port": 8000}, URLS, "router_health_check_port=8000 is router_port"),
     ({"health_check_port": 29000}, URLS, "router_health_check_port=29000 is router_port"),
-    ({"health_check_timeout_secs": "x"}, URLS, "router_health_check_timeout_secs=x is under"),
+    ({"health_check_timeout_secs": "x"}, URLS, 'router_health_check_timeout_secs="x" is under'),
 ])
 def test_each_check_refuses_on_its_own(kw, urls, words):
     found = refusals(urls=urls, **kw)
