@@ -74,17 +74,16 @@ def scalar_problem(value):
 
 
 def without_credentials(url):
-    """``url`` with the password of its user:password@ replaced by ``***`` (to show it in a message or a result)."""
+    """``url`` with the password of its user:password@ replaced by ``***`` (to show it in a message or a result).
+    Everything up to the last ``@`` counts as the user's part: a password with an unencoded ``/``, ``?`` or ``@``
+    stays hidden too (a path with an ``@`` is masked with it)."""
     text = url if isinstance(url, str) else str(url)
     scheme, sep, rest = text.partition("://")
-    if not sep:
+    userinfo, at, after = rest.rpartition("@")
+    if not sep or not at:
         return text
-    netloc, slash, path = rest.partition("/")
-    userinfo, at, hostport = netloc.rpartition("@")
-    if not at:
-        return text
-    user = userinfo.split(":", 1)[0]
-    return "%s://%s:***@%s%s%s" % (scheme, user, hostport, slash, path)
+    user = userinfo.split(":", 1)[0].split("/", 1)[0]
+    return "%s://%s:***@%s" % (scheme, user, after)
 
 
 def has_credentials(url):
@@ -127,7 +126,7 @@ def port(value, zero=False):
     their text ('8000') only: not a boolean, not 80.5."""
     if isinstance(value, bool):
         return None
-    if isinstance(value, str) and re.match(r"^\s*\d{1,5}\s*\Z", value):
+    if isinstance(value, str) and re.match(r"^\d{1,5}\Z", value):  # its text as written: "80\n" is no port
         value = int(value)
     if not isinstance(value, int) or not (0 if zero else 1) <= value <= 65535:
         return None
