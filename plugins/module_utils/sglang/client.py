@@ -54,6 +54,8 @@ def key_problem(api_key, name="api_key"):
     """None for an API key an Authorization header can carry, else why not - in words that never hold the key
     (http.client's own error quotes the header, key included, into a traceback)."""
     problem = values.text_problem(api_key)
+    if not problem and isinstance(api_key, str) and any(ord(c) > 0xff for c in api_key):
+        problem = "has a character outside Latin-1"
     if problem:
         return ("%s %s: no HTTP header can carry it; give the key on one line (a key read from a file keeps its "
                 "trailing newline: | trim it)" % (name, problem))
