@@ -100,11 +100,12 @@ def record_problems(rec, kind):
         inst = rec.get("instance")
         if not isinstance(inst, str) or not INSTANCE_RE.match(inst) or values.shell_word_problem(inst):
             out.append("%s: server_instance %s cannot name a unit, a label and a runbook's 'systemctl status "
-                       "sglang-INSTANCE': use letters, digits, '.', '_' or '-' (at most 64)" % (_shown(name), _shown(inst)))
+                       "sglang-INSTANCE': use letters, digits, '.', '_' or '-' (at most 64)"
+                       % (_shown(name), _shown(inst)))
         problem = values.label_value_problem(rec.get("tp_group"))
         if problem:
-            out.append("%s: server_tp_group %s %s: give the replica's group name" % (_shown(name), _shown(rec.get("tp_group")),
-                                                                                   problem))
+            out.append("%s: server_tp_group %s %s: give the replica's group name"
+                       % (_shown(name), _shown(rec.get("tp_group")), problem))
     return out
 
 
@@ -122,7 +123,8 @@ def settings_problems(settings):
         for k, v in sorted(labels.items(), key=lambda kv: str(kv[0])):
             problem = values.label_name_problem(k)
             if problem:
-                out.append("monitoring_%s key %s %s: give a label name like team or severity_route" % (key, _shown(k), problem))
+                out.append("monitoring_%s key %s %s: give a label name like team or severity_route"
+                           % (key, _shown(k), problem))
             problem = values.label_value_problem(v)
             if problem:
                 out.append("monitoring_%s.%s=%s %s: give one value on one line" % (key, k, _shown(v), problem))
@@ -136,8 +138,9 @@ def settings_problems(settings):
         # a flag (--name=value) is a plain word after its dashes
         problem = values.shell_word_problem(arg.lstrip("-") if isinstance(arg, str) else arg)
         if problem:
-            out.append("Prometheus argument %d %s %s (the service's ARGS line is read by sh): fix monitoring_extra_args, "
-                       "monitoring_listen_address or monitoring_retention" % (i, _shown(arg), problem))
+            out.append("Prometheus argument %d %s %s (the service's ARGS line is read by sh): fix "
+                       "monitoring_extra_args, monitoring_listen_address or monitoring_retention"
+                       % (i, _shown(arg), problem))
     return out
 
 

@@ -501,7 +501,8 @@ def _systemd_word(arg):
 
 def _c_escape(m):
     c = m.group(0)
-    return {"\n": "\\n", "\t": "\\t", "\r": "\\r"}.get(c) or ("\\x%02x" % ord(c) if ord(c) < 0x80 else "\\u%04x" % ord(c))
+    named = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}.get(c)
+    return named or ("\\x%02x" % ord(c) if ord(c) < 0x80 else "\\u%04x" % ord(c))
 
 
 def shell_join(argv):
