@@ -134,8 +134,11 @@ waits:
            "running": 0}}
 """
 
+import json
+
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.llmserve.sglang.plugins.module_utils.host import values
 from ansible_collections.llmserve.sglang.plugins.module_utils.router import drain, gateway
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.client import Client, key_problem
 
@@ -179,6 +182,11 @@ def main():
     if not url:
         module.fail_json(msg="worker_url is empty: set router_drain_worker_url to the worker URL as the router knows "
                              "it (http://host:port)")
+    for name, value in (("gateway_url", p["gateway_url"]), ("worker_url", url)):
+        problem = values.url_problem(value, credentials=True)
+        if problem:
+            module.fail_json(msg="%s %s %s: give http(s)://HOST:PORT on one line" % (
+                name, json.dumps(values.without_credentials(value)), problem))
     for name in ("timeout", "removal_timeout", "interval"):
         if p[name] <= 0:
             module.fail_json(msg="%s is %s: give a number of seconds above 0" % (name, p[name]))

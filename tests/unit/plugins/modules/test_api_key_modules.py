@@ -67,7 +67,7 @@ def test_a_good_key_is_taken(name):
 def test_router_worker_never_shows_a_url_password():
     url = "http://router:%s@127.0.0.1:10" % SECRET
     proc, out = run_module("router_worker", {"gateway_url": "http://gw:%s@127.0.0.1:9" % SECRET, "worker_url": url,
-                                             "state": "drained", "api_key": "k"})
+                                             "state": "drained", "api_key": "gw-key-1234"})
     assert out is not None and out["failed"] is True, proc.stderr[-2000:]
     assert "127.0.0.1:9" in out["msg"]  # it says what failed ...
     assert SECRET not in json.dumps(shown(out)) and SECRET not in proc.stderr  # ... without the password
@@ -100,3 +100,13 @@ def test_a_key_either_fits_a_header_or_is_refused_without_being_quoted(text):
         conn.putheader("Authorization", "Bearer %s" % key)
     else:
         assert "KEYMARK" not in problem and problem.startswith("api_key ")
+
+
+@pytest.mark.parametrize("field, bad", [("worker_url", "http://127.0.0.1:10\r\nX: 1"), ("worker_url", "ftp://w/x"),
+                                        ("gateway_url", "http://127.0.0.1:9\n"), ("gateway_url", "http://g:70000")])
+def test_router_worker_refuses_a_url_that_is_not_one_http_url(field, bad):
+    args = dict(MODULES["router_worker"], api_key="gw-key-1234")
+    args[field] = bad
+    proc, out = run_module("router_worker", args)
+    assert out is not None and out["failed"] is True and field in out["msg"], proc.stderr[-2000:]
+    assert "\n" not in out["msg"] and "give http(s)://HOST:PORT" in out["msg"]
