@@ -173,8 +173,10 @@ def _ports(r, bad, name, explicit, own_port):
 
 def _text(r, bad):
     """Names, addresses, paths and the unit's settings: one rule each; any value, one line."""
-    if "service_name" in r and values.unit_name_problem(r["service_name"]):
-        bad.add("service_name", r["service_name"], values.unit_name_problem(r["service_name"]),
+    name = r.get("service_name")
+    problem = values.unit_name_problem(name) if "service_name" in r else None
+    if problem or (isinstance(name, str) and name.endswith(".service")):
+        bad.add("service_name", name, problem or "ends in .service, which the role adds",
                 "give a unit name without .service, e.g. sglang-router")
     for key in ("user", "group"):
         if key in r and (not isinstance(r[key], str) or not values.USER_RE.match(r[key])):

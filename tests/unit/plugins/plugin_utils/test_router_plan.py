@@ -163,6 +163,7 @@ def test_the_full_settings_pass():
     ("service_name", "../../etc/cron.d/x", "sglang-router", "'/' or '..'"),
     ("service_name", "sglang-router\nExecStartPre=/bin/sh", "router-2", "newline"),
     ("service_name", ["sglang-router"], "sglang-router", "list"),
+    ("service_name", "sglang-router.service", "sglang-router-2", "ends in .service"),
     ("user", "root\nExecStartPre=/bin/sh", "sglang-router", "not a user or group name"),
     ("group", "x y", "sglang-router", "not a user or group name"),
     ("host", "0.0.0.0\r\nExecStartPre=/bin/sh", "::", "not an address"),
