@@ -60,7 +60,7 @@ def text_problem(value):
     problem = scalar_problem(value)
     if problem:
         return problem
-    what = control_name(value if isinstance(value, str) else str(value))
+    what = control_name(value)  # a number, a boolean or null has none
     return "contains %s" % what if what else None
 
 
@@ -77,12 +77,12 @@ def without_credentials(url):
     """``url`` with the password of its user:password@ replaced by ``***`` (to show it in a message or a result).
     Everything up to the last ``@`` counts as the user's part: a password with an unencoded ``/``, ``?`` or ``@``
     stays hidden too (a path with an ``@`` is masked with it)."""
-    text = url if isinstance(url, str) else str(url)
+    text = str(url)
     scheme, sep, rest = text.partition("://")
     userinfo, at, after = rest.rpartition("@")
     if not sep or not at:
         return text
-    user = userinfo.split(":", 1)[0].split("/", 1)[0]
+    user = userinfo.partition(":")[0].partition("/")[0]
     return "%s://%s:***@%s" % (scheme, user, after)
 
 
@@ -114,7 +114,7 @@ def url_problem(url, credentials=False):
         return "has a port that is not a number in 1-65535"
     if parts.scheme not in ("http", "https") or not host:
         return "is not an http:// or https:// URL with a host"
-    if port is not None and not 1 <= port <= 65535:
+    if port is not None and port < 1:  # urlsplit itself refuses one above 65535
         return "has a port that is not a number in 1-65535"
     if not credentials and (parts.username is not None or parts.password is not None):
         return CREDENTIALS
@@ -188,7 +188,7 @@ def shell_word_problem(value):
     problem = text_problem(value)
     if problem:
         return problem
-    text = value if isinstance(value, str) else str(value)
+    text = str(value)
     if not SHELL_WORD_RE.match(text) or text.startswith("-"):
         return "is not a plain word (letters, digits and _@%+=:,./- only): a shell line would run or split it"
     return None

@@ -193,3 +193,60 @@ def test_listen_addresses(host, ok):
                                       ("a" * 33, False), ("-x", False)])
 def test_user_names(user, ok):
     assert bool(values.USER_RE.match(user)) is ok
+
+
+# -- each rule's words, exactly: the refusal messages of the plans are built from them -------------------------------
+@pytest.mark.parametrize("rule, value, words", [
+    (values.text_problem, "a\nb", "contains a newline"),
+    (values.scalar_problem, b"raw", "is a bytes, not one value"),
+    (values.url_problem, "http://a b", "contains whitespace"),
+    (values.url_problem, "http://[::1", "is not a URL (an unclosed [ of an IPv6 address?)"),
+    (values.url_problem, "http://a:x", "has a port that is not a number in 1-65535"),
+    (values.url_problem, "http://a:0", "has a port that is not a number in 1-65535"),
+    (values.url_problem, "ftp://a", "is not an http:// or https:// URL with a host"),
+    (values.url_problem, 5, "is not a string"),
+    (values.url_problem, "http://u:p@a", "carries credentials (user:password@) in the URL"),
+    (values.port_problem, 0, "is not a port number in 1-65535"),
+    (values.port_problem, -1, "is not a port number in 1-65535"),
+    (lambda v: values.port_problem(v, zero=True), -1, "is not a port number in 0-65535 (0 = off)"),
+    (values.unit_name_problem, "", "is not a unit name"),
+    (values.unit_name_problem, "a/b", "has a '/' or '..' (a unit name, not a path)"),
+    (values.unit_name_problem, "a b", "is not a systemd unit name (letters, digits and ':_.@-', not starting with "
+                                      "'.' or '-')"),
+    (values.unit_name_problem, "t@", "is a template without an instance (name@.service)"),
+    (values.unit_name_problem, "x" * 248, "is longer than 255 characters"),
+    (lambda v: values.unit_setting_problem(v, "1"), "nice", "has a key that is not a systemd setting name"),
+    (lambda v: values.unit_setting_problem("Nice", v), "1\r", "has a value that contains a carriage return"),
+    (values.label_name_problem, "a-b", "is not a Prometheus label name ([a-zA-Z_][a-zA-Z0-9_]*)"),
+    (values.label_name_problem, "__a", "starts with '__' (reserved for Prometheus' own labels)"),
+    (values.shell_word_problem, "a;b", "is not a plain word (letters, digits and _@%+=:,./- only): a shell line "
+                                       "would run or split it"),
+    (values.shell_word_problem, "a\n", "contains a newline"),
+])
+def test_each_rule_says_its_problem_in_these_words(rule, value, words):
+    assert rule(value) == words
+
+
+@pytest.mark.parametrize("name, ok", [("x" * 247, True), ("x" * 248, False), ("Xorg", True), ("x" * 247 + ".service", True)])
+def test_a_unit_name_is_at_most_255_characters_with_its_suffix(name, ok):
+    assert (values.unit_name_problem(name) is None) is ok
+
+
+@pytest.mark.parametrize("word, ok", [(5, True), (True, True), (None, True), ("Xa", True)])
+def test_a_scalar_is_a_shell_word_by_its_text(word, ok):
+    assert (values.shell_word_problem(word) is None) is ok
+
+
+@pytest.mark.parametrize("url, shown", [
+    ("http://user:pw@h:1", "http://user:***@h:1"), ("http://user@h:1", "http://user:***@h:1"),
+    ("http://us/er:pw@h:1", "http://us:***@h:1"), ("http://user:p:w:x@h:1", "http://user:***@h:1"),
+    ("h:1", "h:1"), ("http://h:1", "http://h:1"), (5, "5"),
+])
+def test_credentials_are_masked_up_to_the_last_at(url, shown):
+    assert values.without_credentials(url) == shown
+
+
+@pytest.mark.parametrize("url, has", [("http://user@h", True), ("http://:pw@h", True), ("http://u:p@h", True),
+                                      ("http://h", False), ("http://[::1", False)])
+def test_has_credentials(url, has):
+    assert values.has_credentials(url) is has
