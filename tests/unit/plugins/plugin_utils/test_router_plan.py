@@ -319,3 +319,30 @@ def test_the_launcher_takes_the_worker_urls_from_its_environment(tmp_path):
     out = subprocess.run([sys.executable, os.path.join(ROLE, "files", "launch_router.py"), "--policy", "random"],
                          env=env, stdout=subprocess.PIPE, universal_newlines=True, check=True).stdout
     assert json.loads(out) == [["--worker-urls", url, "--policy", "random", "--api-key", "k"], False]
+
+
+def systemd_reads(unit_text, tmp_path):
+    """The Exec* command lines systemd itself parses from ``unit_text`` (systemd-analyze verify's debug dump)."""
+    path = tmp_path / "sglang-router.service"
+    path.write_text(unit_text)
+    run = subprocess.run(["systemd-analyze", "verify", "--man=no", str(path)], env=dict(os.environ, SYSTEMD_LOG_LEVEL="debug"),
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, universal_newlines=True, timeout=120, check=False)
+    found = re.findall(r"-> (Exec\w+):\n\s*Command Line: (.*)", run.stdout)
+    assert found, run.stdout[-2000:]
+    return found
+
+
+@pytest.mark.skipif(not os.path.exists("/usr/bin/systemd-analyze"), reason="needs systemd-analyze")
+def test_systemd_itself_reads_one_execstart_from_a_unit_with_hostile_words(tmp_path):
+    python = os.path.realpath(sys.executable)
+    words = [w for w in HOSTILE_WORDS if "\x00" not in w]  # systemd keeps an escaped NUL literal (and warns)
+    unit = render("sglang-router.service.j2", __router_python=python, __router_launcher=os.path.join(ROLE, "files",
+                  "launch_router.py"), __router_argv_plan=argv_plan(words, extra={"cors-allowed-origins": words}),
+                  router_user="root", router_group="root")
+    found = systemd_reads(unit, tmp_path)
+    assert [kind for kind, _line in found] == ["ExecStart"] and found[0][1].startswith(python + " ")
+    assert "ExecStartPre=/bin/sh -c" in found[0][1]  # the hostile text is an argument, not a directive
+    # the contrast: what an unchecked router_unit_extra value with a CR wrote - systemd reads a second directive
+    raw = unit.replace("LimitNOFILE=65536", "LimitNOFILE=65536\rExecStartPre=/bin/true")
+    assert [kind for kind, _line in systemd_reads(raw, tmp_path)] == ["ExecStartPre", "ExecStart"]
+    assert "\r" in raw and full(unit_extra={"LimitNOFILE": "65536\rExecStartPre=/bin/true"})["refusals"]
