@@ -9,14 +9,18 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.llmserve.sglang.plugins.plugin_utils._monitoring_targets import build_targets, host_records
+from ansible_collections.llmserve.sglang.plugins.plugin_utils._monitoring_targets import (
+    build_targets, host_records, settings_problems)
 
 
-def monitoring_targets(servers, routers=None, groups=None, monitoring_machine="", require_metrics=True):
+def monitoring_targets(servers, routers=None, groups=None, monitoring_machine="", require_metrics=True, settings=None):
     if not isinstance(servers, list) or not isinstance(routers or [], list):
         raise AnsibleFilterError("monitoring_targets: servers and routers must be lists of host records")
     result = build_targets(servers, routers or [], dict(groups or {}), str(monitoring_machine),
                            require_metrics=bool(require_metrics))
+    if not isinstance(settings or {}, dict):
+        raise AnsibleFilterError("monitoring_targets: settings must be a mapping")
+    result["errors"] = settings_problems(settings or {}) + result["errors"]
     if result["errors"]:
         raise AnsibleFilterError("monitoring_targets: %d problem(s) with the scrape targets:\n- %s"
                                  % (len(result["errors"]), "\n- ".join(result["errors"])))

@@ -215,7 +215,7 @@ from ansible_collections.llmserve.sglang.plugins.module_utils.host.run import mo
 from ansible_collections.llmserve.sglang.plugins.module_utils.bench.client import (
     choose_engine, from_sglang_result, metrics_sampler, run_load, running_fields, server_accept_length, server_info,
     sglang_bench_argv)
-from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.client import Client, endpoint_spec
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.client import Client, endpoint_spec, key_problem
 
 
 def main():
@@ -243,6 +243,8 @@ def main():
         supports_check_mode=True,
     )
     p = module.params
+    if key_problem(p["api_key"]):  # before any request: http.client would quote the key into a traceback
+        module.fail_json(msg=key_problem(p["api_key"]))
     if p["concurrency"] < 1:
         module.fail_json(msg="concurrency must be >= 1")
     num = p["num_requests"] or max(4 * p["concurrency"], 8)

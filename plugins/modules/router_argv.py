@@ -40,6 +40,12 @@ options:
     type: list
     elements: str
     required: true
+  worker_urls_in_env:
+    description:
+      - The worker URLs reach the launcher through its 0600 environment file (C(ROUTER_WORKER_URLS), roles/router's
+        C(router_worker_credentials=env_file)), so the argv has no C(--worker-urls) and O(worker_urls) may be empty.
+    type: bool
+    default: false
   flags:
     description: Flags and values every supported package takes (C(true) is a bare flag, a list several values).
     type: dict
@@ -123,6 +129,7 @@ def main():
             package=dict(type="str", default=gateway.DEFAULT_PACKAGE, choices=sorted(gateway.PACKAGES)),
             version=dict(type="str", default=""),
             worker_urls=dict(type="list", elements="str", required=True),
+            worker_urls_in_env=dict(type="bool", default=False),
             flags=dict(type="dict", default={}),
             optional=dict(type="dict", default={}),
             extra=dict(type="dict", default={}),
@@ -142,7 +149,8 @@ def main():
             module.fail_json(msg="%s printed no options: not argparse help? %s" % (" ".join(cmd), out[-2000:]))
     try:
         result = gateway.render(p["worker_urls"], p["flags"], optional=p["optional"], extra=p["extra"],
-                                options=options, package=p["package"], version=p["version"])
+                                options=options, package=p["package"], version=p["version"],
+                                urls_in_env=p["worker_urls_in_env"])
     except gateway.GatewayError as exc:
         module.fail_json(msg=str(exc))
     module.exit_json(changed=False, checked=options is not None, options=len(options or {}),

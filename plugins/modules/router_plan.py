@@ -19,7 +19,12 @@ description:
     replica, its rank-0 host - and how many must be healthy.
   - Fails, before anything is touched, listing every refused setting with its fix (no workers, an expected count out
     of range, an unknown policy or package, a health-check timeout under SGLang's floor, a probe port that is
-    another listener's, a router on the port of the SGLang server of its own host).
+    another listener's, a router on the port of the SGLang server of its own host), and every value that reaches the
+    unit file, the environment file or the gateway's argv by the one rule of its kind (module_utils/host/values.py) -
+    a URL (http/https, a host, a port, no credentials unless C(router_worker_credentials=env_file)), a port, the unit
+    name, user and group, listen addresses, C(router_args) (no value that reads as a flag), the unit's settings, and
+    no control character (CR, LF, NUL, ...) in any of them. A refusal names the variable, the problem and the fix,
+    with a secret hidden and a URL's password shown as C(***).
   - Takes no options.
 author:
   - llmserve maintainers (@llmserve)
@@ -46,7 +51,7 @@ EXAMPLES = r"""
 
 RETURN = r"""
 urls:
-  description: One worker URL per replica (C(router_worker_urls) when given).
+  description: One worker URL per replica (C(router_worker_urls) when given), a password shown as C(***).
   returned: always
   type: list
   elements: str
@@ -55,6 +60,11 @@ expected:
   description: How many workers must be healthy (C(router_expected_workers), else every URL); null when refused.
   returned: always
   type: int
+urls_in_env:
+  description: The worker URLs go to the gateway through the 0600 environment file, not its argv
+    (C(router_worker_credentials=env_file)).
+  returned: always
+  type: bool
 refusals:
   description: Every refused setting with its fix (the task fails when there is one).
   returned: always

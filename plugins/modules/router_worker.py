@@ -34,9 +34,15 @@ options:
     description:
       - The gateway's API key (roles/router's C(router_api_key)), sent as a Bearer token to the gateway only.
       - The worker's C(/metrics) is read without a key.
+      - Never echoed (C(no_log)); a key with a control character (a newline read from a file) is refused before any
+        request, in a message without the key.
     type: str
   worker_url:
-    description: The worker's URL as the gateway knows it (C(http://host:port)).
+    description:
+      - The worker's URL as the gateway knows it (C(http://host:port)).
+      - A password in it (C(http://user:password@host:port), roles/router's C(router_worker_credentials=env_file)) is
+        never echoed - the result, the messages and the invocation show C(********) in its place; so is one in
+        O(gateway_url).
     type: str
     required: true
   state:
@@ -128,10 +134,28 @@ waits:
            "running": 0}}
 """
 
+import json
+
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.llmserve.sglang.plugins.module_utils.host import values
 from ansible_collections.llmserve.sglang.plugins.module_utils.router import drain, gateway
-from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.client import Client
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.client import Client, key_problem
+
+try:
+    from urllib.parse import urlsplit
+except ImportError:  # pragma: no cover - Python 2 is not supported on targets
+    from urlparse import urlsplit  # noqa: F401
+
+
+def url_secrets(url):
+    """The password (and the user:password pair) of ``url``: what the module's output must never show."""
+    try:
+        parts = urlsplit(str(url or ""))
+        user, password = parts.username, parts.password
+    except ValueError:
+        return []
+    return [s for s in (password, "%s:%s" % (user, password) if password else None) if s]
 
 
 def main():
@@ -150,10 +174,19 @@ def main():
         supports_check_mode=True,
     )
     p = module.params
+    for name in ("gateway_url", "worker_url"):  # masked in every output, the invocation included
+        module.no_log_values.update(url_secrets(p[name]))
+    if key_problem(p["api_key"]):  # before any request: http.client would quote the key into a traceback
+        module.fail_json(msg=key_problem(p["api_key"]))
     url = gateway.worker_url(p["worker_url"])
     if not url:
         module.fail_json(msg="worker_url is empty: set router_drain_worker_url to the worker URL as the router knows "
                              "it (http://host:port)")
+    for name, value in (("gateway_url", p["gateway_url"]), ("worker_url", url)):
+        problem = values.url_problem(value, credentials=True)
+        if problem:
+            module.fail_json(msg="%s %s %s: give http(s)://HOST:PORT on one line" % (
+                name, json.dumps(values.without_credentials(value)), problem))
     for name in ("timeout", "removal_timeout", "interval"):
         if p[name] <= 0:
             module.fail_json(msg="%s is %s: give a number of seconds above 0" % (name, p[name]))

@@ -86,7 +86,7 @@ import json
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.server import drift as server_drift
-from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.client import Client, endpoint_spec
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.client import Client, endpoint_spec, key_problem
 from ansible_collections.llmserve.sglang.plugins.module_utils.server import instance as si
 from ansible_collections.llmserve.sglang.plugins.module_utils.server.layout import paths, resolve_manager
 
@@ -108,6 +108,8 @@ def main():
         supports_check_mode=True,
     )
     p = module.params
+    if key_problem(p["api_key"]):  # before any request: http.client would quote the key into a traceback
+        module.fail_json(msg=key_problem(p["api_key"]))
     pt = paths({"instance": p["instance"], "config_dir": p["config_dir"], "log_dir": "/"})
     configured = None
     try:

@@ -115,7 +115,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.server import status
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import gates
-from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.client import Client, endpoint_spec
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.client import Client, endpoint_spec, key_problem
 
 
 def main():
@@ -129,6 +129,8 @@ def main():
         supports_check_mode=True,
     )
     p = module.params
+    if key_problem(p["api_key"]):  # before any request: http.client would quote the key into a traceback
+        module.fail_json(msg=key_problem(p["api_key"]))
     if p["timeout"] < gates.MIN_PROBE_TIMEOUT_S:
         module.fail_json(msg="timeout=%s: give at least %g s (SGLang takes up to its own %g s to answer /health)"
                          % (p["timeout"], gates.MIN_PROBE_TIMEOUT_S, gates.SGLANG_HEALTH_BUDGET_S))

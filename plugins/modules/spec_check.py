@@ -154,7 +154,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.llmserve.sglang.plugins.module_utils.ready.spec_accept import check
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import adaptive as adaptive_rule
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.api import MIN_ACCEPT_LENGTH
-from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.client import Client, endpoint_spec
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.client import Client, endpoint_spec, key_problem
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.log import read_tail
 
 LOG_TAIL = 4 * 1024 * 1024  # bytes of the log read for SGLang's "speculative_adaptive disabled:" warning
@@ -185,6 +185,8 @@ def main():
         supports_check_mode=True,
     )
     p = module.params
+    if key_problem(p["api_key"]):  # before any request: http.client would quote the key into a traceback
+        module.fail_json(msg=key_problem(p["api_key"]))
     if p["requests"] < 0 or p["max_new_tokens"] < 1:
         module.fail_json(msg="requests must be >= 0 and max_new_tokens >= 1 (got %d, %d)"
                          % (p["requests"], p["max_new_tokens"]))

@@ -7,15 +7,23 @@
 One target per replica (the rank-0 host of a server_tp_group: higher ranks only run a /health stub), one per
 instance (several instances on one machine differ by port), one per router (its --prometheus-port). Every
 problem is reported at once, naming the host and the fix, before anything is written.
+
+Every value that becomes a label, a line of the rules file or a word of a runbook's command passes the one rule of
+its kind (module_utils/host/values.py): host and instance names are plain words (the runbooks say ``systemctl status
+sglang-<instance>``, ``-l <host>``), label names are Prometheus' and not ``__``-reserved, label values one line.
 """
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import json
+
 from ansible.module_utils.parsing.convert_bool import boolean
 
+from ansible_collections.llmserve.sglang.plugins.module_utils.host import values
 from ansible_collections.llmserve.sglang.plugins.module_utils.host.net import LOOPBACK, WILDCARD, host_port
+from ansible_collections.llmserve.sglang.plugins.module_utils.server.layout import INSTANCE_RE
 from ansible_collections.llmserve.sglang.plugins.plugin_utils._server_view import of_host
 from ansible_collections.llmserve.sglang.plugins.plugin_utils._replica import replica_nodes
 
@@ -75,6 +83,67 @@ def _address(rec, bind, monitoring_machine, what, fix):
     return bind, None
 
 
+def _shown(value):
+    text = json.dumps(value, sort_keys=True, default=str)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def record_problems(rec, kind):
+    """What keeps a host record's values out of labels and runbook commands, each naming the fix."""
+    out = []
+    name = rec.get("name")
+    problem = values.shell_word_problem(name)
+    if problem:
+        out.append("inventory host %s %s: it becomes the llmserve_host label and a runbook's 'ansible-playbook -l "
+                   "HOST': rename the host (ansible_host may stay what it is)" % (_shown(name), problem))
+    if kind == "server":
+        inst = rec.get("instance")
+        if not isinstance(inst, str) or not INSTANCE_RE.match(inst) or values.shell_word_problem(inst):
+            out.append("%s: server_instance %s cannot name a unit, a label and a runbook's 'systemctl status "
+                       "sglang-INSTANCE': use letters, digits, '.', '_' or '-' (at most 64)"
+                       % (_shown(name), _shown(inst)))
+        problem = values.label_value_problem(rec.get("tp_group"))
+        if problem:
+            out.append("%s: server_tp_group %s %s: give the replica's group name"
+                       % (_shown(name), _shown(rec.get("tp_group")), problem))
+    return out
+
+
+def settings_problems(settings):
+    """roles/monitoring's settings that reach the rules file, prometheus.yml or the service's ARGS line:
+    ``{alert_labels, external_labels, runbook_url, prometheus_args}`` (each optional), each problem with its fix."""
+    out = []
+    for key in ("alert_labels", "external_labels"):
+        labels = settings.get(key)
+        if labels is None:
+            continue
+        if not isinstance(labels, dict):
+            out.append("monitoring_%s=%s is not a mapping: give {name: value}" % (key, _shown(labels)))
+            continue
+        for k, v in sorted(labels.items(), key=lambda kv: str(kv[0])):
+            problem = values.label_name_problem(k)
+            if problem:
+                out.append("monitoring_%s key %s %s: give a label name like team or severity_route"
+                           % (key, _shown(k), problem))
+            problem = values.label_value_problem(v)
+            if problem:
+                out.append("monitoring_%s.%s=%s %s: give one value on one line" % (key, k, _shown(v), problem))
+    url = settings.get("runbook_url")
+    if url not in (None, ""):
+        problem = values.url_problem(url)
+        if problem:
+            out.append("monitoring_runbook_url=%s %s: give the http(s) URL of docs/monitoring.md, or ''"
+                       % (_shown(values.without_credentials(url) if isinstance(url, str) else url), problem))
+    for i, arg in enumerate(settings.get("prometheus_args") or []):
+        # a flag (--name=value) is a plain word after its dashes
+        problem = values.shell_word_problem(arg.lstrip("-") if isinstance(arg, str) else arg)
+        if problem:
+            out.append("Prometheus argument %d %s %s (the service's ARGS line is read by sh): fix "
+                       "monitoring_extra_args, monitoring_listen_address or monitoring_retention"
+                       % (i, _shown(arg), problem))
+    return out
+
+
 def build_targets(servers, routers, groups, monitoring_machine, require_metrics=True):
     """servers/routers: lists of host records (:func:`host_records`); groups: inventory groups.
 
@@ -96,6 +165,10 @@ def build_targets(servers, routers, groups, monitoring_machine, require_metrics=
         name = rec["name"]
         if not rec.get("scrape", True):
             skipped.append("%s: monitoring_scrape is false" % name)
+            continue
+        problems = record_problems(rec, "server")
+        if problems:
+            errors.extend(problems)
             continue
         tp_group = rec.get("tp_group") or ""
         members, problem = replica_nodes(name, tp_group, groups)
@@ -127,6 +200,10 @@ def build_targets(servers, routers, groups, monitoring_machine, require_metrics=
         name = rec["name"]
         if not rec.get("scrape", True):
             skipped.append("%s: monitoring_scrape is false" % name)
+            continue
+        problems = record_problems(rec, "router")
+        if problems:
+            errors.extend(problems)
             continue
         address, err = _address(rec, rec.get("host", "127.0.0.1"), monitoring_machine,
                                 "sglang-router's metrics (router_prometheus_host)",

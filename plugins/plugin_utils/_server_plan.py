@@ -29,6 +29,8 @@ import json
 import re
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.host import owned_dirs
+from ansible_collections.llmserve.sglang.plugins.module_utils.host.values import (
+    HOST_RE, UNIT_KEY_RE, USER_RE, control_name as _control_name)
 from ansible_collections.llmserve.sglang.plugins.module_utils.server.layout import (
     HELPER_DIR, HELPERS, INSTANCE_RE, RUN_ROOT, instance_dirs, resolve_manager)
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import speculative
@@ -74,10 +76,7 @@ PREFETCH_FLAG = "weight-loader-prefetch-checkpoints"
 PREFETCH_SINCE = gates.GATES["weight_prefetch"]
 
 ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-USER_RE = re.compile(r"^[a-z_][a-z0-9_-]{0,31}$")
-UNIT_KEY_RE = re.compile(r"^[A-Z][A-Za-z0-9]*$")
 FLAG_RE = re.compile(r"^(--)?[A-Za-z0-9][A-Za-z0-9_-]*$")
-HOST_RE = re.compile(r"^[A-Za-z0-9_.:%-]+$")
 
 
 class Refusals(object):
@@ -239,7 +238,7 @@ def validate(raw):
         for k, v in sorted(s[name].items(), key=lambda kv: str(kv[0])):
             if not UNIT_KEY_RE.match(str(k)):
                 bad.add(name, {k: v}, "has a key that is not a systemd setting name", "use names like LimitNOFILE")
-            elif not _scalar(v) or "\n" in str(v):
+            elif not _scalar(v) or _control_name(str(v)):  # systemd ends a line at CR too
                 bad.add(name, {k: v}, "has a value that is not one line", "give a single-line value")
     cvd = s["cuda_visible_devices"]
     if any(_to_int(d) is None or _to_int(d) < 0 for d in cvd) or len(set(str(d) for d in cvd)) != len(cvd):
@@ -303,19 +302,6 @@ ARG_RANGES = {
     "num-continuous-decode-steps": (1, True, None, 1),
     "max-queued-requests": (1, True, None, 1024),
 }
-# C0 control characters and DEL: a newline in an HTTP header value, a unit file line or an argv element splits it.
-CONTROL_RE = re.compile(r"[\x00-\x1f\x7f]")
-
-
-def _control_name(v):
-    """'newline', 'NUL', ... for the first control character of v's text, or None."""
-    m = CONTROL_RE.search(v) if isinstance(v, str) else None
-    if not m:
-        return None
-    c = m.group(0)
-    return {"\n": "a newline", "\r": "a carriage return", "\x00": "a NUL", "\t": "a tab"}.get(c, "control character 0x%02x" % ord(c))
-
-
 def _validate_text(s, bad):
     """Text that reaches a header, a unit line or an argv element: one line of printable characters."""
     names = ("api_key", "served_model_name", "model_path", "python", "home", "config_dir", "log_dir", "host")

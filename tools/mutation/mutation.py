@@ -55,6 +55,7 @@ ROOMS = {
     # directories (root safety), and the rest.
     "host/untrusted": ([MU + "host/untrusted.py"], [UT + "host/test_host_untrusted.py", UT + "host/test_untrusted_mutants.py",
                                                    UT + "models/test_models_hostile.py"]),
+    "host/values": ([MU + "host/values.py"], [UT + "host/test_host_values.py"]),
     "host/owned_dirs": ([MU + "host/owned_dirs.py"],
                         [UT + "host/test_host_owned_dirs.py", UT + "host/test_owned_dirs_mutants.py", PT + "test_server_owned_dirs.py",
                          "tests/unit/plugins/modules/test_owned_dir_module.py"]),

@@ -15,6 +15,7 @@ import os
 import re
 from urllib.parse import urlsplit
 
+from ansible_collections.llmserve.sglang.plugins.module_utils.host import values
 from ansible_collections.llmserve.sglang.plugins.module_utils.models import contain
 
 KINDS = ("hub", "dir", "http", "host")
@@ -51,12 +52,13 @@ def _strings(value, where):
 def url_problem(url, what, allow_plain=True):
     """None when ``url`` is an http(s) URL the role may fetch from, else why not. Link-local addresses (a cloud's
     metadata service) and URLs with credentials in them are refused."""
+    problem = values.url_problem(url)  # the one URL rule: http(s), a host, a port, one line, no credentials
+    if problem == values.CREDENTIALS:
+        return "%s %s %s; use token_file or models_hub_token" % (
+            what, contain.printable(values.without_credentials(url)), problem)
+    if problem:
+        return "%s %s %s" % (what, contain.printable(url), problem)
     parts = urlsplit(str(url))
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        return "%s %s is not an http:// or https:// URL with a host" % (what, contain.printable(url))
-    if parts.username or parts.password:
-        return "%s %s carries credentials in the URL; use token_file or models_hub_token" % (
-            what, contain.printable("%s://%s" % (parts.scheme, parts.hostname)))
     try:
         address = ipaddress.ip_address(parts.hostname)
     except ValueError:

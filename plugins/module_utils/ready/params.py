@@ -18,6 +18,7 @@ try:
 except ImportError:  # pragma: no cover - Python 2 is not supported on targets
     raise
 
+from ansible_collections.llmserve.sglang.plugins.module_utils.host.values import control_name
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.signatures import CATEGORIES
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.stages import STAGES
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import gates
@@ -41,9 +42,6 @@ DEFAULTS = {
     "extra_patterns": [],
     "host": {},
 }
-
-
-_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f]")
 
 
 class BadInput(ValueError):
@@ -70,7 +68,7 @@ def validate(p):
     if not (p.get("health_path") or "/").startswith("/"):
         raise BadInput("health_path must start with '/'")
     for k in ("api_key", "health_path"):
-        if _CONTROL_RE.search(p.get(k) or ""):
+        if control_name(p.get(k) or ""):
             # An HTTP request line or header cannot carry it (http.client refuses it); the key is never echoed.
             raise BadInput("%s holds a control character (newline, tab, NUL, ...): no HTTP request can carry it; "
                            "give it without (a key read from a file keeps its trailing newline: strip it)" % k)

@@ -112,7 +112,8 @@ def _values(flag, value):
     return [flag, str(value)]
 
 
-def render(worker_urls, flags, optional=None, extra=None, options=None, package=DEFAULT_PACKAGE, version=""):
+def render(worker_urls, flags, optional=None, extra=None, options=None, package=DEFAULT_PACKAGE, version="",
+           urls_in_env=False):
     """The launcher argv for the installed package.
 
     ``flags``: the role's settings every supported package has ({flag: value}); one the installed help lacks is an
@@ -121,12 +122,15 @@ def render(worker_urls, flags, optional=None, extra=None, options=None, package=
     installed help does not list them. ``options``: :func:`parse_help` of the installed launcher; None = not
     known (check mode before the install): everything is rendered and nothing is checked.
 
+    ``urls_in_env``: the worker URLs reach the launcher through its environment file (``ROUTER_WORKER_URLS``, where
+    credentials may stay): no ``--worker-urls`` here.
+
     Returns ``{"argv": [...], "left_out": [{"flag", "why"}], "health_port": int or None}``."""
     what = "%s %s" % (package, version) if version else package
     urls = [str(u).rstrip("/") for u in worker_urls or []]
-    if not urls:
+    if not urls and not urls_in_env:
         raise GatewayError("no worker URLs: set router_worker_urls or put the workers in router_worker_group")
-    argv = ["--worker-urls"] + urls
+    argv = [] if urls_in_env else ["--worker-urls"] + urls
     left_out = []
     problems = []
     rendered = {}

@@ -19,6 +19,7 @@ __metaclass__ = type
 import json
 import re
 
+from ansible_collections.llmserve.sglang.plugins.module_utils.host import values
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import adaptive as adaptive_cfg
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import allreduce
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import cli_flags
@@ -93,7 +94,7 @@ _ATTN_KEYS = (
     "speculative_draft_attention_backend",
 )
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_ENV_REF = re.compile(r"^\$\{[A-Za-z_][A-Za-z0-9_]*\}$")
+_ENV_REF = re.compile(r"^\$\{[A-Za-z_][A-Za-z0-9_]*\}\Z")
 
 
 def _snake(name):
@@ -491,10 +492,17 @@ def _systemd_word(arg):
     if _ENV_REF.match(arg):
         return arg  # deliberately left for systemd to expand as one argument
     word = arg.replace("%", "%%").replace("$", "$$")
-    if word and re.match(r"^[A-Za-z0-9_@%+=:,./-]+$", word) and word != ";":
+    if word and re.match(r"^[A-Za-z0-9_@%+=:,./-]+\Z", word) and word != ";":
         return word
-    esc = word.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t")
-    return '"%s"' % esc
+    esc = word.replace("\\", "\\\\").replace('"', '\\"')
+    # every control character as a C escape: systemd ends a unit line at CR as at LF (the planners refuse them first)
+    return '"%s"' % values.CONTROL.sub(_c_escape, esc)
+
+
+def _c_escape(m):
+    c = m.group(0)
+    named = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}.get(c)
+    return named or ("\\x%02x" % ord(c) if ord(c) < 0x80 else "\\u%04x" % ord(c))
 
 
 def shell_join(argv):

@@ -33,6 +33,7 @@ try:
 except ImportError:  # pragma: no cover
     from urlparse import urlsplit  # noqa: F401
 
+from ansible_collections.llmserve.sglang.plugins.module_utils.host import values
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import gates
 
 SERVER_INFO_PATHS = ("/server_info", "/get_server_info")
@@ -47,6 +48,18 @@ ENDPOINT_SPEC = {
     "url": {"type": "str", "default": DEFAULT_URL},
     "api_key": {"type": "str", "no_log": True},
 }
+
+
+def key_problem(api_key, name="api_key"):
+    """None for an API key an Authorization header can carry, else why not - in words that never hold the key
+    (http.client's own error quotes the header, key included, into a traceback)."""
+    problem = values.text_problem(api_key)
+    if not problem and isinstance(api_key, str) and any(ord(c) > 0xff for c in api_key):
+        problem = "has a character outside Latin-1"
+    if problem:
+        return ("%s %s: no HTTP header can carry it; give the key on one line (a key read from a file keeps its "
+                "trailing newline: | trim it)" % (name, problem))
+    return None
 
 
 def endpoint_spec(**options):
@@ -104,6 +117,8 @@ class Client(object):
     """A server at ``url`` (``http(s)://host:port``), with ``api_key`` (Bearer) when given."""
 
     def __init__(self, url, api_key=None, validate_certs=True, body_limit=BODY_LIMIT):
+        if key_problem(api_key):
+            raise ValueError(key_problem(api_key))
         parts = urlsplit(str(url).rstrip("/"))
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError("%r is not an http(s)://HOST:PORT URL" % (url,))

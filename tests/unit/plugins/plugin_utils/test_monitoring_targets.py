@@ -1,12 +1,15 @@
 # Copyright: (c) 2026, llmserve.sglang contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """roles/monitoring's scrape targets from inventory host records (plugins/plugin_utils/_monitoring_targets.py)."""
+import re
+
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.llmserve.sglang.plugins.filter.monitoring_targets import monitoring_targets
-from ansible_collections.llmserve.sglang.plugins.plugin_utils._monitoring_targets import build_targets
+from ansible_collections.llmserve.sglang.plugins.plugin_utils._monitoring_targets import build_targets, settings_problems
 
 METRICS = {"enable-metrics": True}
 
@@ -103,3 +106,71 @@ def test_host_records_read_each_hosts_view():
     assert (r1["host"], r1["port"], r1["address"]) == ("0.0.0.0", 29000, "")
     with pytest.raises(ValueError):
         host_records(["r1"], hostvars, "gateway", 1)
+
+
+# -- hostile values: names that reach runbook commands, labels that reach the rules file ------------------------------
+@pytest.mark.parametrize("field, bad, good, words", [
+    ("instance", "$(reboot)", "kimi-tp8", "server_instance"),
+    ("instance", "kimi;id", "kimi", "server_instance"),
+    ("instance", "kimi\n", "kimi", "server_instance"),
+    ("instance", "`id`", "default", "server_instance"),
+    ("name", "gpu1$(id)", "gpu1.lan", "inventory host"),
+    ("name", "gpu1 -e x", "gpu1", "inventory host"),
+    ("tp_group", "r1\nlabels: {}", "r1", "server_tp_group"),
+])
+def test_a_hostile_name_never_becomes_a_label_or_a_runbook_word(field, bad, good, words):
+    def rec(value):
+        return server(value) if field == "name" else server("a", **{field: value})
+
+    groups = {"r1": ["a", "z"]}
+    r = build_targets([rec(bad)], [], groups, "mon")
+    assert r["server"] == [] and len(r["errors"]) == 1 and words in r["errors"][0], r["errors"]
+    assert "\n" not in r["errors"][0] and ": " in r["errors"][0]
+    ok = build_targets([rec(good)], [], groups, "mon")
+    assert ok["errors"] == [] and len(ok["server"]) == 1
+
+
+def test_a_hostile_router_host_name_is_refused():
+    rec = {"name": "gw;reboot", "ansible_host": "10.0.0.9", "address": "", "host": "0.0.0.0", "port": 29000}
+    r = build_targets([], [rec], {}, "mon")
+    assert r["router"] == [] and "inventory host" in r["errors"][0]
+    assert build_targets([], [dict(rec, name="gw")], {}, "mon")["errors"] == []
+
+
+SETTINGS = {"alert_labels": {"team": "inference"}, "external_labels": {"cluster": "eu-1"},
+            "runbook_url": "https://docs.example/monitoring.md",
+            "prometheus_args": ["--config.file=/etc/prometheus/prometheus.yml", "--web.listen-address=0.0.0.0:9090"]}
+
+
+@pytest.mark.parametrize("key, bad, words", [
+    ("alert_labels", {"__foo": "x"}, "reserved"),
+    ("alert_labels", {"te{am": "x"}, "not a Prometheus label name"),
+    ("alert_labels", {"team}\n        severity": "none"}, "not a Prometheus label name"),
+    ("alert_labels", {"team": "a\n      - alert: AlwaysFiring"}, "newline"),
+    ("alert_labels", {"team": ["a", "b"]}, "list"),
+    ("alert_labels", ["team"], "not a mapping"),
+    ("external_labels", {"__name__": "x"}, "reserved"),
+    ("external_labels", {"cluster": "eu\r"}, "carriage return"),
+    ("runbook_url", "javascript:alert(1)", "http:// or https://"),
+    ("runbook_url", "https://docs.example/m.md\n", "newline"),
+    ("prometheus_args", ["--web.listen-address=0.0.0.0:9090\"; reboot; \""], "plain word"),
+    ("prometheus_args", ["--storage.tsdb.path=$(id)"], "plain word"),
+    ("prometheus_args", ["--x=`id`"], "plain word"),
+])
+def test_hostile_settings_are_refused_by_the_filter_before_any_file(key, bad, words):
+    assert settings_problems(SETTINGS) == []
+    found = settings_problems(dict(SETTINGS, **{key: bad}))
+    assert len(found) == 1 and words in found[0] and ": " in found[0], found
+    assert "\n" not in found[0] and "\r" not in found[0]
+    with pytest.raises(AnsibleFilterError, match="1 problem"):
+        monitoring_targets([server("a")], groups={}, monitoring_machine="mon", settings=dict(SETTINGS, **{key: bad}))
+    assert monitoring_targets([server("a")], groups={}, monitoring_machine="mon", settings=SETTINGS)["server"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(st.text(max_size=12), st.text(max_size=12), max_size=3))
+def test_alert_labels_that_pass_are_names_and_one_line_values(labels):
+    if not settings_problems({"alert_labels": labels}):
+        for k, v in labels.items():
+            assert re.match(r"^[a-zA-Z_][a-zA-Z0-9_]*\Z", k) and not k.startswith("__")
+            assert "\n" not in v and "\r" not in v

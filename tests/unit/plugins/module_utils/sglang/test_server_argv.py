@@ -670,6 +670,17 @@ def test_each_word_is_quoted_only_where_systemd_needs_it(word, joined):
     assert shell_join([word]) == joined
 
 
+@pytest.mark.parametrize("word, joined", [
+    ("abc\n", '"abc\\n"'), ("${KEY}\n", '"$${KEY}\\n"'),  # $ matched before a final newline: written raw
+    ("http://a:1\r\nExecStartPre=/bin/sh", '"http://a:1\\r\\nExecStartPre=/bin/sh"'), ("\x00", '"\\x00"'),
+    ("a\x1bb", '"a\\x1bb"'), ("\x7f", '"\\x7f"'), ("\x85\u2028\u2029", '"\\u0085\\u2028\\u2029"'),
+    ("\x0b\x0c", '"\\x0b\\x0c"'), ("\x80\x9f", '"\\u0080\\u009f"'),
+])
+def test_a_line_breaker_never_reaches_the_unit_file_raw(word, joined):
+    out = shell_join(["--x", word])
+    assert out == "--x " + joined and len(out.splitlines()) == 1
+
+
 def test_the_gpu_count_of_the_facts_wins_over_the_gpus_listed():
     g = gpus(9, count=4)
     g["gpus"] = g["gpus"][:2]
