@@ -76,7 +76,7 @@ class Unparseable(Refused):
 
 # A number as nvidia-smi prints one (``143771``, ``700.00 W``, ``41250000 us``, ``0 %``); nan/inf and exponents are
 # numbers too, read and then judged by their range (a broken sensor, not garbage).
-_NUMBER_RE = re.compile(r"^\s*([-+]?(?:\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|nan|inf(?:inity)?))\s*([A-Za-z%]+)?\s*\Z",
+_NUMBER_RE = re.compile(r"^\s*([-+]?(?:\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|nan|inf(?:inity)?))(?:\s+([A-Za-z%]+))?\s*\Z",
                         re.IGNORECASE)
 # The physical range of a reading (bounds included); outside it the reading is broken (a sensor or driver fault).
 RANGES = {
