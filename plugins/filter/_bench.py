@@ -11,23 +11,20 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.llmserve.sglang.plugins.module_utils.bench import limits
 from ansible_collections.llmserve.sglang.plugins.plugin_utils import _bench_curves as curves
 
 
 def _bench_grid(max_batch, given=None):
-    """``given`` (benchmark_concurrency) when it is a list, else 1, 2, 4, ... up to ``max_batch``."""
-    if given:
-        try:
-            return sorted(set(int(b) for b in given))
-        except (TypeError, ValueError):
-            raise AnsibleFilterError("benchmark_concurrency must be a list of batch sizes, got %r" % (given,))
+    """``given`` (benchmark_concurrency: a batch size or a list of them) when set, else 1, 2, 4, ... up to
+    ``max_batch``; each a whole number from 1 to module_utils/bench/limits.MAX_CONCURRENCY (``"64"`` is 64, never
+    ``[6, 4]``)."""
     try:
-        top = int(max_batch)
-    except (TypeError, ValueError):
-        raise AnsibleFilterError("benchmark_max_batch must be a whole number, got %r" % (max_batch,))
-    if top < 1:
-        raise AnsibleFilterError("benchmark_max_batch must be at least 1, got %d" % top)
-    return curves.doubling(top)
+        if not (given is None or isinstance(given, (str, list)) and not given):  # unset: None, "" or []
+            return limits.whole_list(given, "benchmark_concurrency")
+        return curves.doubling(limits.whole(max_batch, "benchmark_max_batch"))
+    except limits.BenchInputError as exc:
+        raise AnsibleFilterError(str(exc))
 
 
 def _bench_next(results, mode, batch, plan):

@@ -37,7 +37,9 @@ import math
 import re
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 
+from ansible_collections.llmserve.sglang.plugins.module_utils.bench.limits import MAX_CONCURRENCY
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.api import accept_length
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.client import Client
 
@@ -129,7 +131,8 @@ def one_request(client, endpoint, prompt, max_new_tokens, model="default", timeo
     arrivals = []
     tokens = None
     usage_tokens = None
-    status, stream, error = client.stream(path, body, timeout=timeout)
+    # the whole request within ``timeout``: a server streaming forever, or a line without end, ends it failed
+    status, stream, error = client.stream(path, body, timeout=timeout, deadline=start + timeout)
     if status is None:
         record["error"] = error
     elif status != 200:
@@ -283,33 +286,29 @@ def summarize(records, duration, concurrency, max_errors=5, samples=None):
 
 def run_load(base_url, concurrency, num_requests, max_new_tokens=128, input_len=32, endpoint="chat",
              model="default", api_key=None, timeout=600.0, seed=0, client=None, sample=None, sample_interval=0.5):
-    """Closed loop: ``concurrency`` threads each send their next request as soon as the previous ends,
-    until ``num_requests`` were sent.  Returns (summary, records).
+    """Closed loop: a pool of ``concurrency`` workers (at most ``MAX_CONCURRENCY``), each sending its next request as
+    soon as the previous ends, until ``num_requests`` were sent.  Returns (summary, records).
 
     ``client``: the SGLang client to send through (sglang/client.Client), else one for ``base_url`` and ``api_key``.
-    One connection per request, as SGLang's own benchmark client opens them. ``sample``: a callable returning the
-    server's running batch (or None), called every ``sample_interval`` seconds while the load runs."""
+    One connection per request, as SGLang's own benchmark client opens them; each request ends by ``timeout``
+    (s), its stream included. ``sample``: a callable returning the server's running batch (or None), called every
+    ``sample_interval`` seconds while the load runs."""
     build_request(endpoint, "", 1)  # an unknown endpoint is refused before a thread starts
     client = client or Client(base_url, api_key)
     concurrency = max(1, int(concurrency))
     num_requests = max(1, int(num_requests))
-    lock = threading.Lock()
-    state = {"next": 0}
-    records = []
+    workers = min(concurrency, num_requests, MAX_CONCURRENCY)
 
-    def worker():
-        while True:
-            with lock:
-                index = state["next"]
-                if index >= num_requests:
-                    return
-                state["next"] = index + 1
-            rec = one_request(client, endpoint, make_prompt(seed * 100000 + index, input_len), max_new_tokens,
-                              model=model, timeout=timeout)
-            with lock:
-                records.append(rec)
+    def send(index):
+        begun = time.monotonic()
+        try:
+            return one_request(client, endpoint, make_prompt(seed * 100000 + index, input_len), max_new_tokens,
+                               model=model, timeout=timeout)
+        except Exception as exc:  # pylint: disable=broad-except  # one request's surprise fails that request only
+            now = time.monotonic()
+            return {"start": begun, "end": now, "ttft": None, "latency": now - begun, "output_tokens": 0, "itl": [],
+                    "error": "%s: %s" % (type(exc).__name__, exc)}
 
-    threads = [threading.Thread(target=worker, name="bench-%d" % i) for i in range(min(concurrency, num_requests))]
     samples = []
     done = threading.Event()
 
@@ -323,11 +322,11 @@ def run_load(base_url, concurrency, num_requests, max_new_tokens=128, input_len=
 
     started = time.monotonic()
     watcher = threading.Thread(target=sampler, name="bench-sampler") if sample else None
-    for thread in threads + ([watcher] if watcher else []):
-        thread.daemon = True
-        thread.start()
-    for thread in threads:
-        thread.join()
+    if watcher:
+        watcher.daemon = True
+        watcher.start()
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="bench") as pool:
+        records = list(pool.map(send, range(num_requests)))
     duration = time.monotonic() - started
     done.set()
     if watcher:
