@@ -22,8 +22,8 @@ description:
     then reported as null and a warning is added.
   - Fails, naming it, when C(nvidia-smi) hangs (each call has a 60 s deadline; its process group is killed), prints
     more than 16 MiB, or prints what it never prints (a row with the wrong number of fields, a field that is no
-    number): a broken tool is not read as a host without GPUs. A number outside its physical range (memory,
-    utilisation) is a broken reading: null, with a warning.
+    number), as a broken tool is not a host without GPUs. A number outside its physical range (memory,
+    utilisation) is a broken reading, null with a warning.
 author:
   - llmserve maintainers (@llmserve)
 options:

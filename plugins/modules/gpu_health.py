@@ -78,7 +78,10 @@ options:
     elements: str
     default: ["sglang-*.service", "sglang-router*.service"]
   own_process_patterns:
-    description: Regular expressions on the command line of GPU processes that are allowed to hold GPU memory.
+    description:
+      - Regular expressions on the command line of GPU processes that are allowed to hold GPU memory.
+      - Refused before anything runs, naming the index, when one does not compile, is longer than 1000 characters or
+        nests quantifiers (as in V((a+\)+) or V((a|aa\)+)), as such a pattern can backtrack for hours on one line.
     type: list
     elements: str
     default: []
@@ -311,7 +314,7 @@ def main():
         module.fail_json(msg="ignore: unknown check(s) %s; the checks are: %s"
                          % (", ".join(unknown), ", ".join(ALL_CHECKS)))
 
-    bad = gate.timeout_problems(params)
+    bad = gate.input_problems(params)
     if bad:
         module.fail_json(msg="; ".join(bad))
     runner = module_runner(module, timeout=TOOL_TIMEOUT_S, environ_update={"LC_ALL": "C"})

@@ -15,6 +15,7 @@ __metaclass__ = type
 import os
 import tempfile
 
+from ansible_collections.llmserve.sglang.plugins.module_utils.host import user_regex
 from ansible_collections.llmserve.sglang.plugins.module_utils.nvidia import health as gh
 from ansible_collections.llmserve.sglang.plugins.module_utils.nvidia import probes
 
@@ -92,9 +93,10 @@ def bounded_by(argv):
     return None
 
 
-def timeout_problems(params):
-    """The probe deadlines refused before anything runs: timeout(1) reads 0 as no deadline at all."""
-    bad = []
+def input_problems(params):
+    """The inputs refused before anything runs: probe deadlines out of bounds (timeout(1) reads 0 as no deadline at
+    all), and ``own_process_patterns`` that are no regex or could backtrack for hours (host/user_regex)."""
+    bad = user_regex.check(params.get("own_process_patterns"), "own_process_patterns")
     for name, low in (("probe_timeout", 1), ("nccl_timeout", 0)):
         value = params.get(name)
         if value is not None and not low <= value <= MAX_PROBE_S:
