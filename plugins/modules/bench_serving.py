@@ -104,6 +104,8 @@ options:
     description:
       - The server's log on this host; the C(#running-req) of its C(Decode batch) lines written during the load gives
         the running batch (RV(result.running), source C(decode log)), C(/metrics) where it has none.
+      - Read without following a link and without blocking; a FIFO, a device or a link in its place is refused before
+        any load.
     type: path
   fail_on_errors:
     description: Fail when any request failed.
@@ -199,7 +201,7 @@ except ImportError:  # pragma: no cover
 from ansible_collections.llmserve.sglang.plugins.module_utils.bench import limits, modes
 from ansible_collections.llmserve.sglang.plugins.module_utils.host.run import module_runner
 from ansible_collections.llmserve.sglang.plugins.module_utils.bench.client import (
-    choose_engine, from_sglang_result, metrics_sampler, run_load, running_fields, server_accept_length, server_info,
+    choose_engine, from_sglang_result, log_problem, metrics_sampler, run_load, running_fields, server_accept_length, server_info,
     sglang_bench_argv)
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.client import Client, endpoint_spec
 
@@ -234,6 +236,9 @@ def main():
         module.fail_json(msg=str(exc))
     p.update(checked)
     num = checked["num_requests"]
+    why = log_problem(p["server_log"]) if p["server_log"] else None
+    if why:  # a FIFO, a device or a link as the log: named before any load, never waited on
+        module.fail_json(msg="server_log: %s" % why)
     if module.check_mode:
         module.exit_json(changed=False, result={})
 

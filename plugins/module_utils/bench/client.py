@@ -34,12 +34,14 @@ __metaclass__ = type
 
 import json
 import math
+import os
 import re
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.bench.limits import MAX_CONCURRENCY
+from ansible_collections.llmserve.sglang.plugins.module_utils.host import untrusted
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.api import accept_length
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.client import Client
 
@@ -185,6 +187,25 @@ def running_batch(metrics_text):
 _DECODE_RUNNING = re.compile(r"Decode batch\W.*?#running-req: (\d+)")
 
 
+def open_log(path):
+    """``(fd, stat)`` of the server log, opened through host/untrusted (no link followed, nothing that blocks: a FIFO
+    or a device in its place is refused by name); raises untrusted.Refused."""
+    folder, name = os.path.split(path)
+    with untrusted.Tree(folder or ".") as tree:
+        return tree.open(name, untrusted.WEIGHTS)  # only its new tail is read: no size cap on the file
+
+
+def log_problem(path):
+    """Why the server log cannot be watched (not a regular file, a link, ...), or None; a log not there yet is
+    no problem (the running batch then comes from /metrics)."""
+    try:
+        fd = open_log(path)[0]
+    except untrusted.Refused as exc:
+        return None if exc.what == "missing" else str(exc)
+    os.close(fd)
+    return None
+
+
 class LogTail(object):
     """The server log's ``Decode batch ... #running-req: N`` lines written since it was opened (SGLang's scheduler
     prints one every --decode-log-interval decode steps: the batch it really decoded)."""
@@ -192,10 +213,10 @@ class LogTail(object):
     def __init__(self, path, limit=1 << 20):
         self.path, self.limit, self.offset = path, limit, None
         try:
-            with open(path, "rb") as handle:
-                handle.seek(0, 2)
-                self.offset = handle.tell()
-        except (IOError, OSError):
+            fd, st = open_log(path)
+            os.close(fd)
+            self.offset = st.st_size
+        except (untrusted.Refused, IOError, OSError):
             self.offset = None
 
     def read(self):
@@ -203,15 +224,17 @@ class LogTail(object):
         if self.offset is None:
             return None
         try:
-            with open(self.path, "rb") as handle:
-                handle.seek(0, 2)
-                end = handle.tell()
+            fd, st = open_log(self.path)
+            try:
+                end = st.st_size
                 if end < self.offset:  # rotated or truncated: start again from its beginning
                     self.offset = 0
-                handle.seek(max(self.offset, end - self.limit))
-                text = handle.read(end - handle.tell()).decode("utf-8", "replace")
-                self.offset = end
-        except (IOError, OSError):
+                start = max(self.offset, end - self.limit)
+                text = untrusted.read_exact(fd, start, end - start, self.path, short_ok=True).decode("utf-8", "replace")
+            finally:
+                os.close(fd)
+            self.offset = end
+        except (untrusted.Refused, IOError, OSError):
             return None
         cut = text.rfind("\n")  # a line still being written is read next time
         if cut < 0:
