@@ -10,7 +10,8 @@ Python's ``re`` backtracks: ``(a+)+$`` against forty ``a`` and a ``b`` runs for 
 inside a module. A pattern is refused, naming the option and its index, when it does not compile, is longer than
 ``MAX_LENGTH``, or can backtrack exponentially: a quantified group that holds a variable quantifier (``(a+)+``,
 ``(a*)*``, ``(\\d+\\.)+``), alternatives that can start alike or match nothing (``(a|aa)+``, ``(a|)+``), or two
-quantifiers in a row that repeat the same thing (``.*.*x``: a power of the line's length). What it is matched against is bounded too: the log reader's lines are clipped (``sglang/signatures.clip``).
+quantifiers in a row that repeat the same thing (``.*.*x``: a power of the line's length). What it is matched
+against is bounded too: the log reader's lines are clipped (``sglang/signatures.clip``).
 """
 from __future__ import absolute_import, division, print_function
 

@@ -1,8 +1,8 @@
 # Copyright: (c) 2026, llmserve.sglang contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""host/run.py and host/spawn.py (issue 37): the environment merged, the exact words when a deadline struck, and every path of a forked child (descriptors, session,
-setup, a failure before exec), on real programs: the mutants of tools/mutation's host room that the other tests let
-through."""
+"""host/run.py and host/spawn.py (issue 37): the environment merged, the exact words when a deadline struck, and
+every path of a forked child (descriptors, session, setup, a failure before exec), on real programs: the mutants of
+tools/mutation's host room that the other tests let through."""
 import json
 import os
 import signal
