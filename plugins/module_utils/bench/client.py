@@ -191,8 +191,11 @@ def open_log(path):
     """``(fd, stat)`` of the server log, opened through host/untrusted (no link followed, nothing that blocks: a FIFO
     or a device in its place is refused by name); raises untrusted.Refused."""
     folder, name = os.path.split(path)
-    with untrusted.Tree(folder or ".") as tree:
-        return tree.open(name, untrusted.WEIGHTS)  # only its new tail is read: no size cap on the file
+    try:
+        with untrusted.Tree(folder or ".") as tree:
+            return tree.open(name, untrusted.WEIGHTS)  # only its new tail is read: no size cap on the file
+    except untrusted.Refused as exc:
+        raise untrusted.Refused(untrusted.printable(path), exc.what, exc.fix)
 
 
 def log_problem(path):

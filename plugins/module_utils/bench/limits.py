@@ -74,8 +74,9 @@ def seconds(value, name, low=0.0, high=MAX_SECONDS, low_included=False):
     if math.isnan(number) or math.isinf(number):
         raise BenchInputError("%s must be a finite number of seconds, not %s" % (name, _shown(value)))
     if number < low or (number == low and not low_included) or number > high:
-        raise BenchInputError("%s: %s s is outside %s%s..%s s" % (name, _shown(value), "" if low_included else "above ",
-                                                                  low, high))
+        if low_included:
+            raise BenchInputError("%s: %s s is outside %g..%g s" % (name, _shown(value), low, high))
+        raise BenchInputError("%s: %s s must be above %g and at most %g s" % (name, _shown(value), low, high))
     return number
 
 
