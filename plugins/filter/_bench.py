@@ -29,8 +29,17 @@ def _bench_grid(max_batch, given=None):
 
 
 def _bench_next(results, mode, batch, plan):
-    """{"measure": bool, "why": str}: measure ``batch`` in ``mode`` now (curves.next_point)."""
-    return curves.next_point(mode, batch, list(results or []), dict(plan or {}))
+    """{"measure": bool, "why": str}: measure ``batch`` in ``mode`` now (curves.next_point). The counts it is given
+    are checked first: the batch (1..MAX_CONCURRENCY), benchmark_repeats (1..MAX_REPEATS, the loop of every point) and
+    benchmark_time_budget (0, no budget, to MAX_SECONDS; NaN and inf refused)."""
+    plan = dict(plan or {})
+    try:
+        limits.whole(batch, "batch size")
+        limits.whole(plan.get("repeats", 1), "benchmark_repeats", 1, limits.MAX_REPEATS)
+        limits.seconds(plan.get("budget_s", 0), "benchmark_time_budget", 0, limits.MAX_SECONDS, low_included=True)
+    except limits.BenchInputError as exc:
+        raise AnsibleFilterError(str(exc))
+    return curves.next_point(mode, batch, list(results or []), plan)
 
 
 def _bench_step0(record):

@@ -18,6 +18,7 @@ import re
 
 MAX_CONCURRENCY = 4096      # requests in flight (the load generator's worker pool); the largest batch measured
 MAX_REQUESTS = 1000000      # requests of one load point
+MAX_REPEATS = 100           # repeats of one load point (benchmark_repeats)
 MAX_TOKENS = 1 << 20        # max_new_tokens, input_len
 MAX_SECONDS = 7 * 86400     # a timeout, a time budget
 MIN_INTERVAL_S = 0.01       # the running batch's sampling interval

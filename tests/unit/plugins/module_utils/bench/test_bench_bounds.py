@@ -17,7 +17,7 @@ from hypothesis import given, settings, strategies as st
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.llmserve.sglang.plugins.filter._bench import _bench_analysis, _bench_grid
+from ansible_collections.llmserve.sglang.plugins.filter._bench import _bench_analysis, _bench_grid, _bench_next
 from ansible_collections.llmserve.sglang.plugins.module_utils.bench import client as bc
 from ansible_collections.llmserve.sglang.plugins.module_utils.bench import limits
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import client as sc
@@ -56,6 +56,22 @@ def test_the_doubling_grid_is_bounded(max_batch, ok):
     else:
         with pytest.raises(AnsibleFilterError, match="benchmark_max_batch"):
             _bench_grid(max_batch)
+
+
+@pytest.mark.parametrize("batch, plan, named", [
+    (8, {"repeats": 3, "budget_s": 1800.0}, None), ("8", {"repeats": 100, "budget_s": 0.0}, None),
+    (8, {}, None), (8, {"repeats": 0}, "benchmark_repeats: 0 is outside 1..100"),
+    (8, {"repeats": 10 ** 9}, "benchmark_repeats: 1000000000 is outside 1..100"),
+    (8, {"budget_s": float("inf")}, "benchmark_time_budget must be a finite number of seconds, not inf"),
+    (8, {"budget_s": float("nan")}, "not nan"), (8, {"budget_s": -1.0}, "benchmark_time_budget: -1.0 s is outside"),
+    (0, {}, "batch size: 0 is outside 1..4096"), (10 ** 9, {}, "batch size: 1000000000 is outside")])
+def test_the_next_point_checks_its_counts_first(batch, plan, named):
+    if named is None:
+        assert _bench_next([], "baseline", batch, dict(plan, first_mode="baseline"))["measure"] is True
+        return
+    with pytest.raises(AnsibleFilterError) as refused:
+        _bench_next([], "baseline", batch, dict(plan, first_mode="baseline"))
+    assert named in str(refused.value)
 
 
 def test_the_good_load_settings_pass_and_num_requests_defaults():
