@@ -15,6 +15,7 @@ from ansible.module_utils.common.text.converters import to_bytes
 
 import testpaths
 from ansible_collections.llmserve.sglang.plugins.module_utils.host import run as host_run
+from ansible_collections.llmserve.sglang.plugins.module_utils.nvidia import gate
 from ansible_collections.llmserve.sglang.plugins.module_utils.nvidia import health as gh
 from ansible_collections.llmserve.sglang.plugins.module_utils.nvidia import smi
 
@@ -179,3 +180,14 @@ def test_any_temperature_is_in_range_or_broken(number):
         assert gpu["temperature_c"] == int(value) and gpu["broken_readings"] == []
     else:
         assert gpu["temperature_c"] is None and gh.check_readings(gpu)
+
+
+# ---- gpu_health's runner: every tool within its deadline, a probe timeout(1) already bounds within that one
+
+@pytest.mark.parametrize("argv, seconds", [
+    (["/usr/bin/timeout", "--kill-after=10", "300", "/usr/bin/dcgmi", "diag"], 320),
+    (["timeout", "--kill-after=10", "2", "python", "probe.py"], 22),
+    (["/usr/bin/nvidia-smi", "topo", "-m"], None), (["timeout", "5", "x"], None),
+    (["/usr/bin/timeout", "--kill-after=10", "300"], None)])
+def test_a_probe_wrapped_by_timeout_gets_its_own_bound_and_every_other_call_the_tools(argv, seconds):
+    assert gate.bounded_by(argv) == seconds
