@@ -2,8 +2,8 @@
 # Copyright: (c) 2026, llmserve.sglang contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Private filters of playbooks/benchmark.yml (may change without notice): the doubling grid and whether to measure
-its next point (plugin_utils/_bench_curves.py), a run folder's analysis.json (read as _bench_report reads it), and
-whether the installed SGLang carries the step-0 patch (roles/sglang's patch record)."""
+its next point (plugin_utils/_bench_curves.py), and whether the installed SGLang carries the step-0 patch (roles/sglang's
+patch record)."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -13,7 +13,6 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.bench import limits
 from ansible_collections.llmserve.sglang.plugins.plugin_utils import _bench_curves as curves
-from ansible_collections.llmserve.sglang.plugins.plugin_utils import _bench_report as report
 
 
 def _bench_grid(max_batch, given=None):
@@ -50,16 +49,6 @@ def _bench_step0(record):
     return any(isinstance(p, dict) and p.get("name") == curves.STEP0_PATCH for p in record["patches"])
 
 
-def _bench_analysis(run_dir):
-    """The run folder's analysis.json, read as _bench_report reads its files (no FIFO, device or link followed:
-    refused by name)."""
-    try:
-        return report.read_run_file(run_dir, "analysis.json")
-    except report.untrusted.Refused as exc:
-        raise AnsibleFilterError("benchmark run folder: %s" % exc)
-
-
 class FilterModule(object):
     def filters(self):
-        return {"_bench_grid": _bench_grid, "_bench_next": _bench_next, "_bench_step0": _bench_step0,
-                "_bench_analysis": _bench_analysis}
+        return {"_bench_grid": _bench_grid, "_bench_next": _bench_next, "_bench_step0": _bench_step0}

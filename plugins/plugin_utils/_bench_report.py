@@ -42,7 +42,6 @@ from pathlib import Path
 
 from ansible_collections.llmserve.sglang.plugins.plugin_utils import _bench_curves as curves
 from ansible_collections.llmserve.sglang.plugins.plugin_utils import _bench_spec_setting as spec_setting
-from ansible_collections.llmserve.sglang.plugins.module_utils.host import untrusted
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import api
 
 __metaclass__ = type
@@ -659,29 +658,8 @@ def plot(raw: dict, analysis: dict, rec: dict | None, out_dir: Path) -> tuple[li
     return written, None
 
 
-# raw.json, analysis.json, summary.json of a run folder (a few MB at most): read through host/untrusted, so a FIFO, a
-# device or a link in their place is refused by name instead of blocking the play or reading another file
-RUN_FILE = untrusted.Kind("benchmark run", 64 * 1024 * 1024, fix="give a folder a benchmark run wrote")
-
-
-def read_run_file(run_dir, name):
-    """The JSON of ``run_dir/name``; untrusted.Refused naming the file when it is no regular file within the cap
-    or not JSON."""
-    shown = os.path.join(str(run_dir), name)
-    with untrusted.Tree(str(run_dir)) as tree:
-        try:
-            data = tree.read(name, RUN_FILE)
-        except untrusted.Refused as exc:
-            raise untrusted.Refused(untrusted.printable(shown), exc.what, exc.fix)
-    try:
-        return json.loads(data.decode("utf-8"))
-    except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
-        raise untrusted.Refused(untrusted.printable(shown), "not JSON (%s)" % untrusted.printable(str(exc), 120),
-                                RUN_FILE.fix)
-
-
 def build(run_dir: Path, with_plots: bool = True, tolerance: float = DEFAULT_TOLERANCE) -> dict:
-    raw = read_run_file(run_dir, "raw.json")
+    raw = json.loads((run_dir / "raw.json").read_text())
     analysis = analyse(raw, tolerance)
     rec = recommendation(raw, analysis)
     conf = confirmation(raw)

@@ -4,7 +4,7 @@
 "64" is 64, never [6, 4]; 0, -8, 10^9, NaN, inf and 1e309 refused by name, the good values beside them accepted),
 one worker pool of at most ``concurrency`` threads, and every request ended at its deadline or a line/answer cap by
 a real local server that streams forever or sends a line without end, counted failed with the reason; a FIFO or a
-link where it reads a run file or the server log is refused by name, never waited on."""
+link as the server log is refused by name, never waited on."""
 import http.server
 import os
 import math
@@ -17,11 +17,10 @@ from hypothesis import given, settings, strategies as st
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.llmserve.sglang.plugins.filter._bench import _bench_analysis, _bench_grid, _bench_next
+from ansible_collections.llmserve.sglang.plugins.filter._bench import _bench_grid, _bench_next
 from ansible_collections.llmserve.sglang.plugins.module_utils.bench import client as bc
 from ansible_collections.llmserve.sglang.plugins.module_utils.bench import limits
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import client as sc
-from ansible_collections.llmserve.sglang.plugins.plugin_utils import _bench_report
 
 GOOD = {"concurrency": 8, "num_requests": None, "max_new_tokens": 128, "input_len": 32, "timeout": 600.0,
         "sample_interval": 0.25}
@@ -240,47 +239,25 @@ def test_the_pool_never_starts_more_workers_than_the_cap(monkeypatch):
     assert made[-1] == 3
 
 
-# ---- a FIFO (or a link) where the benchmark reads a file: refused by name, never waited on
+# ---- a FIFO (or a link) as bench_serving's server log: refused by name, never waited on
 
 
 @pytest.fixture
-def run_dir(tmp_path):
-    (tmp_path / "analysis.json").write_text('{"recommendation": {"action": "keep"}}')
+def log_dir(tmp_path):
     os.mkfifo(str(tmp_path / "fifo.json"))
     (tmp_path / "secret").write_text('{"stolen": true}')
     os.symlink(str(tmp_path / "secret"), str(tmp_path / "link.json"))
-    (tmp_path / "garbage.json").write_bytes(b"{\xff")
     return tmp_path
 
 
-def test_the_analysis_of_a_run_folder_is_read(run_dir):
-    assert _bench_analysis(str(run_dir)) == {"recommendation": {"action": "keep"}}
-
-
-@pytest.mark.parametrize("name, words", [
-    ("fifo.json", "is a FIFO"), ("link.json", "is a symbolic link"), ("garbage.json", "not JSON"),
-    ("missing.json", "missing")])
-def test_a_run_file_that_is_no_json_file_is_refused_by_name(run_dir, name, words):
-    with pytest.raises(_bench_report.untrusted.Refused) as refused:
-        _bench_report.read_run_file(run_dir, name)
-    assert str(refused.value).startswith(str(run_dir / name)) and words in str(refused.value)
-
-
-def test_the_playbooks_filter_refuses_a_fifo_as_analysis_json(run_dir):
-    os.unlink(str(run_dir / "analysis.json"))
-    os.mkfifo(str(run_dir / "analysis.json"))
-    with pytest.raises(AnsibleFilterError, match="analysis.json: is a FIFO"):
-        _bench_analysis(str(run_dir))
-
-
-def test_a_fifo_or_a_link_as_the_server_log_is_named_and_a_log_is_tailed(run_dir):
-    assert "is a FIFO" in bc.log_problem(str(run_dir / "fifo.json"))
-    assert "is a symbolic link" in bc.log_problem(str(run_dir / "link.json"))
-    assert bc.log_problem(str(run_dir / "not-yet.log")) is None
-    log = run_dir / "server.log"
+def test_a_fifo_or_a_link_as_the_server_log_is_named_and_a_log_is_tailed(log_dir):
+    assert "is a FIFO" in bc.log_problem(str(log_dir / "fifo.json"))
+    assert "is a symbolic link" in bc.log_problem(str(log_dir / "link.json"))
+    assert bc.log_problem(str(log_dir / "not-yet.log")) is None
+    log = log_dir / "server.log"
     log.write_text("old Decode batch, #running-req: 99\n")
     tail = bc.LogTail(str(log))
     with open(str(log), "a") as handle:
         handle.write("Decode batch. #running-req: 5\nDecode batch. #running-req: 7\nDecode batch. #running-")
     assert tail.read() == 7 and tail.read() is None
-    assert bc.LogTail(str(run_dir / "fifo.json")).read() is None  # never opened for reading, never blocks
+    assert bc.LogTail(str(log_dir / "fifo.json")).read() is None  # never opened for reading, never blocks
