@@ -12,7 +12,7 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleActionFail
 
-from ansible_collections.llmserve.sglang.plugins.module_utils.bench import modes
+from ansible_collections.llmserve.sglang.plugins.module_utils.bench import limits, modes
 from ansible_collections.llmserve.sglang.plugins.plugin_utils import _bench_report as report
 from ansible_collections.llmserve.sglang.plugins.plugin_utils import _server_view as server_view
 from ansible_collections.llmserve.sglang.plugins.plugin_utils._action import CollectionAction
@@ -36,6 +36,11 @@ class ActionModule(CollectionAction):
 
     def decide(self, args, task_vars, result):
         mode = args["mode"]
+        if args.get("max_batch") is not None:
+            try:
+                limits.whole(args["max_batch"], "max_batch")
+            except limits.BenchInputError as exc:
+                raise AnsibleActionFail("bench_plan: %s" % exc)
         settings = server_view.resolved(self.server_settings(task_vars))
         configured = args.get("speculative")
         if configured is None:

@@ -11,28 +11,34 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.llmserve.sglang.plugins.module_utils.bench import limits
 from ansible_collections.llmserve.sglang.plugins.plugin_utils import _bench_curves as curves
 
 
 def _bench_grid(max_batch, given=None):
-    """``given`` (benchmark_concurrency) when it is a list, else 1, 2, 4, ... up to ``max_batch``."""
-    if given:
-        try:
-            return sorted(set(int(b) for b in given))
-        except (TypeError, ValueError):
-            raise AnsibleFilterError("benchmark_concurrency must be a list of batch sizes, got %r" % (given,))
+    """``given`` (benchmark_concurrency: a batch size or a list of them) when set, else 1, 2, 4, ... up to
+    ``max_batch``; each a whole number from 1 to module_utils/bench/limits.MAX_CONCURRENCY (``"64"`` is 64, never
+    ``[6, 4]``)."""
     try:
-        top = int(max_batch)
-    except (TypeError, ValueError):
-        raise AnsibleFilterError("benchmark_max_batch must be a whole number, got %r" % (max_batch,))
-    if top < 1:
-        raise AnsibleFilterError("benchmark_max_batch must be at least 1, got %d" % top)
-    return curves.doubling(top)
+        if not (given is None or isinstance(given, (str, list)) and not given):  # unset: None, "" or []
+            return limits.whole_list(given, "benchmark_concurrency")
+        return curves.doubling(limits.whole(max_batch, "benchmark_max_batch"))
+    except limits.BenchInputError as exc:
+        raise AnsibleFilterError(str(exc))
 
 
 def _bench_next(results, mode, batch, plan):
-    """{"measure": bool, "why": str}: measure ``batch`` in ``mode`` now (curves.next_point)."""
-    return curves.next_point(mode, batch, list(results or []), dict(plan or {}))
+    """{"measure": bool, "why": str}: measure ``batch`` in ``mode`` now (curves.next_point). The counts it is given
+    are checked first: the batch (1..MAX_CONCURRENCY), benchmark_repeats (1..MAX_REPEATS, the loop of every point) and
+    benchmark_time_budget (0, no budget, to MAX_SECONDS; NaN and inf refused)."""
+    plan = dict(plan or {})
+    try:
+        limits.whole(batch, "batch size")
+        limits.whole(plan.get("repeats", 1), "benchmark_repeats", 1, limits.MAX_REPEATS)
+        limits.seconds(plan.get("budget_s", 0), "benchmark_time_budget", 0, limits.MAX_SECONDS, low_included=True)
+    except limits.BenchInputError as exc:
+        raise AnsibleFilterError(str(exc))
+    return curves.next_point(mode, batch, list(results or []), plan)
 
 
 def _bench_step0(record):

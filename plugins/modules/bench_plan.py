@@ -48,7 +48,7 @@ options:
     type: dict
   max_batch:
     description:
-      - The largest batch size measured; every mode then gets C(--max-running-requests) of at least that (and, unless
+      - The largest batch size measured (1 to 4096); every mode then gets C(--max-running-requests) of at least that (and, unless
         set, C(--cuda-graph-max-bs)) so the batch can fill, and C(--enable-metrics) (the running batch is sampled there).
     type: int
 attributes:

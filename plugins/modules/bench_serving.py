@@ -33,18 +33,18 @@ extends_documentation_fragment:
   - llmserve.sglang.server_endpoint
 options:
   concurrency:
-    description: Requests in flight at once.
+    description: Requests in flight at once (the built-in client's worker pool), 1 to 4096.
     type: int
     default: 1
   num_requests:
-    description: Requests to send in total. Default is C(max(4 * concurrency, 8)).
+    description: Requests to send in total (1 to 1000000). Default is C(max(4 * concurrency, 8)).
     type: int
   max_new_tokens:
-    description: Output tokens per request (EOS ignored).
+    description: Output tokens per request (EOS ignored), 1 to 1048576.
     type: int
     default: 128
   input_len:
-    description: Prompt length (words for the built-in client, tokens for SGLang's) of the synthetic load.
+    description: Prompt length (words for the built-in client, tokens for SGLang's) of the synthetic load, 1 to 1048576.
     type: int
     default: 32
   prompts:
@@ -66,7 +66,10 @@ options:
     type: str
     default: default
   timeout:
-    description: Seconds one request may take.
+    description:
+      - Seconds one request may take, its streamed answer included (a finite number above 0, at most 604800). Past
+        it the request ends and is counted failed with the reason; so does a streamed line over 1 MiB or an answer
+        over 64 MiB.
     type: float
     default: 600
   engine:
@@ -105,13 +108,15 @@ options:
     type: bool
     default: true
   sample_interval:
-    description: Seconds between two samples of the running batch.
+    description: Seconds between two samples of the running batch (0.01 to 3600).
     type: float
     default: 0.25
   server_log:
     description:
       - The server's log on this host; the C(#running-req) of its C(Decode batch) lines written during the load gives
         the running batch (RV(result.running), source C(decode log)), C(/metrics) where it has none.
+      - Read without following a link and without blocking; a FIFO, a device or a link in its place is refused before
+        any load.
     type: path
   fail_on_errors:
     description: Fail when any request failed.
@@ -209,11 +214,11 @@ try:
 except ImportError:  # pragma: no cover
     from urlparse import urlparse
 
-from ansible_collections.llmserve.sglang.plugins.module_utils.bench import modes
+from ansible_collections.llmserve.sglang.plugins.module_utils.bench import limits, modes
 from ansible_collections.llmserve.sglang.plugins.module_utils.bench import prompts as prompt_set
 from ansible_collections.llmserve.sglang.plugins.module_utils.host.run import module_runner
 from ansible_collections.llmserve.sglang.plugins.module_utils.bench.client import (
-    choose_engine, from_sglang_result, metrics_sampler, run_load, running_fields, server_accept_length, server_info,
+    choose_engine, from_sglang_result, log_problem, metrics_sampler, run_load, running_fields, server_accept_length, server_info,
     sglang_bench_argv)
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.client import Client, endpoint_spec, key_problem
 
@@ -245,9 +250,15 @@ def main():
     p = module.params
     if key_problem(p["api_key"]):  # before any request: http.client would quote the key into a traceback
         module.fail_json(msg=key_problem(p["api_key"]))
-    if p["concurrency"] < 1:
-        module.fail_json(msg="concurrency must be >= 1")
-    num = p["num_requests"] or max(4 * p["concurrency"], 8)
+    try:  # numbers in their bounds before anything is sent (a worker pool of 10^9 threads, a timeout of inf)
+        checked = limits.load(p)
+    except limits.BenchInputError as exc:
+        module.fail_json(msg=str(exc))
+    p.update(checked)
+    num = checked["num_requests"]
+    why = log_problem(p["server_log"]) if p["server_log"] else None
+    if why:  # a FIFO, a device or a link as the log: named before any load, never waited on
+        module.fail_json(msg="server_log: %s" % why)
     entries, load = None, prompt_set.synthetic(p["input_len"])
     if p["prompts"]:
         # the user's file, read as untrusted before anything is sent: a bad line is a refusal naming line and field
@@ -316,7 +327,10 @@ def main():
             watcher = threading.Thread(target=sampler)
             watcher.daemon = True
             watcher.start()
-            rc, stdout, stderr = module.run_command(argv, environ_update=env)
+            # the whole run within every round of requests at its timeout, and a margin; its group killed past that
+            rounds = -(-num // p["concurrency"])
+            rc, stdout, stderr = module_runner(module)(
+                argv, environ_update=env, timeout=min(p["timeout"] * rounds + 600, limits.MAX_SECONDS))
             stop.set()
             watcher.join(timeout=5)
             if rc != 0:

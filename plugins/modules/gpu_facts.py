@@ -20,6 +20,10 @@ description:
     why (C(nvidia-smi) missing, no driver loaded, no devices found, driver/library mismatch).
   - Drivers that do not know a queried field (R470 and C(compute_cap)) are handled by dropping that field; it is
     then reported as null and a warning is added.
+  - Fails, naming it, when C(nvidia-smi) hangs (each call has a 60 s deadline; its process group is killed), prints
+    more than 16 MiB, or prints what it never prints (a row with the wrong number of fields, a field that is no
+    number), as a broken tool is not a host without GPUs. A number outside its physical range (memory,
+    utilisation) is a broken reading, null with a warning.
 author:
   - llmserve maintainers (@llmserve)
 options:
@@ -157,7 +161,10 @@ ansible_facts:
 """
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.llmserve.sglang.plugins.module_utils.nvidia.smi import collect
+from ansible_collections.llmserve.sglang.plugins.module_utils.host.run import module_runner
+from ansible_collections.llmserve.sglang.plugins.module_utils.nvidia.smi import Refused, collect
+
+TOOL_TIMEOUT_S = 60  # each nvidia-smi/nvcc call; a hung one is killed with its process group and named
 
 
 def main():
@@ -172,20 +179,22 @@ def main():
         supports_check_mode=True,
     )
 
-    def run(argv):
-        return module.run_command(argv, environ_update={"LC_ALL": "C"})
+    run = module_runner(module, timeout=TOOL_TIMEOUT_S, environ_update={"LC_ALL": "C"})
 
     def which(name):
         return module.get_bin_path(name, opt_dirs=["/usr/bin", "/usr/sbin", "/usr/local/bin"])
 
-    facts = collect(
-        run, which,
-        nvidia_smi=module.params["nvidia_smi_path"],
-        nvcc_path=module.params["nvcc_path"],
-        proc_version_path=module.params["proc_version_path"],
-        gather_topology=module.params["gather_topology"],
-        gather_processes=module.params["gather_processes"],
-    )
+    try:
+        facts = collect(
+            run, which,
+            nvidia_smi=module.params["nvidia_smi_path"],
+            nvcc_path=module.params["nvcc_path"],
+            proc_version_path=module.params["proc_version_path"],
+            gather_topology=module.params["gather_topology"],
+            gather_processes=module.params["gather_processes"],
+        )
+    except Refused as exc:  # hung, flooding or garbled: no reading, and not "no GPU" either
+        module.fail_json(msg=str(exc))
     for warning in facts["warnings"]:
         module.warn(warning)
     module.exit_json(changed=False, ansible_facts={"gpu": facts})

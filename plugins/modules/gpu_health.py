@@ -25,6 +25,11 @@ description:
     host), a C(severity) (C(error) makes the host unhealthy, C(warning) does not), a C(detail) and a C(remedy).
   - Never fails by itself, also not on a host without a driver; C(healthy) says the verdict and the caller
     decides (roles/gpu_health fails the host with the diagnosis).
+  - Every tool call has a deadline (60 s; the probes O(probe_timeout) and O(nccl_timeout)) and a 16 MiB cap on what
+    it prints; past either its process group is killed and C(nvidia_smi) names it. Output that is not what
+    C(nvidia-smi) prints (a row with the wrong number of fields, a field that is no number) is refused, never read
+    as GPUs; a number outside its physical range (a GPU at -40 C, NaN or 1e9 C, a negative power draw) is a broken
+    reading, an C(nvidia_smi) error of that GPU.
   - Optional and off by default, because they occupy the GPUs; C(dcgmi diag -r 1) and an all-GPU NCCL
     all-reduce through the SGLang venv's torch, judged against what the topology should give.
 author:
@@ -73,7 +78,10 @@ options:
     elements: str
     default: ["sglang-*.service", "sglang-router*.service"]
   own_process_patterns:
-    description: Regular expressions on the command line of GPU processes that are allowed to hold GPU memory.
+    description:
+      - Regular expressions on the command line of GPU processes that are allowed to hold GPU memory.
+      - Refused before anything runs, naming the index, when one does not compile, is longer than 1000 characters or
+        nests quantifiers (as in V((a+\)+) or V((a|aa\)+)), as such a pattern can backtrack for hours on one line.
     type: list
     elements: str
     default: []
@@ -130,6 +138,7 @@ options:
     description:
       - Seconds the all-reduce may take, start-up included (torch import, NCCL init, one warm-up, the timed
         iterations). Past it the probe's whole process group is killed and the host refused as hung.
+      - 0 takes O(probe_timeout); at most 86400.
     type: int
     default: 120
   nccl_iters:
@@ -149,7 +158,7 @@ options:
     type: float
     default: 0
   probe_timeout:
-    description: Seconds the DCGM diagnostic may run.
+    description: Seconds the DCGM diagnostic may run (1 to 86400).
     type: int
     default: 300
   nvidia_smi_path:
@@ -260,8 +269,11 @@ nccl:
 """
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.llmserve.sglang.plugins.module_utils.host.run import module_runner
 from ansible_collections.llmserve.sglang.plugins.module_utils.nvidia import gate
 from ansible_collections.llmserve.sglang.plugins.module_utils.nvidia.health import ALL_CHECKS
+
+TOOL_TIMEOUT_S = 60  # nvidia-smi, lspci, dmesg, journalctl, systemctl: each call
 
 
 def main():
@@ -302,8 +314,14 @@ def main():
         module.fail_json(msg="ignore: unknown check(s) %s; the checks are: %s"
                          % (", ".join(unknown), ", ".join(ALL_CHECKS)))
 
+    bad = gate.input_problems(params)
+    if bad:
+        module.fail_json(msg="; ".join(bad))
+    runner = module_runner(module, timeout=TOOL_TIMEOUT_S, environ_update={"LC_ALL": "C"})
+
     def run(argv, data=None, env=None):
-        return module.run_command(argv, environ_update=dict({"LC_ALL": "C"}, **(env or {})), data=data)
+        # every tool within TOOL_TIMEOUT_S (its process group killed past it); the probes within their own deadline
+        return runner(argv, data=data, environ_update=env, timeout=gate.bounded_by(argv) or TOOL_TIMEOUT_S)
 
     result, warnings = gate.check(params, run, module.get_bin_path, module.tmpdir)
     for warning in warnings:

@@ -119,7 +119,10 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.llmserve.sglang.plugins.module_utils.host.run import module_runner
 from ansible_collections.llmserve.sglang.plugins.module_utils.router import gateway
+
+HELP_TIMEOUT_S = 120  # the launcher's --help (a Python import): killed with its process group past it
 
 
 def main():
@@ -140,7 +143,7 @@ def main():
     options = None
     if os.path.exists(p["python"]) or not module.check_mode:
         cmd = gateway.help_command(p["python"], p["package"])
-        rc, out, err = module.run_command(cmd)
+        rc, out, err = module_runner(module, timeout=HELP_TIMEOUT_S)(cmd)  # a hung launcher is killed, named
         if rc != 0:
             module.fail_json(msg="%s failed (rc=%s): %s - is %s installed in this venv?"
                              % (" ".join(cmd), rc, (err or out)[-2000:], p["package"]))

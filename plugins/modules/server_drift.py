@@ -84,6 +84,7 @@ msg:
 import json
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.llmserve.sglang.plugins.module_utils.host.run import module_runner
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.server import drift as server_drift
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.client import Client, endpoint_spec, key_problem
@@ -119,7 +120,7 @@ def main():
         pass
     manager = resolve_manager(p["manager"], si.service_mgr())[0]
     state = si.read_state(manager, pt["unit_name"], pt["pid_file"],
-                          lambda argv: module.run_command(argv, environ_update={"LC_ALL": "C"}))
+                          module_runner(module, timeout=60, environ_update={"LC_ALL": "C"}))
     process_argv = None
     if state.get("pid"):
         try:

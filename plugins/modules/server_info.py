@@ -178,6 +178,7 @@ import os
 import shutil
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.llmserve.sglang.plugins.module_utils.host.run import module_runner
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.host import mounts
 
@@ -207,8 +208,7 @@ def main():
     )
     p = module.params
 
-    def run(argv):
-        return module.run_command(argv, environ_update={"LC_ALL": "C"})
+    run = module_runner(module, timeout=60, environ_update={"LC_ALL": "C"})  # systemctl, the version probe
 
     mgr = si.service_mgr()
     # a manager the plan will refuse is read as auto here, so the plan gets to name the problem

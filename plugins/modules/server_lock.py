@@ -93,6 +93,7 @@ msg:
 """
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.llmserve.sglang.plugins.module_utils.host.run import module_runner
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.host import lock as server_lock
 from ansible_collections.llmserve.sglang.plugins.module_utils.server.instance import read_state
@@ -135,7 +136,7 @@ def main():
         except (IOError, OSError):
             pass
         state = read_state(p["manager"], p["paths"]["unit_name"], p["paths"]["pid_file"],
-                           lambda argv: module.run_command(argv, environ_update={"LC_ALL": "C"}))
+                           module_runner(module, timeout=60, environ_update={"LC_ALL": "C"}))
         if recorded != p["fingerprint"]:
             mismatch = "fingerprint %s recorded, %s started by this deploy" % (recorded[:12] or "none", p["fingerprint"][:12])
         elif p["pid"] and state.get("pid") and int(state["pid"]) != p["pid"]:

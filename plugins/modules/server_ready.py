@@ -96,7 +96,12 @@ options:
     default: []
     suboptions:
       regex:
-        description: Python regular expression searched in each log line.
+        description:
+          - Python regular expression searched in each log line (lines are clipped to their first 3072 and last
+            1024 characters).
+          - Refused before the wait starts, naming its index, when it does not compile, is longer than 1000
+            characters, nests quantifiers (as in V((a+\)+) or V((a|aa\)+)) or repeats the same quantifier twice in a
+            row (as in V(.*.*)), as such a pattern can backtrack for hours on one line.
         type: str
         required: true
       category:

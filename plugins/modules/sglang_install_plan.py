@@ -152,6 +152,7 @@ import json
 import os
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.llmserve.sglang.plugins.module_utils.host.run import module_runner
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.install.plan import (
     READ_SCRIPT, pip_argv, plan, read_json_output)
@@ -174,7 +175,7 @@ def main():
         supports_check_mode=True,
     )
     p = module.params
-    rc, out, err = module.run_command([p["python"], "-c", READ_SCRIPT, json.dumps(p["torch_family"])])
+    rc, out, err = module_runner(module, timeout=300)([p["python"], "-c", READ_SCRIPT, json.dumps(p["torch_family"])])
     if rc != 0:
         module.fail_json(msg="could not read the virtualenv's packages with %s (rc=%d): %s"
                          % (p["python"], rc, (err or out).strip()[-2000:]))

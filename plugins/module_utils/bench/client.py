@@ -34,11 +34,15 @@ __metaclass__ = type
 
 import json
 import math
+import os
 import re
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.bench.prompts import order as prompt_order
+from ansible_collections.llmserve.sglang.plugins.module_utils.bench.limits import MAX_CONCURRENCY
+from ansible_collections.llmserve.sglang.plugins.module_utils.host import untrusted
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.api import accept_length
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.client import Client
 
@@ -137,7 +141,8 @@ def one_request(client, endpoint, prompt, max_new_tokens, model="default", timeo
     arrivals = []
     tokens = None
     usage_tokens = None
-    status, stream, error = client.stream(path, body, timeout=timeout)
+    # the whole request within ``timeout``: a server streaming forever, or a line without end, ends it failed
+    status, stream, error = client.stream(path, body, timeout=timeout, deadline=start + timeout)
     if status is None:
         record["error"] = error
     elif status != 200:
@@ -190,6 +195,28 @@ def running_batch(metrics_text):
 _DECODE_RUNNING = re.compile(r"Decode batch\W.*?#running-req: (\d+)")
 
 
+def open_log(path):
+    """``(fd, stat)`` of the server log, opened through host/untrusted (no link followed, nothing that blocks: a FIFO
+    or a device in its place is refused by name); raises untrusted.Refused."""
+    folder, name = os.path.split(path)
+    try:
+        with untrusted.Tree(folder or ".") as tree:
+            return tree.open(name, untrusted.WEIGHTS)  # only its new tail is read: no size cap on the file
+    except untrusted.Refused as exc:
+        raise untrusted.Refused(untrusted.printable(path), exc.what, exc.fix)
+
+
+def log_problem(path):
+    """Why the server log cannot be watched (not a regular file, a link, ...), or None; a log not there yet is
+    no problem (the running batch then comes from /metrics)."""
+    try:
+        fd = open_log(path)[0]
+    except untrusted.Refused as exc:
+        return None if exc.what == "missing" else str(exc)
+    os.close(fd)
+    return None
+
+
 class LogTail(object):
     """The server log's ``Decode batch ... #running-req: N`` lines written since it was opened (SGLang's scheduler
     prints one every --decode-log-interval decode steps: the batch it really decoded)."""
@@ -197,10 +224,10 @@ class LogTail(object):
     def __init__(self, path, limit=1 << 20):
         self.path, self.limit, self.offset = path, limit, None
         try:
-            with open(path, "rb") as handle:
-                handle.seek(0, 2)
-                self.offset = handle.tell()
-        except (IOError, OSError):
+            fd, st = open_log(path)
+            os.close(fd)
+            self.offset = st.st_size
+        except (untrusted.Refused, IOError, OSError):
             self.offset = None
 
     def read(self):
@@ -208,15 +235,17 @@ class LogTail(object):
         if self.offset is None:
             return None
         try:
-            with open(self.path, "rb") as handle:
-                handle.seek(0, 2)
-                end = handle.tell()
+            fd, st = open_log(self.path)
+            try:
+                end = st.st_size
                 if end < self.offset:  # rotated or truncated: start again from its beginning
                     self.offset = 0
-                handle.seek(max(self.offset, end - self.limit))
-                text = handle.read(end - handle.tell()).decode("utf-8", "replace")
-                self.offset = end
-        except (IOError, OSError):
+                start = max(self.offset, end - self.limit)
+                text = untrusted.read_exact(fd, start, end - start, self.path, short_ok=True).decode("utf-8", "replace")
+            finally:
+                os.close(fd)
+            self.offset = end
+        except (untrusted.Refused, IOError, OSError):
             return None
         cut = text.rfind("\n")  # a line still being written is read next time
         if cut < 0:
@@ -292,15 +321,16 @@ def summarize(records, duration, concurrency, max_errors=5, samples=None):
 def run_load(base_url, concurrency, num_requests, max_new_tokens=128, input_len=32, endpoint="chat",
              model="default", api_key=None, timeout=600.0, seed=0, client=None, sample=None, sample_interval=0.5,
              prompts=None):
-    """Closed loop: ``concurrency`` threads each send their next request as soon as the previous ends,
-    until ``num_requests`` were sent.  Returns (summary, records).
+    """Closed loop: a pool of ``concurrency`` workers (at most ``MAX_CONCURRENCY``), each sending its next request as
+    soon as the previous ends, until ``num_requests`` were sent.  Returns (summary, records).
 
     ``prompts``: the user's prompt set (bench/prompts.read), sent in its fixed shuffled order (request i the
     entry order[i mod n]) with each entry's own length; else synthetic prompts of ``input_len`` words.
 
     ``client``: the SGLang client to send through (sglang/client.Client), else one for ``base_url`` and ``api_key``.
-    One connection per request, as SGLang's own benchmark client opens them. ``sample``: a callable returning the
-    server's running batch (or None), called every ``sample_interval`` seconds while the load runs."""
+    One connection per request, as SGLang's own benchmark client opens them; each request ends by ``timeout``
+    (s), its stream included. ``sample``: a callable returning the server's running batch (or None), called every
+    ``sample_interval`` seconds while the load runs."""
     build_request(endpoint, "", 1)  # an unknown endpoint is refused before a thread starts
     sequence = prompt_order(len(prompts), seed) if prompts else None
     if prompts and endpoint != "chat" and any("messages" in e for e in prompts):
@@ -308,24 +338,19 @@ def run_load(base_url, concurrency, num_requests, max_new_tokens=128, input_len=
     client = client or Client(base_url, api_key)
     concurrency = max(1, int(concurrency))
     num_requests = max(1, int(num_requests))
-    lock = threading.Lock()
-    state = {"next": 0}
-    records = []
+    workers = min(concurrency, num_requests, MAX_CONCURRENCY)
 
-    def worker():
-        while True:
-            with lock:
-                index = state["next"]
-                if index >= num_requests:
-                    return
-                state["next"] = index + 1
+    def send(index):
+        begun = time.monotonic()
+        try:
             prompt = (prompts[sequence[index % len(sequence)]] if sequence
                       else make_prompt(seed * 100000 + index, input_len))
-            rec = one_request(client, endpoint, prompt, max_new_tokens, model=model, timeout=timeout)
-            with lock:
-                records.append(rec)
+            return one_request(client, endpoint, prompt, max_new_tokens, model=model, timeout=timeout)
+        except Exception as exc:  # pylint: disable=broad-except  # one request's surprise fails that request only
+            now = time.monotonic()
+            return {"start": begun, "end": now, "ttft": None, "latency": now - begun, "output_tokens": 0, "itl": [],
+                    "error": "%s: %s" % (type(exc).__name__, exc)}
 
-    threads = [threading.Thread(target=worker, name="bench-%d" % i) for i in range(min(concurrency, num_requests))]
     samples = []
     done = threading.Event()
 
@@ -339,11 +364,11 @@ def run_load(base_url, concurrency, num_requests, max_new_tokens=128, input_len=
 
     started = time.monotonic()
     watcher = threading.Thread(target=sampler, name="bench-sampler") if sample else None
-    for thread in threads + ([watcher] if watcher else []):
-        thread.daemon = True
-        thread.start()
-    for thread in threads:
-        thread.join()
+    if watcher:
+        watcher.daemon = True
+        watcher.start()
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="bench") as pool:
+        records = list(pool.map(send, range(num_requests)))
     duration = time.monotonic() - started
     done.set()
     if watcher:

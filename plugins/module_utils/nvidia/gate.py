@@ -15,6 +15,7 @@ __metaclass__ = type
 import os
 import tempfile
 
+from ansible_collections.llmserve.sglang.plugins.module_utils.host import user_regex
 from ansible_collections.llmserve.sglang.plugins.module_utils.nvidia import health as gh
 from ansible_collections.llmserve.sglang.plugins.module_utils.nvidia import probes
 
@@ -75,9 +76,32 @@ def check(params, run, which, tmpdir):
     return result, warnings
 
 
+KILL_AFTER = "--kill-after=10"
+MAX_PROBE_S = 86400
+
+
 def _timeout(which, seconds):
     tool = which("timeout")
-    return [tool, "--kill-after=10", str(seconds)] if tool else []
+    return [tool, KILL_AFTER, str(seconds)] if tool else []
+
+
+def bounded_by(argv):
+    """The seconds a probe call wrapped by :func:`_timeout` may take in all (its deadline, the kill-after and a
+    margin), for the runner's own deadline to stay behind it; None for any other call."""
+    if len(argv) > 3 and os.path.basename(str(argv[0])) == "timeout" and argv[1] == KILL_AFTER:
+        return int(argv[2]) + 20
+    return None
+
+
+def input_problems(params):
+    """The inputs refused before anything runs: probe deadlines out of bounds (timeout(1) reads 0 as no deadline at
+    all), and ``own_process_patterns`` that are no regex or could backtrack for hours (host/user_regex)."""
+    bad = user_regex.check(params.get("own_process_patterns"), "own_process_patterns")
+    for name, low in (("probe_timeout", 1), ("nccl_timeout", 0)):
+        value = params.get(name)
+        if value is not None and not low <= value <= MAX_PROBE_S:
+            bad.append("%s: %r is outside %d..%d seconds" % (name, value, low, MAX_PROBE_S))
+    return bad
 
 
 NCCL_MODES = {"auto": "auto", "on": "on", "true": "on", "yes": "on", "1": "on",

@@ -83,20 +83,6 @@ def problem(check, severity, detail, remedy, gpu=None):
     return {"check": check, "gpu": gpu, "severity": severity, "detail": detail, "remedy": remedy}
 
 
-def _int(value):
-    if value is None or smi_mod.is_missing(value):
-        return None
-    match = re.match(r"^\s*(-?\d+)", value)
-    return int(match.group(1)) if match else None
-
-
-def _float(value):
-    if value is None or smi_mod.is_missing(value):
-        return None
-    match = re.match(r"^\s*(-?\d+(?:\.\d+)?)", value)
-    return float(match.group(1)) if match else None
-
-
 def _yes(value):
     """``Yes``/``Active``/``Enabled`` -> True, ``No``/``Not Active``/``Disabled`` -> False, missing -> None."""
     if value is None or smi_mod.is_missing(value):
@@ -115,7 +101,18 @@ def _text(value):
 
 def normalize_health_row(row):
     """One ``--query-gpu=HEALTH_FIELDS`` row -> typed per-GPU facts: gpu_facts' own fields (nvidia/smi.normalize_gpu)
-    plus the health counters."""
+    plus the health counters. A field that is no number refuses the reading (nvidia/smi.Unparseable); one outside its
+    physical range (a GPU at -40 C, NaN or 1e9 C) is null and listed in ``broken_readings``: a problem of its own."""
+    broken = []
+
+    def _int(field):
+        value = smi_mod.reading(row, field, broken)
+        return int(value) if value is not None else None
+
+    def _float(field):
+        value = smi_mod.reading(row, field, broken)
+        return float(value) if value is not None else None
+
     active = row.get("clocks_event_reasons.active")
     mask = int(active, 16) if active and re.match(r"^0x[0-9a-fA-F]+$", active) else None
     events = {}
@@ -124,45 +121,46 @@ def normalize_health_row(row):
         events[name] = named if named is not None else (bool(mask & bit) if mask is not None else None)
     counters = {}
     for name in ("hw_thermal_slowdown", "hw_power_brake_slowdown", "sw_thermal_slowdown"):
-        counters[name] = _int(row.get("clocks_event_reasons_counters." + name))
+        counters[name] = _int("clocks_event_reasons_counters." + name)
     bus = row.get("pci.bus_id")
-    gpu = smi_mod.normalize_gpu(row)
+    gpu = smi_mod.normalize_gpu(row, broken)
     gpu.update({
         "bus_key": xid_mod.bus_key(bus),
         "driver_version": _text(row.get("driver_version")),
         "ecc_mode_current": _yes(row.get("ecc.mode.current")),
         "ecc_mode_pending": _yes(row.get("ecc.mode.pending")),
-        "ecc_uncorrected_volatile": _int(row.get("ecc.errors.uncorrected.volatile.total")),
-        "ecc_uncorrected_aggregate": _int(row.get("ecc.errors.uncorrected.aggregate.total")),
-        "ecc_corrected_volatile": _int(row.get("ecc.errors.corrected.volatile.total")),
-        "retired_sbe": _int(row.get("retired_pages.single_bit_ecc.count")),
-        "retired_dbe": _int(row.get("retired_pages.double_bit.count")),
+        "ecc_uncorrected_volatile": _int("ecc.errors.uncorrected.volatile.total"),
+        "ecc_uncorrected_aggregate": _int("ecc.errors.uncorrected.aggregate.total"),
+        "ecc_corrected_volatile": _int("ecc.errors.corrected.volatile.total"),
+        "retired_sbe": _int("retired_pages.single_bit_ecc.count"),
+        "retired_dbe": _int("retired_pages.double_bit.count"),
         "retired_pending": _yes(row.get("retired_pages.pending")),
-        "remap_correctable": _int(row.get("remapped_rows.correctable")),
-        "remap_uncorrectable": _int(row.get("remapped_rows.uncorrectable")),
+        "remap_correctable": _int("remapped_rows.correctable"),
+        "remap_uncorrectable": _int("remapped_rows.uncorrectable"),
         "remap_pending": _yes(row.get("remapped_rows.pending")),
         "remap_failure": _yes(row.get("remapped_rows.failure")),
-        "remap_banks_low": _int(row.get("remapped_rows.histogram.low")),
-        "remap_banks_none": _int(row.get("remapped_rows.histogram.none")),
+        "remap_banks_low": _int("remapped_rows.histogram.low"),
+        "remap_banks_none": _int("remapped_rows.histogram.none"),
         "clock_events_mask": active,
         "clock_events": events,
         "clock_event_counters_us": counters,
-        "pcie_gen_current": _int(row.get("pcie.link.gen.current")),
-        "pcie_gen_max": _int(row.get("pcie.link.gen.max")),
-        "pcie_gen_gpumax": _int(row.get("pcie.link.gen.gpumax")),
-        "pcie_gen_hostmax": _int(row.get("pcie.link.gen.hostmax")),
-        "pcie_width_current": _int(row.get("pcie.link.width.current")),
-        "pcie_width_max": _int(row.get("pcie.link.width.max")),
+        "pcie_gen_current": _int("pcie.link.gen.current"),
+        "pcie_gen_max": _int("pcie.link.gen.max"),
+        "pcie_gen_gpumax": _int("pcie.link.gen.gpumax"),
+        "pcie_gen_hostmax": _int("pcie.link.gen.hostmax"),
+        "pcie_width_current": _int("pcie.link.width.current"),
+        "pcie_width_max": _int("pcie.link.width.max"),
         "pcie_width_device_max": None,
-        "temperature_c": _int(row.get("temperature.gpu")),
-        "temperature_tlimit_c": _int(row.get("temperature.gpu.tlimit")),
-        "temperature_memory_c": _int(row.get("temperature.memory")),
-        "power_draw_w": _float(row.get("power.draw")),
+        "temperature_c": _int("temperature.gpu"),
+        "temperature_tlimit_c": _int("temperature.gpu.tlimit"),
+        "temperature_memory_c": _int("temperature.memory"),
+        "power_draw_w": _float("power.draw"),
         "pstate": _text(row.get("pstate")),
         "recovery_action": _text(row.get("gpu_recovery_action")),
         "mig_mode": _yes(row.get("mig.mode.current")),
         "fabric_state": _text(row.get("fabric.state")),
         "fabric_status": _text(row.get("fabric.status")),
+        "broken_readings": broken,
     })
     return gpu
 
@@ -263,7 +261,11 @@ def collect(run, which, nvidia_smi=None, sysfs="/sys/bus/pci/devices", proc_root
         facts["smi_error"] = smi_mod.REASON_NO_SMI if not nvidia_smi else "nvidia-smi not found at %s" % nvidia_smi
         return facts
     facts["nvidia_smi"] = smi
-    gpus, rc, out, err, dropped = query_health(run, smi)
+    try:
+        gpus, rc, out, err, dropped = query_health(run, smi)
+    except smi_mod.Unparseable as exc:  # garbage is a broken nvidia-smi, never GPUs
+        facts["smi_error"] = str(exc)
+        return facts
     facts["dropped_fields"] = dropped
     if gpus is None:
         facts["smi_error"] = smi_mod.failure_reason(rc, out, err)
@@ -299,7 +301,11 @@ def collect(run, which, nvidia_smi=None, sysfs="/sys/bus/pci/devices", proc_root
         facts["reused"].append("compute apps")
     else:
         rc, out, err = run([smi, "--query-compute-apps=" + ",".join(APP_FIELDS), "--format=csv,noheader,nounits"])
-        apps = smi_mod.parse_compute_apps(out, APP_FIELDS) if rc == 0 else None
+        try:
+            apps = smi_mod.parse_compute_apps(out, APP_FIELDS) if rc == 0 else None
+        except smi_mod.Unparseable as exc:  # what runs on the GPUs is not known: fails closed
+            facts["smi_error"] = str(exc)
+            return facts
     if apps is not None:
         for app in apps:
             app["owner"] = ownership.identity(app["pid"], proc_root) if app.get("pid") is not None else None
@@ -677,6 +683,7 @@ def evaluate(facts, opts):
     problems += check_inventory(facts, opts)
     problems += check_software(facts, opts)
     for gpu in facts["gpus"]:
+        problems += check_readings(gpu)
         problems += check_memory(gpu)
         problems += check_clocks(gpu, opts)
         problems += check_pcie(gpu, opts)
@@ -686,6 +693,19 @@ def evaluate(facts, opts):
     problems += fabric_mod.evaluate(facts.get("pcie_fabric"))[0]
     problems += check_xids(facts)
     return order_problems(problems)
+
+
+def check_readings(gpu):
+    """A value outside its physical range (nvidia/smi.RANGES: a GPU at -40 C, NaN or 1e9 C, a negative power draw)
+    is a broken sensor or driver reading: the GPU is not known healthy."""
+    if not gpu.get("broken_readings"):
+        return []
+    return [problem(
+        "nvidia_smi", ERROR, "%s: nvidia-smi reads %s, outside the physical range: a broken reading, the GPU's state "
+        "is not known" % (_gpu_label(gpu), ", ".join(gpu["broken_readings"])),
+        "read it again with 'nvidia-smi -q -i %s'; reset the GPU (nvidia-smi -r -i %s, nothing running on it) or "
+        "reboot; if it stays, drain the host and have the board checked (sensor or firmware fault)"
+        % (gpu["index"], gpu["index"]), gpu["index"])]
 
 
 def order_problems(problems):

@@ -20,6 +20,7 @@ import os
 import re
 import shutil
 
+from ansible_collections.llmserve.sglang.plugins.module_utils.host.run import TIMED_OUT, TOO_BIG
 from ansible_collections.llmserve.sglang.plugins.module_utils.nvidia import xid as xid_mod
 
 ANSI_RE = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
@@ -43,6 +44,9 @@ REASON_NO_DRIVER = ("no NVIDIA driver loaded: nvidia-smi could not communicate w
                     "(load the nvidia module or reboot after the driver install)")
 REASON_NO_DEVICES = ("no devices found: the driver is loaded but sees no GPU (Blackwell needs the open kernel "
                      "modules; check Resizable BAR/Above 4G decoding and 'dmesg | grep NVRM')")
+REASON_HUNG = ("nvidia-smi hung: %s; a GPU or the driver is stuck (read 'dmesg | grep -E \"NVRM|Xid\"', reset the "
+               "GPU with nvidia-smi -r or reboot)")
+REASON_HUGE = "nvidia-smi output refused: %s; this is no nvidia-smi answer (check the nvidia-smi on PATH or nvidia_smi_path)"
 REASON_MISMATCH = ("driver/library version mismatch: the loaded kernel module differs from the installed "
                    "user space (reboot to load the new driver)")
 
@@ -56,15 +60,60 @@ def is_missing(value):
     return value is None or value.strip() in MISSING
 
 
-def _number(value):
-    """``'143771 MiB'`` / ``'143771'`` / ``'0 %'`` / ``'700.00 W'`` -> int or float; missing -> None."""
+class Refused(ValueError):
+    """A reading of nvidia-smi refused (hung, too much output, garbage): gpu_facts fails naming it, never reads
+    "no GPU" from it."""
+
+
+class Unparseable(Refused):
+    """nvidia-smi printed something that is not what it prints (random bytes, a cut or extra field): the reading is
+    refused, never read as GPUs."""
+
+    def __init__(self, why):
+        Refused.__init__(self, "unparseable nvidia-smi output: %s (check the nvidia-smi on PATH or nvidia_smi_path, "
+                                  "and 'nvidia-smi -q' by hand)" % why)
+
+
+# A number as nvidia-smi prints one (``143771``, ``700.00 W``, ``41250000 us``, ``0 %``); nan/inf and exponents are
+# numbers too, read and then judged by their range (a broken sensor, not garbage).
+_NUMBER_RE = re.compile(r"^\s*([-+]?(?:\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|nan|inf(?:inity)?))(?:\s+([A-Za-z%]+))?\s*\Z",
+                        re.IGNORECASE)
+# The physical range of a reading (bounds included); outside it the reading is broken (a sensor or driver fault).
+RANGES = {
+    "index": (0, 1023), "pid": (1, 1 << 22),
+    "memory.total": (1, 1 << 22), "memory.used": (0, 1 << 22), "used_memory": (0, 1 << 22),
+    "used_gpu_memory": (0, 1 << 22), "utilization.gpu": (0, 100),
+    "temperature.gpu": (0, 130), "temperature.memory": (0, 150), "temperature.gpu.tlimit": (-100, 150),
+    "power.draw": (0, 5000), "clocks.sm": (0, 10000), "clocks.mem": (0, 20000),
+    "pcie.link.gen.current": (1, 8), "pcie.link.gen.max": (1, 8), "pcie.link.gen.gpumax": (1, 8),
+    "pcie.link.gen.hostmax": (1, 8), "pcie.link.width.current": (1, 32), "pcie.link.width.max": (1, 32),
+}
+COUNT_RANGE = (0, 1 << 40)  # error and page counters, slowdown microseconds
+
+
+def reading(row, field, broken=None):
+    """The number in ``row[field]`` (int when whole), None when nvidia-smi printed it missing. Text that is no
+    number raises :class:`Unparseable` naming the field; a number outside the field's physical range (``RANGES``,
+    else ``COUNT_RANGE``), NaN or infinite is a broken reading: None, and ``field=value`` appended to ``broken``."""
+    value = row.get(field)
     if is_missing(value):
         return None
-    match = re.match(r"^\s*(-?\d+(?:\.\d+)?)", value)
+    match = _NUMBER_RE.match(value)
     if not match:
+        raise Unparseable("field %s is %r, not a number" % (field, value[:40]))
+    number = float(match.group(1))
+    low, high = RANGES.get(field, COUNT_RANGE)
+    if number != number or not low <= number <= high:  # NaN compares false
+        if broken is not None:
+            broken.append("%s=%s" % (field, value.strip()[:40]))
         return None
-    text = match.group(1)
-    return float(text) if "." in text else int(text)
+    whole = re.match(r"^[-+]?\d+$", match.group(1))
+    return int(match.group(1)) if whole else number
+
+
+def _number(value):
+    """``'143771 MiB'`` / ``'143771'`` / ``'0 %'`` / ``'700.00 W'`` -> int or float; missing or out of range -> None."""
+    return reading({"value": value}, "value")
 
 
 def invalid_field(text):
@@ -78,19 +127,25 @@ def parse_csv(text, fields=None):
 
     With a header line the keys are the header names without their unit (``memory.total [MiB]`` ->
     ``memory.total``); for ``noheader`` output pass ``fields``.  Values are stripped strings, units included
-    when nvidia-smi printed them; missing values (``[N/A]``, ``[Not Supported]``) become None.
+    when nvidia-smi printed them; missing values (``[N/A]``, ``[Not Supported]``) become None. A row with more or
+    fewer fields than asked for raises :class:`Unparseable`.
     """
     lines = [line for line in strip_ansi(text).splitlines() if line.strip()]
     if not lines:
         return []
-    rows = list(csv.reader(lines, skipinitialspace=True))
+    try:
+        rows = list(csv.reader(lines, skipinitialspace=True, strict=True))
+    except csv.Error as exc:
+        raise Unparseable("not CSV (%s)" % exc)
     if fields is None:
         header = rows.pop(0)
         fields = [re.sub(r"\s*\[[^\]]*\]\s*$", "", name).strip() for name in header]
     result = []
-    for row in rows:
+    for number, row in enumerate(rows, 1):
+        if len(row) != len(fields):
+            raise Unparseable("row %d has %d fields, %d asked for (%s)" % (number, len(row), len(fields),
+                                                                          ",".join(fields)[:200]))
         values = [None if is_missing(cell) else cell.strip() for cell in row]
-        values += [None] * (len(fields) - len(values))
         result.append(dict(zip(fields, values)))
     return result
 
@@ -101,15 +156,19 @@ def _persistence(value):
     return value.strip().lower() == "enabled"
 
 
-def normalize_gpu(row):
-    """One ``--query-gpu`` row (dict from :func:`parse_csv`) -> the gpu_facts per-GPU dict."""
+def normalize_gpu(row, broken=None):
+    """One ``--query-gpu`` row (dict from :func:`parse_csv`) -> the gpu_facts per-GPU dict; its broken readings
+    (:func:`reading`) are appended to ``broken``."""
     cap = row.get("compute_cap")
     major = None
     if cap and re.match(r"^\d+\.\d+$", cap):
         major = int(cap.split(".")[0])
     else:
         cap = None
-    index = _number(row.get("index"))
+    broken = [] if broken is None else broken
+    index = reading(row, "index")
+    if index is None and row.get("index") is not None or isinstance(index, float):
+        raise Unparseable("field index is %r, not a GPU index" % (row.get("index") or "")[:40])
     return {
         "index": index,
         "name": row.get("name"),
@@ -117,15 +176,26 @@ def normalize_gpu(row):
         "pci_bus_id": row.get("pci.bus_id"),
         "compute_cap": cap,
         "compute_major": major,
-        "memory_total_mib": _number(row.get("memory.total")),
-        "memory_used_mib": _number(row.get("memory.used")),
-        "utilization_gpu": _number(row.get("utilization.gpu")),
+        "memory_total_mib": reading(row, "memory.total", broken),
+        "memory_used_mib": reading(row, "memory.used", broken),
+        "utilization_gpu": reading(row, "utilization.gpu", broken),
         "persistence_mode": _persistence(row.get("persistence_mode")),
     }
 
 
-def parse_query_gpu(text, fields=None):
-    return [normalize_gpu(row) for row in parse_csv(text, fields)]
+def parse_query_gpu(text, fields=None, broken=None):
+    """``--query-gpu`` rows -> per-GPU dicts; a GPU index twice is :class:`Unparseable` (no driver prints it).
+    ``broken``: a dict that gets ``{index: [field=value, ...]}`` of the readings out of their physical range."""
+    gpus = []
+    for row in parse_csv(text, fields):
+        bad = []
+        gpus.append(normalize_gpu(row, bad))
+        if bad and broken is not None:
+            broken[gpus[-1]["index"]] = bad
+    indices = [g["index"] for g in gpus if g["index"] is not None]
+    if len(set(indices)) != len(indices):
+        raise Unparseable("GPU index listed twice (%s)" % ", ".join(str(i) for i in indices)[:200])
+    return gpus
 
 
 def parse_compute_apps(text, fields=None):
@@ -136,11 +206,13 @@ def parse_compute_apps(text, fields=None):
     """
     apps = []
     for row in parse_csv(text, fields):
-        memory = row.get("used_gpu_memory", row.get("used_memory"))
+        pid = reading(row, "pid")
+        if isinstance(pid, float) or pid is None and row.get("pid") is not None:
+            raise Unparseable("field pid is %r, not a process id" % (row.get("pid") or "")[:40])
         apps.append({
-            "pid": _number(row.get("pid")),
+            "pid": pid,
             "name": row.get("process_name", row.get("name")),
-            "used_memory_mib": _number(memory),
+            "used_memory_mib": reading(row, "used_gpu_memory" if "used_gpu_memory" in row else "used_memory"),
             "bus_key": xid_mod.bus_key(row.get("gpu_bus_id")),
         })
     return apps
@@ -247,6 +319,10 @@ def parse_topology(text):
 
 def failure_reason(rc, out, err):
     """Turn a failed nvidia-smi run into a one-line reason naming the cause and the fix."""
+    if rc in (TIMED_OUT, TOO_BIG):  # host/run.py's refusals: its words are stderr's last line
+        lines = (err or "").strip().splitlines()
+        said = lines[-1] if lines else "rc=%s" % rc
+        return (REASON_HUNG if rc == TIMED_OUT else REASON_HUGE) % said
     text = strip_ansi((out or "") + "\n" + (err or "")).strip()
     if "No devices were found" in text:
         return REASON_NO_DEVICES
@@ -313,10 +389,10 @@ def empty_facts(reason):
     }
 
 
-def query_gpus(run, smi, fields=None):
+def query_gpus(run, smi, fields=None, broken=None):
     """Run ``--query-gpu``; drop fields the driver does not know (R470: compute_cap) and retry.
 
-    Returns ``(gpus, rc, out, err, dropped_fields)``.
+    Returns ``(gpus, rc, out, err, dropped_fields)``; ``broken`` as :func:`parse_query_gpu`'s.
     """
     fields = list(fields or GPU_FIELDS)
     dropped = []
@@ -329,7 +405,7 @@ def query_gpus(run, smi, fields=None):
             continue
         if rc != 0:
             return None, rc, out, err, dropped
-        return parse_query_gpu(out, fields), rc, out, err, dropped
+        return parse_query_gpu(out, fields, broken), rc, out, err, dropped  # Unparseable: the caller's refusal
 
 
 def collect(run, which, nvidia_smi=None, nvcc_path=None, proc_version_path=PROC_VERSION,
@@ -360,6 +436,8 @@ def collect(run, which, nvidia_smi=None, nvcc_path=None, proc_version_path=PROC_
         return facts
 
     rc, out, err = run([smi])
+    if rc in (TIMED_OUT, TOO_BIG):
+        raise Refused(failure_reason(rc, out, err))
     if rc != 0:
         facts["reason"] = failure_reason(rc, out, err)
         return facts
@@ -367,10 +445,17 @@ def collect(run, which, nvidia_smi=None, nvcc_path=None, proc_version_path=PROC_
     facts["driver_version"] = driver or facts["driver_version"]
     facts["cuda_driver_version"] = cuda
 
-    gpus, rc, out, err, dropped = query_gpus(run, smi)
+    broken = {}
+    gpus, rc, out, err, dropped = query_gpus(run, smi, broken=broken)  # Unparseable: refused, never read as no GPU
     if gpus is None:
+        if rc in (TIMED_OUT, TOO_BIG):
+            raise Refused(failure_reason(rc, out, err))
         facts["reason"] = failure_reason(rc, out, err)
         return facts
+    for index, items in sorted(broken.items()):
+        facts["warnings"].append("GPU%s: nvidia-smi read %s, outside the physical range: a broken reading, reported "
+                                 "as null (reset the GPU or reboot; if it stays, the board is faulty)"
+                                 % (index, ", ".join(items)))
     for field in dropped:
         facts["warnings"].append("nvidia-smi does not know the field %s (driver too old); reported as null" % field)
     gpus.sort(key=lambda gpu: gpu["index"] if gpu["index"] is not None else 0)
@@ -409,12 +494,15 @@ def gpu_info(smi="nvidia-smi", run=None):
     path = shutil.which(smi)
     if not path or run is None:
         return None
-    gpus = query_gpus(run, path, WATCH_FIELDS)[0]
-    if gpus is None:
+    try:
+        gpus = query_gpus(run, path, WATCH_FIELDS)[0]
+        if gpus is None:
+            return None
+        rc, out, _err = run([path, "--query-compute-apps=" + ",".join(APP_FIELDS),
+                             "--format=csv,noheader,nounits"])
+        procs = parse_compute_apps(out, APP_FIELDS) if rc == 0 else []
+    except Unparseable:  # a sample nvidia-smi garbled is no sample
         return None
-    rc, out, _err = run([path, "--query-compute-apps=" + ",".join(APP_FIELDS),
-                         "--format=csv,noheader,nounits"])
-    procs = parse_compute_apps(out, APP_FIELDS) if rc == 0 else []
     return {"gpus": [dict((k, g[k]) for k in WATCH_KEYS) for g in gpus], "processes": procs}
 
 

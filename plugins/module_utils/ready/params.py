@@ -19,6 +19,7 @@ except ImportError:  # pragma: no cover - Python 2 is not supported on targets
     raise
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.host.values import control_name
+from ansible_collections.llmserve.sglang.plugins.module_utils.host import user_regex
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.signatures import CATEGORIES
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.stages import STAGES
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import gates
@@ -89,13 +90,15 @@ def validate(p):
     watched = [k for k in ("unit", "pid", "pid_file") if p.get(k)]
     if len(watched) > 1:
         raise BadInput("give only one of unit, pid, pid_file (got %s)" % ", ".join(watched))
-    for i, e in enumerate(p.get("extra_patterns") or []):
+    extra = p.get("extra_patterns") or []
+    for i, e in enumerate(extra):
         if not isinstance(e, dict) or not e.get("regex"):
             raise BadInput("extra_patterns[%d] needs a regex" % i)
-        try:
-            re.compile(e["regex"])
-        except re.error as err:
-            raise BadInput("extra_patterns[%d]: bad regex %r: %s" % (i, e["regex"], err))
+    # invalid, too long, or nesting quantifiers ((a+)+ would hang the wait on one line): refused before it starts
+    refused = user_regex.check([e["regex"] for e in extra], "extra_patterns")
+    if refused:
+        raise BadInput("; ".join(refused))
+    for i, e in enumerate(extra):
         if e.get("category") and e["category"] not in CATEGORIES:
             raise BadInput("extra_patterns[%d]: category must be one of %s" % (i, ", ".join(CATEGORIES)))
     _check_host(p.get("host"))

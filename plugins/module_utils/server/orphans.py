@@ -27,7 +27,7 @@ import shutil
 import signal
 import time
 
-from ansible_collections.llmserve.sglang.plugins.module_utils.nvidia.smi import APP_FIELDS, parse_compute_apps
+from ansible_collections.llmserve.sglang.plugins.module_utils.nvidia.smi import APP_FIELDS, Unparseable, parse_compute_apps
 
 MARKER = "LLMSERVE_SGLANG_INSTANCE"
 
@@ -77,7 +77,10 @@ def gpu_processes(run, smi=None):
     rc, out, _err = run([smi, "--query-compute-apps=" + ",".join(APP_FIELDS), "--format=csv,noheader,nounits"])
     if rc != 0:
         return None
-    return [a for a in parse_compute_apps(out, APP_FIELDS) if a["pid"]]
+    try:
+        return [a for a in parse_compute_apps(out, APP_FIELDS) if a["pid"]]
+    except Unparseable:  # as a nvidia-smi that does not answer
+        return None
 
 
 def _alive(pid, proc):

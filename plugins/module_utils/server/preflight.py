@@ -19,7 +19,7 @@ from ansible_collections.llmserve.sglang.plugins.module_utils.host import net, o
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import client as sglang_client
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import ports as sglang_ports
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import version as sglang_version
-from ansible_collections.llmserve.sglang.plugins.module_utils.nvidia.smi import APP_FIELDS, parse_compute_apps, parse_query_gpu
+from ansible_collections.llmserve.sglang.plugins.module_utils.nvidia.smi import APP_FIELDS, Unparseable, parse_compute_apps, parse_query_gpu
 
 # Run by the venv's python: the INSTALLED SGLang's own parser decides, its argparse error verbatim.
 PARSE_SCRIPT = sglang_version.PROBE_SOURCE + r"""
@@ -107,7 +107,10 @@ def visible_gpus(gpu_count=None, env=None, runner=None):
     out = runner(["nvidia-smi", "--query-gpu=index", "--format=csv,noheader,nounits"])
     if out is None:
         return None
-    return len(parse_query_gpu(out, ["index"]))
+    try:
+        return len(parse_query_gpu(out, ["index"]))
+    except Unparseable:  # as without nvidia-smi: the count is not known
+        return None
 
 
 def check_tp(tp, nnodes, gpus):
@@ -196,7 +199,10 @@ def check_gpu_procs(owner_unit=None, owner_pid=None, runner=None):
     out = runner(["nvidia-smi", "--query-compute-apps=" + ",".join(APP_FIELDS), "--format=csv,noheader,nounits"])
     if out is None:
         return _check("gpu_processes", True, "nvidia-smi not available; GPU processes not checked")
-    apps = [a for a in parse_compute_apps(out, APP_FIELDS) if a["pid"] is not None]
+    try:
+        apps = [a for a in parse_compute_apps(out, APP_FIELDS) if a["pid"] is not None]
+    except Unparseable as exc:  # fails closed: what runs on the GPUs is not known
+        return _check("gpu_processes", False, str(exc))
     foreign = [a for a in apps if not owned_by(a["pid"], owner_unit, owner_pid)]
     if foreign:
         who = ", ".join("%d %s (%s MiB)" % (a["pid"], a["name"], a["used_memory_mib"]) for a in foreign)

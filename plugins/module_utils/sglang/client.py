@@ -22,6 +22,8 @@ __metaclass__ = type
 import json
 import socket
 import ssl
+import threading
+import time
 
 try:
     import http.client as httplib
@@ -70,6 +72,8 @@ def endpoint_spec(**options):
 
 
 BODY_LIMIT = 1 << 20  # answers the collection reads are small; a runaway one is cut, not buffered whole
+LINE_LIMIT = 1 << 20  # one line of a streamed answer (an SSE event of one chunk is a few hundred bytes)
+STREAM_LIMIT = 64 << 20  # one streamed answer in all
 TRANSPORT_ERRORS = (OSError, socket.error, httplib.HTTPException, ssl.SSLError)
 
 
@@ -80,16 +84,62 @@ def _reason(exc):
 class Stream(object):
     """A streamed answer, read as it arrives: :meth:`events` yields the ``data:`` payload of each server-sent event
     up to ``[DONE]`` (SGLang ends both /generate and the OpenAI routes with it). It never raises: a transport that
-    breaks, or an answer that ends without ``[DONE]`` (a server that died mid-generation), ends the events and sets
-    :attr:`error`."""
+    breaks, an answer that ends without ``[DONE]`` (a server that died mid-generation), one still streaming at
+    ``deadline`` (``time.monotonic()``; its socket is shut then, so a server that streams forever or trickles a
+    line never holds the reader), a line over ``line_limit`` bytes or an answer over ``total_limit`` bytes ends the
+    events and sets :attr:`error`."""
 
-    def __init__(self, conn, response):
+    def __init__(self, conn, response, deadline=None, line_limit=LINE_LIMIT, total_limit=STREAM_LIMIT):
         self._conn, self._response = conn, response
+        self._deadline, self._line_limit, self._total_limit = deadline, line_limit, total_limit
+        self._expired = False
+        self._seconds = None if deadline is None else max(0.0, deadline - time.monotonic())
         self.error = None
 
-    def events(self):
+    def _expire(self):
+        self._expired = True
         try:
-            for raw in self._response:
+            self._conn.sock.shutdown(socket.SHUT_RDWR)
+        except (AttributeError, OSError):
+            pass
+
+    def _past_deadline(self):
+        return "the answer ran past its deadline (%.0f s): ended" % self._seconds
+
+    def events(self):
+        timer = None
+        if self._deadline is not None:
+            left = self._deadline - time.monotonic()
+            if left <= 0:
+                self.error = self._past_deadline()
+                return
+            timer = threading.Timer(left, self._expire)
+            timer.daemon = True
+            timer.start()
+        try:
+            for payload in self._payloads():
+                yield payload
+        finally:
+            if timer is not None:
+                timer.cancel()
+
+    def _payloads(self):
+        read = 0
+        try:
+            while True:
+                raw = self._response.readline(self._line_limit + 1)
+                if self._expired:
+                    self.error = self._past_deadline()
+                    return
+                if not raw:
+                    break
+                read += len(raw)
+                if len(raw) > self._line_limit:
+                    self.error = "a line of the answer is longer than %d bytes: ended" % self._line_limit
+                    return
+                if read > self._total_limit:
+                    self.error = "the answer is longer than %d bytes: ended" % self._total_limit
+                    return
                 line = raw.decode("utf-8", "replace").strip()
                 if not line.startswith("data:"):
                     continue
@@ -98,7 +148,7 @@ class Stream(object):
                     return
                 yield payload
         except TRANSPORT_ERRORS as e:
-            self.error = _reason(e)
+            self.error = self._past_deadline() if self._expired else _reason(e)
             return
         self.error = "the stream ended without [DONE]: the server closed it mid-answer"
 
@@ -228,10 +278,11 @@ class Client(object):
     def generate(self, body, timeout=60.0):
         return self.call("POST", "/generate", body, timeout=timeout)
 
-    def stream(self, path, body, timeout=600.0):
+    def stream(self, path, body, timeout=600.0, deadline=None):
         """POST ``body`` to ``path`` for a streamed answer (``"stream": true``: server-sent events).
 
-        ``(200, Stream, None)`` to read the events from as they arrive (close it, or use it as a context manager);
+        ``(200, Stream, None)`` to read the events from as they arrive (close it, or use it as a context manager;
+        ``deadline``: the ``time.monotonic()`` its events end at, see :class:`Stream`);
         ``(status, text, None)`` when the server refused (the text cut to 200 characters); ``(None, None, error)``
         when nothing answered."""
         conn = None
@@ -245,7 +296,7 @@ class Client(object):
             if conn is not None:
                 conn.close()
             return None, None, _reason(e)
-        return r.status, Stream(conn, r), None
+        return r.status, Stream(conn, r, deadline=deadline), None
 
     def models(self, timeout=10.0):
         """``(status, [model ids], error)`` from ``/v1/models``."""

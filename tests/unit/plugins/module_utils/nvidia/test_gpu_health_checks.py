@@ -6,6 +6,7 @@ held to its words (a wrong remedy for a fatal Xid must fail a test, not only an 
 import pytest
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.nvidia import health as gh
+from ansible_collections.llmserve.sglang.plugins.module_utils.nvidia import smi
 
 HEALTHY = {
     "index": "0", "name": "NVIDIA H200", "pci.bus_id": "00000000:18:00.0", "uuid": "GPU-1", "driver_version": "580.95.05",
@@ -624,9 +625,9 @@ PER_GPU = [
     ("clocks", dict(NO_TLIMIT, **{"temperature.gpu": "85"}), {}, [("temperature", "warning", G0 + " is 85 C (limit set: 85 C)", COOL)]),
     ("clocks", dict(NO_TLIMIT, **{"temperature.gpu": "84"}), {}, []),
     ("clocks", dict(NO_TLIMIT, **{"temperature.gpu": "86"}), {"max_temperature": 87}, []),
-    ("clocks", dict(NO_TLIMIT, **{"temperature.gpu": "500"}), {"max_temperature": None}, []),
-    ("clocks", dict(NO_TLIMIT, **{"temperature.gpu": "999"}), {"max_temperature": None},
-     [("temperature", "warning", G0 + " is 999 C (limit set: 999 C)", COOL)]),  # no limit set: 999, not a crash
+    ("clocks", dict(NO_TLIMIT, **{"temperature.gpu": "130"}), {"max_temperature": None}, []),  # no limit set
+    # out of the physical range: no temperature (check_readings' error, below), not a crash
+    ("clocks", dict(NO_TLIMIT, **{"temperature.gpu": "999"}), {"max_temperature": None}, []),
     ("clocks", {"temperature.gpu.tlimit": "0"}, {"min_tlimit_margin": None}, []),
     ("clocks", dict(NO_TLIMIT, **{"clocks_event_reasons_counters.hw_power_brake_slowdown": "1050000"}), {},
      [("clock_events", "warning", G0 + " was slowed by hardware since the driver loaded: hw_power_brake_slowdown 1.1 s",
@@ -721,11 +722,13 @@ def test_an_unreadable_kernel_log_is_one_warning_and_no_xid_verdict(source, erro
 
 
 # -- the readers of nvidia-smi's values, the order of findings, the whole verdict (mutation, issue 37) ---------------
-@pytest.mark.parametrize("text, as_int, as_float", [
-    ("75", 75, 75.0), (" 700.50 W", 700, 700.5), ("-3", -3, -3.0), ("abc", None, None), ("", None, None),
-    (None, None, None), ("[N/A]", None, None), ("[Not Supported]", None, None)])
-def test_numbers_are_read_from_the_front_of_a_value_and_missing_is_none(text, as_int, as_float):
-    assert gh._int(text) == as_int and gh._float(text) == as_float
+@pytest.mark.parametrize("field, text, number", [
+    ("temperature.gpu", "75", 75), ("power.draw", " 700.50 W", 700.5), ("temperature.gpu.tlimit", "-3", -3),
+    ("clocks_event_reasons_counters.hw_thermal_slowdown", "41250000 us", 41250000), ("power.draw", "", None),
+    ("power.draw", None, None), ("power.draw", "[N/A]", None), ("power.draw", "[Not Supported]", None)])
+def test_numbers_are_read_whole_with_their_unit_and_missing_is_none(field, text, number):
+    broken = []
+    assert smi.reading({field: text}, field, broken) == number and broken == []
 
 
 @pytest.mark.parametrize("text, flag", [
@@ -780,7 +783,9 @@ def test_the_health_query_drops_each_field_the_driver_refuses_and_asks_again():
         assert gh.query_health(run, "/usr/bin/nvidia-smi") == (None, answer[0], answer[1], answer[2], [])
         assert len(asked) == 1
     run, asked = scripted([(0, header + 'Field "fabric.state" is not a valid field to query.\n', "")])
-    assert gh.query_health(run, "/usr/bin/nvidia-smi")[4] == [] and len(asked) == 1
+    with pytest.raises(smi.Unparseable, match="row 2 has 1 fields, 3 asked for"):  # rc 0 and a stray line: garbage
+        gh.query_health(run, "/usr/bin/nvidia-smi")
+    assert len(asked) == 1
 
 
 def test_the_verdict_of_a_host_without_a_working_nvidia_smi_is_its_reason_and_the_xids():
@@ -838,7 +843,7 @@ def test_a_health_row_is_read_field_by_field():
         "pcie_gen_current": 5, "pcie_gen_max": 5, "pcie_gen_gpumax": 5, "pcie_gen_hostmax": 4, "pcie_width_current": 16,
         "pcie_width_max": 16, "pcie_width_device_max": None, "temperature_c": 30, "temperature_tlimit_c": 57,
         "temperature_memory_c": 41, "power_draw_w": 75.5, "pstate": "P0", "recovery_action": "None", "mig_mode": False,
-        "fabric_state": "Completed", "fabric_status": "Success"}
+        "fabric_state": "Completed", "fabric_status": "Success", "broken_readings": []}
     assert got["index"] == 0 and got["pci_bus_id"] == "00000000:18:00.0"
 
 
