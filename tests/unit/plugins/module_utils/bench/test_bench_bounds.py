@@ -152,6 +152,8 @@ def _serve(behaviour):
             finally:
                 with lock:
                     peak["now"] -= 1
+            if behaviour is _good:  # the end after the count: the client's next request may start on it
+                self.wfile.write(b"data: [DONE]\n\n")
 
     server = _Server(("127.0.0.1", 0), Handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
@@ -164,7 +166,6 @@ def _good(out):
         out.write(b'data: {"text": "a", "meta_info": {"completion_tokens": 1}}\n\n')
         out.flush()
         time.sleep(0.01)
-    out.write(b"data: [DONE]\n\n")
 
 
 def _forever(out):
