@@ -12,10 +12,14 @@ __metaclass__ = type
 import errno
 import json
 import os
+import pwd
 import re
+import shutil
 import socket
+import tempfile
 
-from ansible_collections.llmserve.sglang.plugins.module_utils.host import net, ownership
+from ansible_collections.llmserve.sglang.plugins.module_utils.host import access, net, owned_dirs, ownership
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import caches
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import client as sglang_client
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import ports as sglang_ports
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import version as sglang_version
@@ -48,12 +52,50 @@ def _check(name, ok, msg):
     return {"name": name, "ok": bool(ok), "msg": msg}
 
 
+_DENIED = re.compile(r"PermissionError: \[Errno \d+\] [^:\n]*: '([^'\n]{1,4096})'")
+
+
+def _user():
+    try:
+        return pwd.getpwuid(os.geteuid()).pw_name
+    except KeyError:
+        return "uid %d" % os.geteuid()
+
+
+def denied_msg(python, tail):
+    """The refusal for a parser that could not be loaded because this user may not use a path: the path, its
+    owner and mode (or its nearest existing parent's), and the fix - not a broken SGLang."""
+    m = _DENIED.search(tail)
+    if not m:
+        return None
+    path = owned_dirs.printable(m.group(1))
+    seen = path
+    while not os.path.lexists(seen) and seen not in ("/", ""):
+        seen = os.path.dirname(seen)
+    where = ("%s is %s" % (path, access.describe(path)) if seen == path
+             else "%s does not exist and %s, where it would be made, is %s" % (path, seen, access.describe(seen)))
+    return ("SGLang's parser could not be loaded from %s as %s: permission denied on %s (%s). The installed SGLang "
+            "is not at fault: give %s access to it (roles/server makes server_home and the instance's directories "
+            "for server_user before the preflight; a path from server_env or server_args must be one that user can "
+            "use)" % (python, _user(), path, where, _user()))
+
+
 def check_parse(python, argv, env=None, timeout=300, run=None):
-    """Parse argv with the installed SGLang. Returns (check, version). ``run``: the runner (host/run.py)."""
+    """Parse argv with the installed SGLang. Returns (check, version). ``run``: the runner (host/run.py).
+
+    Importing SGLang makes its compile-cache folders (``SGLANG_CACHE_DIR``, ``TRITON_CACHE_DIR``, ...) with this
+    process's umask and owner: the parse gets a throwaway folder for them, removed afterwards, so the instance's own
+    caches are made only by roles/server (with their owner, mode and marker) and nothing is left behind."""
     if not python or not os.access(python, os.X_OK):
         return _check("argv", False, "python %r is not executable: point python at the server venv's bin/python" % (python,)), None
-    rc, stdout, stderr = run([python, "-c", PARSE_SCRIPT], data=json.dumps(list(argv)),
-                             environ_update={k: str(v) for k, v in (env or {}).items()}, timeout=timeout)
+    scratch = tempfile.mkdtemp(prefix="llmserve-sglang-preflight-")
+    environ = {k: str(v) for k, v in (env or {}).items()}
+    environ.update(caches.under(scratch))
+    try:
+        rc, stdout, stderr = run([python, "-c", PARSE_SCRIPT], data=json.dumps(list(argv)),
+                                 environ_update=environ, timeout=timeout)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
     if rc in (124, 127):
         return _check("argv", False, "could not run %s to parse the argv (%s): check the venv"
                       % (python, stderr.strip() or "rc %d" % rc)), None
@@ -66,6 +108,9 @@ def check_parse(python, argv, env=None, timeout=300, run=None):
             continue
     if not isinstance(data, dict):
         tail = (stderr.strip().splitlines() or ["no output"])[-1]
+        denied = denied_msg(python, tail)
+        if denied:
+            return _check("argv", False, denied), None
         return _check("argv", False, "SGLang's parser could not be loaded from %s: %s; reinstall sglang in the venv" % (python, tail)), None
     if data.get("ok"):
         return _check("argv", True, "SGLang %s accepts the argv" % data.get("version")), data.get("version")
