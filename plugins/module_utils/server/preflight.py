@@ -120,6 +120,9 @@ def check_parse(python, argv, env=None, timeout=300, run=None):
 def check_checkpoint(name, path, env=None, warnings=None):
     """A local checkpoint directory, or an HF repo id when the host may download."""
     env = env if env is not None else os.environ
+    denied = _denied(name, path)
+    if denied:
+        return denied
     if os.path.isdir(path):
         files = os.listdir(path)
         has_cfg = "config.json" in files
@@ -139,6 +142,25 @@ def check_checkpoint(name, path, env=None, warnings=None):
             warnings.append("%s %s is not a local path; SGLang will download it from the hub at start" % (name, path))
         return _check(name, True, "%s %s is a hub id (downloaded at start)" % (name, path))
     return _check(name, False, "%s %s does not exist: download the checkpoint there or fix the path" % (name, path))
+
+
+def _denied(name, path):
+    """The refusal for a model path this (the server's) user cannot reach or list: os.path.isdir says False and the
+    checkpoint would be called missing. None when it can, or when the path is simply not there."""
+    try:
+        st = os.stat(path)
+        if not os.path.isdir(path) or os.access(path, os.R_OK | os.X_OK):
+            return None
+        where = "%s is %s" % (path, access.describe(path))
+    except OSError as e:
+        if e.errno not in (errno.EACCES, errno.EPERM):
+            return None
+        st = None
+    if st is None:
+        blocked = next((d for d in access.ancestors(path) if not os.access(d, os.X_OK)), path)
+        where = "%s is %s" % (blocked, access.describe(blocked))
+    return _check(name, False, "%s %s: the server user %s cannot read it (permission denied; %s): make it readable "
+                  "for that user or set server_user to one that can" % (name, path, _user(), where))
 
 
 def visible_gpus(gpu_count=None, env=None, runner=None):
@@ -237,10 +259,13 @@ def check_port_window(argv, version, owner_unit=None, owner_pid=None, warnings=N
     return _check("ports", True, "SGLang's fixed ports are free and outside the ephemeral range")
 
 
-def check_gpu_procs(owner_unit=None, owner_pid=None, runner=None):
+def check_gpu_procs(owner_unit=None, owner_pid=None, runner=None, warnings=None):
     out = runner(["nvidia-smi", "--query-compute-apps=" + ",".join(APP_FIELDS), "--format=csv,noheader,nounits"])
     if out is None:
-        return _check("gpu_processes", True, "nvidia-smi not available; GPU processes not checked")
+        msg = "nvidia-smi did not list the GPUs' compute processes: other processes on the GPUs not checked"
+        if warnings is not None:
+            warnings.append(msg)
+        return _check("gpu_processes", True, msg)
     apps = [a for a in parse_compute_apps(out, APP_FIELDS) if a["pid"] is not None]
     foreign = [a for a in apps if not owned_by(a["pid"], owner_unit, owner_pid)]
     if foreign:
@@ -272,5 +297,5 @@ def run_all(params, run):
     if params.get("argv") is not None:
         checks.append(check_port_window(params["argv"], version or params.get("sglang_version"),
                                         params.get("owner_unit"), params.get("owner_pid"), warnings))
-    checks.append(check_gpu_procs(params.get("owner_unit"), params.get("owner_pid"), runner))
+    checks.append(check_gpu_procs(params.get("owner_unit"), params.get("owner_pid"), runner, warnings))
     return checks, version, warnings

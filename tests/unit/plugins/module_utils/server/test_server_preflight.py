@@ -5,6 +5,7 @@ import testpaths
 from localrun import local_run
 import json
 import os
+import pathlib
 import socket
 import subprocess
 import sys
@@ -165,3 +166,48 @@ def test_a_permission_error_names_the_path_and_its_owner_not_a_reinstall(tmp_pat
     # any other failure to load keeps its remedy
     fake.write_text("#!/bin/sh\ncat >/dev/null\necho 'ModuleNotFoundError: No module named sglang' >&2\nexit 1\n")
     assert pf.check_parse(str(fake), [], run=local_run)[0]["msg"].endswith("; reinstall sglang in the venv")
+
+
+def _as_nobody(fn):
+    """``fn()``'s result as the user nobody (a forked child drops to uid 65534): what the preflight sees as the
+    server user."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        try:
+            os.close(r)
+            os.setgroups([])
+            os.setgid(65534)
+            os.setuid(65534)
+            os.write(w, json.dumps(fn()).encode())
+        finally:
+            os._exit(0)  # pylint: disable=protected-access
+    os.close(w)
+    with os.fdopen(r) as f:
+        data = f.read()
+    os.waitpid(pid, 0)
+    return json.loads(data)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="dropping to another user needs root")
+def test_a_model_the_server_user_cannot_reach_is_named_not_called_missing(open_dir):
+    tmp_path = pathlib.Path(open_dir)
+    top = tmp_path / "models"
+    model = top / "m"
+    model.mkdir(parents=True)
+    (model / "config.json").write_text("{}")
+    (model / "model.safetensors").write_text("")
+    os.chmod(str(top), 0o755)
+    os.chmod(str(model), 0o755)
+    assert _as_nobody(lambda: pf.check_checkpoint("model_path", str(model)))["ok"]
+    os.chmod(str(model), 0o700)   # cannot list it
+    c = _as_nobody(lambda: pf.check_checkpoint("model_path", str(model)))
+    assert not c["ok"] and "the server user nobody cannot read it (permission denied; %s is mode 0700 root:root)" \
+        % model in c["msg"] and "does not exist" not in c["msg"]
+    os.chmod(str(model), 0o755)
+    os.chmod(str(top), 0o700)     # cannot reach it
+    c = _as_nobody(lambda: pf.check_checkpoint("model_path", str(model)))
+    assert not c["ok"] and "permission denied; %s is mode 0700 root:root" % top in c["msg"]
+    # a path that is really not there keeps its own words
+    c = _as_nobody(lambda: pf.check_checkpoint("model_path", str(tmp_path / "none")))
+    assert c["msg"].endswith("does not exist: download the checkpoint there or fix the path")
