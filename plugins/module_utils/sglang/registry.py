@@ -104,7 +104,8 @@ def installed_model_types(python, env=None, timeout=120, run=None):
     scratch = tempfile.mkdtemp(prefix="llmserve-sglang-types-")
     environ = {k: str(v) for k, v in (env or {}).items()}
     environ.update(caches.under(scratch))
-    environ.update(HF_HOME=scratch + "/hf", HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
+    environ.update(HF_HOME=scratch + "/hf", HF_HUB_CACHE=scratch + "/hf/hub", HF_MODULES_CACHE=scratch + "/hf/modules",
+                   TRANSFORMERS_CACHE=scratch + "/hf/hub", HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
     try:
         rc, stdout, stderr = run([python, "-c", TYPES_SOURCE], environ_update=environ, timeout=timeout)
     finally:
