@@ -473,3 +473,13 @@ def test_headers_safetensors_refuses_no_longer_pass(target, header, said):
         f.write(struct.pack("<Q", len(raw)) + raw + b"\0" * end)
     (problem,) = check_checkpoint(target)[0]
     assert problem.startswith("model-00001-of-00002.safetensors " + said), problem
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.text(alphabet=st.sampled_from(list('CONFIG_MAPPING_NAMES=().[]{}:"ab, \n')), max_size=300))
+def test_any_transformers_source_is_a_set_or_none_never_a_traceback(tmp_path, text):
+    auto = tmp_path / "m" / "auto"
+    auto.mkdir(parents=True, exist_ok=True)
+    (auto / "auto_mappings.py").write_text(text)
+    found = registry.transformers_model_types(str(tmp_path / "m"))
+    assert found is None or (isinstance(found, set) and found and all(isinstance(t, str) for t in found))
