@@ -25,6 +25,9 @@ description:
     target's - C(architectures) against the algorithm (an EAGLE-3 draft under C(EAGLE) accepts nothing in SGLang),
     C(target_hidden_size) and C(vocab_size) against the target's, and
     C(eagle_config.eagle_aux_hidden_state_layer_ids) against the target's layers.
+  - With O(python) (the server's interpreter) the C(model_type) in C(config.json) is checked against the model types
+    that interpreter's Transformers knows (asked of it - C(CONFIG_MAPPING_NAMES) - with every cache pointed at a
+    throwaway folder; read from the Transformers source where it cannot be asked) and SGLang's own configs.
   - With O(python) (the server's interpreter) the architectures in C(config.json) are checked against the
     installed SGLang's model registry, read from its source (C(EntryClass) in C(sglang/srt/models/)) without
     importing it; an architecture SGLang lacks is let pass where SGLang would fall back on the installed
@@ -100,6 +103,15 @@ options:
         directory another user can write, is refused (not trusted, not repaired) - remove it and it is made again.
       - O(mode=full) and check mode never use it (check mode writes nothing).
     type: path
+  unknown:
+    description:
+      - What a check that cannot judge servability makes (O(python) given, but the installed Transformers' model
+        types or SGLang's model registry could not be read through it, or C(SGLANG_EXTERNAL_MODEL_PACKAGE) adds
+        models not read here) - C(refuse) a problem naming what and why, C(warn) a pass with one warning line naming
+        the same. Either way it is listed in RV(unchecked). roles/server sets it from C(server_model_check_unknown).
+    type: str
+    choices: [refuse, warn]
+    default: refuse
   fail:
     description: Fail the task on a problem (C(false) - report it in RV(problems) only).
     type: bool
@@ -151,7 +163,13 @@ elapsed:
   returned: always
   type: float
 notes:
-  description: What was not checked, and why (no sglang found for O(python), for one).
+  description: Notes on the check (the model types read from the Transformers source, for one).
+  returned: always
+  type: list
+  elements: str
+unchecked:
+  description: What could not be judged, and why (no sglang found for O(python), for one); refused or warned as
+    O(unknown) says.
   returned: always
   type: list
   elements: str
@@ -165,7 +183,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.llmserve.sglang.plugins.module_utils.host import owned_dirs
 from ansible_collections.llmserve.sglang.plugins.module_utils.models import contain
 from ansible_collections.llmserve.sglang.plugins.module_utils.host.run import module_runner
-from ansible_collections.llmserve.sglang.plugins.module_utils.models.verify import MODES, verify_pair
+from ansible_collections.llmserve.sglang.plugins.module_utils.models.verify import MODES, UNKNOWN, verify_pair
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import registry
 
 
@@ -186,6 +204,7 @@ def main():
             tokenizer_path=dict(type="str", no_log=False),
             skip_tokenizer_init=dict(type="bool", default=False),
             cache_dir=dict(type="path"),
+            unknown=dict(type="str", choices=list(UNKNOWN), default="refuse"),
         ),
         supports_check_mode=True,
     )
@@ -208,21 +227,16 @@ def main():
         module.fail_json(msg="the model is not fit to serve:\n  - " + "\n  - ".join(hostile), ok=False,
                          problems=hostile, changed=False)
     start = time.time()
-    notes, sglang = [], None
+    notes, unchecked, sglang = [], [], None
     if p["python"]:
-        models, transformers, error = registry.find_models_dirs(p["python"], p["env"], run=module_runner(module))
-        if error:
-            notes.append("architectures not checked: %s" % error)
-        else:
-            disabled = [m for m in str(p["env"].get("SGLANG_DISABLED_MODEL_ARCHS", "")).split(",") if m]
-            sglang = {"models": models, "transformers": transformers, "disabled": disabled}
-            if p["env"].get("SGLANG_EXTERNAL_MODEL_PACKAGE"):
-                sglang = None
-                notes.append("architectures not checked: SGLANG_EXTERNAL_MODEL_PACKAGE adds models not read here")
+        sglang = registry.installed(p["python"], p["env"], module_runner(module), notes, unchecked)
     verdict = verify_pair(p["path"], p["draft_path"], p["algorithm"], p["mode"], p["workers"], user=p["user"],
                           sglang=sglang, trust_remote_code=p["trust_remote_code"], model_impl=p["model_impl"],
                           tokenizer_path=p["tokenizer_path"], skip_tokenizer_init=p["skip_tokenizer_init"],
-                          cache_dir=None if module.check_mode else p["cache_dir"])  # check mode writes nothing
+                          cache_dir=None if module.check_mode else p["cache_dir"],  # check mode writes nothing
+                          unchecked=unchecked, unknown=p["unknown"])
+    if verdict["unchecked"] and p["unknown"] == "warn":
+        module.warn("model check: not judged (unknown: warn lets it pass): " + "; ".join(verdict["unchecked"]))
     for key, what in (("path", "the model"), ("draft_path", "the draft")):
         loose = contain.world_writable_warning(p[key], what) if p[key] and os.path.isdir(p[key]) else None
         if loose:

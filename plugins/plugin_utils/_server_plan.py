@@ -55,6 +55,7 @@ CHOICES = {
     "restart_policy": ("no", "on-failure", "on-abnormal", "always"),
     "restart": ("always", "changed", "never"),
     "spec_check": ("off", "warn", "fail"),
+    "model_check_unknown": ("refuse", "warn"),
     "on_failure": ("rollback", "stop"),
 }
 # (minimum, maximum or None) of the numbers.
@@ -649,7 +650,8 @@ def model_check_args(s, env, user):
             "trust_remote_code": _to_bool(_arg(args, "trust-remote-code")) is True,
             "model_impl": str(_arg(args, "model-impl") or "auto"),
             "tokenizer_path": str(tokenizer) if tokenizer else None,
-            "skip_tokenizer_init": _to_bool(_arg(args, "skip-tokenizer-init")) is True}
+            "skip_tokenizer_init": _to_bool(_arg(args, "skip-tokenizer-init")) is True,
+            "unknown": s["model_check_unknown"]}
 
 
 def model_storage(s, spec, model_fs, version):

@@ -78,7 +78,30 @@ def install(venv, version):
     lines.append("%s,," % os.path.relpath(os.path.join(info, "RECORD"), sp))
     with open(os.path.join(info, "RECORD"), "w") as f:
         f.write("\n".join(lines) + "\n")
+    install_standin(sp)
     return sp
+
+
+STANDIN = os.path.join(HERE, "standin", "transformers")
+
+
+def install_standin(sp):
+    """Real SGLang comes with Transformers: a venv without one gets the stand-in (replaced when it is ours, a real
+    one never touched)."""
+    dst = os.path.join(sp, "transformers")
+    if os.path.isdir(dst):
+        if not _is_standin(dst):
+            return  # a real Transformers: never touched
+        shutil.rmtree(dst)
+    shutil.copytree(STANDIN, dst, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+
+
+def _is_standin(dst):
+    try:
+        with open(os.path.join(dst, "__init__.py")) as f:
+            return "A stand-in for the Transformers" in f.read()
+    except (IOError, OSError):
+        return False
 
 
 def installed_version(venv):
@@ -97,7 +120,8 @@ def main(argv=None):
     args = p.parse_args(argv)
     if not os.path.exists(os.path.join(args.venv, "bin", "python")):
         p.error("no virtualenv at %s (bin/python missing)" % args.venv)
-    if installed_version(args.venv) == args.version and not _differs(args.venv):
+    if installed_version(args.venv) == args.version and not _differs(args.venv) \
+            and os.path.isdir(os.path.join(site_packages(args.venv), "transformers")):
         print("unchanged: sglang double %s in %s" % (args.version, args.venv))
         return 0
     sp = install(args.venv, args.version)

@@ -19,6 +19,10 @@ chown-ing a directory as root (stdlib only; pure on the controller, acting on th
   holds the marker or is adopted by name (``<role>_adopt_dirs``), else refused naming it and that setting. A cache
   directory (its contents are read back and trusted) that exists with another owner or a looser mode is refused
   whatever its marker says: remove it and the collection makes it again.
+- ``made_inside_ours``: one exception to both refusals. A directory without the marker that only the collection's
+  own processes can have made - below a directory holding the marker, it and every directory between them root's
+  (for a cache: or its owner's) and writable by nobody else, no link on the way - is adopted (marked, its owner
+  and mode fixed): a first deploy that stopped half-way is finished by the next run.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -230,6 +234,16 @@ def decide(path, uid, gid, mode, what="directory", adopt=(), cache=False, settin
         if not other_owner and has[2] == mode:
             return out
         wanted = _describe(uid if uid != -1 else st.st_uid, gid if gid != -1 else st.st_gid, mode)
+        if not _marker_ok(fd, real) and clean == real and made_inside_ours(real, st, uid if cache else None):
+            # the collection's own processes made it below a directory the collection made: a deploy that stopped
+            # half-way is finished by the next run, not refused (issue 43)
+            out["action"], out["adopt"] = "fix", True
+            out["changes"].append("adopted %s (made below %s)" % (real, MARKER))
+            if other_owner:
+                out["changes"].append("owner %s %s" % (wanted.split(" ")[0], real))
+            if has[2] != mode:
+                out["changes"].append("mode %04o %s" % (mode, real))
+            return out
         if cache and (other_owner or looser):
             raise Refused("%s %s is a cache the collection reads back, and it is %s, not %s: refused, not trusted. "
                           "Remove it (the collection makes it again)" % (what, shown, _describe(*has), wanted))
@@ -249,6 +263,37 @@ def decide(path, uid, gid, mode, what="directory", adopt=(), cache=False, settin
         return out
     finally:
         os.close(fd)
+
+
+def _nobody_else(st, owners):
+    """Owned by one of ``owners`` and writable by nobody else (no group or world write bit)."""
+    return st.st_uid in owners and not stat.S_IMODE(st.st_mode) & 0o022
+
+
+def made_inside_ours(real, st, uid=None):
+    """Whether the unmarked directory ``real`` (``st``: its fstat; no link on its path) can only have been made by
+    the collection's own processes below a directory the collection made: it and every directory between it and
+    the nearest ancestor holding the collection's marker are root's (or, with ``uid``, a cache's owner's: the
+    service user's own processes) and writable by nobody else. Never through a link, never at or above a system
+    directory: the walk up stops there with False."""
+    owners = (0, os.geteuid()) + ((uid,) if uid not in (None, -1) else ())
+    if not _nobody_else(st, owners):
+        return False
+    parent = posixpath.dirname(real)
+    while parent != "/" and not system_reason(parent):
+        try:
+            fd = _open_dir(parent)
+        except OSError:
+            return False  # a link, or not a directory
+        try:
+            if _marker_ok(fd, parent):
+                return True
+            if not _nobody_else(os.fstat(fd), owners):
+                return False
+        finally:
+            os.close(fd)
+        parent = posixpath.dirname(parent)
+    return False
 
 
 def _check_parents(real, uid, what, shown):

@@ -22,6 +22,7 @@ from ansible_collections.llmserve.sglang.plugins.module_utils.models.draft impor
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import registry
 
 MODES = ("auto", "cheap", "full", "structure")
+UNKNOWN = ("refuse", "warn")
 
 
 def _cache_file(cache_dir, path):
@@ -101,7 +102,7 @@ def readable_problems(path, user, what):
     try:
         names = sorted(os.listdir(path))
     except OSError:
-        names = []
+        names = []  # the directory's own LIST check below names it
     checks += [(os.path.join(path, n), access.READ) for n in names
                if not n.startswith(".") and os.path.isfile(os.path.join(path, n))]
     try:
@@ -141,13 +142,18 @@ def _filesystem(path):
 
 def verify_pair(target_path, draft_path=None, algorithm=None, mode="auto", workers=None, user=None, sglang=None,
                 trust_remote_code=False, model_impl="auto", tokenizer_path=None, skip_tokenizer_init=False,
-                cache_dir=None):
+                cache_dir=None, unchecked=(), unknown="refuse"):
     """The verdict on a target (and its draft): every problem named with its model.
 
-    ``user``: also check the server user can read what SGLang reads. ``sglang``: {models, transformers, disabled}:
-    the installed packages' model directories (registry.find_models_dirs) and SGLANG_DISABLED_MODEL_ARCHS - also
-    check that SGLang has the architectures. ``tokenizer_path`` /
-    ``skip_tokenizer_init``: SGLang's flags of those names (the tokenizer is checked where SGLang will read it).
+    ``user``: also check the server user can read what SGLang reads. ``sglang``: {models, transformers, disabled,
+    model_types, model_types_error}: the installed packages' model directories (registry.find_models_dirs), the
+    model types its Transformers knows (None: unreadable, and why) and SGLANG_DISABLED_MODEL_ARCHS - also check that
+    SGLang has the architectures and AutoConfig the model type. ``tokenizer_path`` / ``skip_tokenizer_init``:
+    SGLang's flags of those names (the tokenizer is checked where SGLang will read it).
+
+    ``unchecked``: what the caller could not check (the registry could not be read, say). With what this check could
+    not judge either, it is returned as ``unchecked``; ``unknown`` says what it makes: ``refuse`` (the default) a
+    problem each, ``warn`` a pass (the caller warns in one line). Never a silent pass.
     """
     own_tokenizer = not tokenizer_path and not skip_tokenizer_init
     results = {"target": verify_tree(target_path, mode, require_tokenizer=own_tokenizer, workers=workers,
@@ -162,6 +168,7 @@ def verify_pair(target_path, draft_path=None, algorithm=None, mode="auto", worke
             results["target"]["problems"].append("tokenizer-path %s: no such directory" % tokenizer_path)
     paths = [("target", target_path)] + ([("draft", draft_path)] if draft_path else [])
     configs = {}
+    not_judged = list(unchecked or ())
     for what, path in paths:
         res = results[what]
         res["filesystem"], notes = _filesystem(path)
@@ -175,7 +182,8 @@ def verify_pair(target_path, draft_path=None, algorithm=None, mode="auto", worke
         config = configs[what]
         if sglang and sglang.get("models") and isinstance(config, dict):
             try:
-                res["problems"].extend(_servable(sglang, config, path, trust_remote_code, model_impl))
+                res["problems"].extend(_servable(sglang, config, path, trust_remote_code, model_impl,
+                                                 not_judged, what))
             except untrusted.Refused as e:
                 res["problems"].append(str(e))
             except Exception as e:  # never a traceback: pylint: disable=broad-except
@@ -192,7 +200,10 @@ def verify_pair(target_path, draft_path=None, algorithm=None, mode="auto", worke
             fit = fit_problems(draft_path, configs["draft"], configs["target"], algorithm)
         results["fit"] = fit
         problems += fit
-    return {"ok": not problems, "problems": problems, "models": results}
+    if unknown != "warn":
+        problems += ["%s: the servability of the model cannot be judged, refused (set server_model_check_unknown: "
+                     "warn, or model_verify's unknown: warn, to let it pass)" % u for u in not_judged]
+    return {"ok": not problems, "problems": problems, "models": results, "unchecked": not_judged}
 
 
 def _config(path):
@@ -200,12 +211,15 @@ def _config(path):
         return read_config(tree)
 
 
-def _servable(sglang, config, path, trust_remote_code, model_impl):
+def _servable(sglang, config, path, trust_remote_code, model_impl, unchecked, model="target"):
     supported = registry.supported_architectures(sglang["models"], sglang.get("disabled") or ())
-    problems = registry.model_type_problems(config, sglang["models"], sglang.get("transformers"), path,
-                                            trust_remote_code, what="config.json")
+    own = []
+    problems = registry.model_type_problems(config, sglang["models"], sglang.get("model_types"), path,
+                                            trust_remote_code, what="config.json", unchecked=own,
+                                            why=sglang.get("model_types_error"))
     problems += registry.servable_problems(config, supported, path, trust_remote_code, model_impl,
-                                           sglang.get("transformers"), what="config.json")
+                                           sglang.get("transformers"), what="config.json", unchecked=own)
+    unchecked.extend("%s %s" % (model, u) for u in own)
     return problems
 
 

@@ -406,6 +406,10 @@ def check_software(facts, opts):
     problems = []
     branch = str(opts.get("expected_driver_branch") or "").strip()
     driver = facts["driver_version"]
+    if branch and not driver:  # never a silent pass: what could not be read is said
+        problems.append(problem(
+            "driver", WARNING, "the driver version could not be read from nvidia-smi: branch %s not checked" % branch,
+            "run 'nvidia-smi' by hand; a driver that does not answer is not a checked one"))
     if branch and driver and driver.split(".")[0] != branch:
         problems.append(problem(
             "driver", ERROR, "driver %s is not on the %s branch" % (driver, branch),
@@ -414,6 +418,10 @@ def check_software(facts, opts):
     cuda = str(opts.get("expected_cuda") or "").strip()
     if cuda:
         have = facts["cuda_driver_version"]
+        if not have:
+            problems.append(problem(
+                "driver", WARNING, "the CUDA version the driver supports could not be read from nvidia-smi: CUDA %s "
+                "not checked" % cuda, "run 'nvidia-smi' by hand; a driver that does not answer is not a checked one"))
         if have and _version(have) < _version(cuda):
             problems.append(problem(
                 "driver", ERROR, "the driver supports CUDA up to %s, %s expected" % (have, cuda),

@@ -170,10 +170,12 @@ def parse_allreduce(out):
     return {"error": " | ".join(tail) or "no output"}
 
 
-def _walk(node, found, context):
+def _walk(node, found, context, seen=None):
     if isinstance(node, dict):
         name = node.get("name") or node.get("test_name") or context
         status = str(node.get("status", node.get("result", ""))).lower()
+        if status and seen is not None:
+            seen.append(name)
         if status in ("fail", "failed"):
             messages = []
             for key in ("errors", "warnings", "info", "error", "warning"):
@@ -187,26 +189,32 @@ def _walk(node, found, context):
             gpu = node.get("gpu_id", node.get("entity_id"))
             found.append({"test": name, "gpu": gpu, "messages": messages})
         for value in node.values():
-            _walk(value, found, name)
+            _walk(value, found, name, seen)
     elif isinstance(node, list):
         for item in node:
-            _walk(item, found, context)
+            _walk(item, found, context, seen)
 
 
 def judge_dcgm(rc, out, err):
     """``dcgmi diag -r 1 -j`` -> problems. Reads the failed results wherever the JSON version puts them."""
+    unread = {"check": "dcgm_diag", "gpu": None, "severity": WARNING,
+              "remedy": "run 'dcgmi diag -r 1 -j' by hand and read its results; the GPUs' DCGM health is unknown"}
     try:
         data = json.loads(out)
     except ValueError:
-        if rc == 0:
-            return []
+        if rc == 0:  # never a silent pass: a report that cannot be read is not a clean one
+            return [dict(unread, detail="dcgmi diag answered rc 0 but not with JSON (%s): its results were not "
+                                        "read" % ((out or err or "no output").strip().splitlines() or [""])[-1][:200])]
         text = ((out or "") + (err or "")).strip().splitlines()
         return [{"check": "dcgm_diag", "gpu": None, "severity": ERROR,
                  "detail": "dcgmi diag failed (rc=%s): %s" % (rc, " | ".join(text[-3:])),
                  "remedy": "is nv-hostengine running? 'systemctl status nvidia-dcgm'; run 'dcgmi diag -r 1' by "
                            "hand"}]
-    found = []
-    _walk(data, found, None)
+    found, seen = [], []
+    _walk(data, found, None, seen)
+    if not seen:
+        return [dict(unread, detail="dcgmi diag's JSON holds no test result this reader knows (no status or result "
+                                    "field): a format it does not read, not a pass")]
     problems = []
     for item in found:
         gpu = item["gpu"]

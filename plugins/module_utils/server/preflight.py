@@ -12,10 +12,14 @@ __metaclass__ = type
 import errno
 import json
 import os
+import pwd
 import re
+import shutil
 import socket
+import tempfile
 
-from ansible_collections.llmserve.sglang.plugins.module_utils.host import net, ownership
+from ansible_collections.llmserve.sglang.plugins.module_utils.host import access, net, owned_dirs, ownership
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import caches
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import client as sglang_client
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import ports as sglang_ports
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import version as sglang_version
@@ -48,12 +52,50 @@ def _check(name, ok, msg):
     return {"name": name, "ok": bool(ok), "msg": msg}
 
 
+_DENIED = re.compile(r"PermissionError: \[Errno \d+\] [^:\n]*: '([^'\n]{1,4096})'")
+
+
+def _user():
+    try:
+        return pwd.getpwuid(os.geteuid()).pw_name
+    except KeyError:
+        return "uid %d" % os.geteuid()
+
+
+def denied_msg(python, tail):
+    """The refusal for a parser that could not be loaded because this user may not use a path: the path, its
+    owner and mode (or its nearest existing parent's), and the fix - not a broken SGLang."""
+    m = _DENIED.search(tail)
+    if not m:
+        return None
+    path = owned_dirs.printable(m.group(1))
+    seen = path
+    while not os.path.lexists(seen) and seen not in ("/", ""):
+        seen = os.path.dirname(seen)
+    where = ("%s is %s" % (path, access.describe(path)) if seen == path
+             else "%s does not exist and %s, where it would be made, is %s" % (path, seen, access.describe(seen)))
+    return ("SGLang's parser could not be loaded from %s as %s: permission denied on %s (%s). The installed SGLang "
+            "is not at fault: give %s access to it (roles/server makes server_home and the instance's directories "
+            "for server_user before the preflight; a path from server_env or server_args must be one that user can "
+            "use)" % (python, _user(), path, where, _user()))
+
+
 def check_parse(python, argv, env=None, timeout=300, run=None):
-    """Parse argv with the installed SGLang. Returns (check, version). ``run``: the runner (host/run.py)."""
+    """Parse argv with the installed SGLang. Returns (check, version). ``run``: the runner (host/run.py).
+
+    Importing SGLang makes its compile-cache folders (``SGLANG_CACHE_DIR``, ``TRITON_CACHE_DIR``, ...) with this
+    process's umask and owner: the parse gets a throwaway folder for them, removed afterwards, so the instance's own
+    caches are made only by roles/server (with their owner, mode and marker) and nothing is left behind."""
     if not python or not os.access(python, os.X_OK):
         return _check("argv", False, "python %r is not executable: point python at the server venv's bin/python" % (python,)), None
-    rc, stdout, stderr = run([python, "-c", PARSE_SCRIPT], data=json.dumps(list(argv)),
-                             environ_update={k: str(v) for k, v in (env or {}).items()}, timeout=timeout)
+    scratch = tempfile.mkdtemp(prefix="llmserve-sglang-preflight-")
+    environ = {k: str(v) for k, v in (env or {}).items()}
+    environ.update(caches.under(scratch))
+    try:
+        rc, stdout, stderr = run([python, "-c", PARSE_SCRIPT], data=json.dumps(list(argv)),
+                                 environ_update=environ, timeout=timeout)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
     if rc in (124, 127):
         return _check("argv", False, "could not run %s to parse the argv (%s): check the venv"
                       % (python, stderr.strip() or "rc %d" % rc)), None
@@ -66,6 +108,9 @@ def check_parse(python, argv, env=None, timeout=300, run=None):
             continue
     if not isinstance(data, dict):
         tail = (stderr.strip().splitlines() or ["no output"])[-1]
+        denied = denied_msg(python, tail)
+        if denied:
+            return _check("argv", False, denied), None
         return _check("argv", False, "SGLang's parser could not be loaded from %s: %s; reinstall sglang in the venv" % (python, tail)), None
     if data.get("ok"):
         return _check("argv", True, "SGLang %s accepts the argv" % data.get("version")), data.get("version")
@@ -75,6 +120,9 @@ def check_parse(python, argv, env=None, timeout=300, run=None):
 def check_checkpoint(name, path, env=None, warnings=None):
     """A local checkpoint directory, or an HF repo id when the host may download."""
     env = env if env is not None else os.environ
+    denied = _denied(name, path)
+    if denied:
+        return denied
     if os.path.isdir(path):
         files = os.listdir(path)
         has_cfg = "config.json" in files
@@ -94,6 +142,25 @@ def check_checkpoint(name, path, env=None, warnings=None):
             warnings.append("%s %s is not a local path; SGLang will download it from the hub at start" % (name, path))
         return _check(name, True, "%s %s is a hub id (downloaded at start)" % (name, path))
     return _check(name, False, "%s %s does not exist: download the checkpoint there or fix the path" % (name, path))
+
+
+def _denied(name, path):
+    """The refusal for a model path this (the server's) user cannot reach or list: os.path.isdir says False and the
+    checkpoint would be called missing. None when it can, or when the path is simply not there."""
+    try:
+        st = os.stat(path)
+        if not os.path.isdir(path) or os.access(path, os.R_OK | os.X_OK):
+            return None
+        where = "%s is %s" % (path, access.describe(path))
+    except OSError as e:
+        if e.errno not in (errno.EACCES, errno.EPERM):
+            return None
+        st = None
+    if st is None:
+        blocked = next((d for d in access.ancestors(path) if not os.access(d, os.X_OK)), path)
+        where = "%s is %s" % (blocked, access.describe(blocked))
+    return _check(name, False, "%s %s: the server user %s cannot read it (permission denied; %s): make it readable "
+                  "for that user or set server_user to one that can" % (name, path, _user(), where))
 
 
 def visible_gpus(gpu_count=None, env=None, runner=None):
@@ -195,10 +262,13 @@ def check_port_window(argv, version, owner_unit=None, owner_pid=None, warnings=N
     return _check("ports", True, "SGLang's fixed ports are free and outside the ephemeral range")
 
 
-def check_gpu_procs(owner_unit=None, owner_pid=None, runner=None):
+def check_gpu_procs(owner_unit=None, owner_pid=None, runner=None, warnings=None):
     out = runner(["nvidia-smi", "--query-compute-apps=" + ",".join(APP_FIELDS), "--format=csv,noheader,nounits"])
     if out is None:
-        return _check("gpu_processes", True, "nvidia-smi not available; GPU processes not checked")
+        msg = "nvidia-smi did not list the GPUs' compute processes: other processes on the GPUs not checked"
+        if warnings is not None:
+            warnings.append(msg)
+        return _check("gpu_processes", True, msg)
     try:
         apps = [a for a in parse_compute_apps(out, APP_FIELDS) if a["pid"] is not None]
     except Unparseable as exc:  # fails closed: what runs on the GPUs is not known
@@ -233,5 +303,5 @@ def run_all(params, run):
     if params.get("argv") is not None:
         checks.append(check_port_window(params["argv"], version or params.get("sglang_version"),
                                         params.get("owner_unit"), params.get("owner_pid"), warnings))
-    checks.append(check_gpu_procs(params.get("owner_unit"), params.get("owner_pid"), runner))
+    checks.append(check_gpu_procs(params.get("owner_unit"), params.get("owner_pid"), runner, warnings))
     return checks, version, warnings

@@ -63,7 +63,12 @@ def autotune_dir(home, instance, version, flashinfer_version, archs):
 
 def env(home, instance, version):
     """The environment that puts every compile cache of this instance's SGLang under one persistent folder."""
-    base = version_dir(home, instance, version)
+    return under(version_dir(home, instance, version))
+
+
+def under(base):
+    """Every compile-cache variable pointed below ``base``: importing SGLang makes these folders (with the process
+    umask), so a process that is not the server itself (the preflight's parse) gets a throwaway ``base``."""
     out = {"SGLANG_CACHE_DIR": base}
     for name, sub in THIRD_PARTY:
         out[name] = "%s/%s" % (base, sub) if sub else base

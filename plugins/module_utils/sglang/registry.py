@@ -29,9 +29,12 @@ import difflib
 import json
 import os
 import re
+import shutil
 import stat
+import tempfile
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.host import untrusted
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import caches
 
 # Module-level assignment, a single name or a bracketed list (possibly over several lines).
 _ENTRY = re.compile(r"^EntryClass\s*=\s*(\[[^\]]*\]|\(?[A-Za-z_][\w.]*\)?)", re.M)
@@ -79,6 +82,49 @@ def supported_architectures(models_dir, disabled=()):
     return found
 
 
+# Asked of the server's own Python: the model types its Transformers' AutoConfig knows, as it sees them (the source
+# moved: 5.x keeps CONFIG_MAPPING_NAMES in auto_mappings.py and configuration_auto.py only updates it - a reader of
+# one file found nothing on the H100 with 5.12.1 and the check turned itself off, issue 43).
+TYPES_SOURCE = ("import json\n"
+                "try:\n"
+                "    from transformers.models.auto.configuration_auto import CONFIG_MAPPING_NAMES as m\n"
+                "    out = {'types': sorted(str(k) for k in m)}\n"
+                "except BaseException as e:\n"
+                "    out = {'error': '%s: %s' % (type(e).__name__, str(e)[:300])}\n"
+                "print(json.dumps(out))\n")
+
+
+def installed_model_types(python, env=None, timeout=120, run=None):
+    """``(types, error)``: the model types the Transformers that ``python`` imports knows (``CONFIG_MAPPING_NAMES``,
+    asked of that interpreter with the server's environment), or None and why not. The import runs with every
+    cache it could make (SGLang's, Triton's, the Hub's) in a throwaway folder, removed afterwards: the check makes
+    nothing where the server keeps its own."""
+    if not python:
+        return None, "no server python given"
+    scratch = tempfile.mkdtemp(prefix="llmserve-sglang-types-")
+    environ = {k: str(v) for k, v in (env or {}).items()}
+    environ.update(caches.under(scratch))
+    environ.update(HF_HOME=scratch + "/hf", HF_HUB_CACHE=scratch + "/hf/hub", HF_MODULES_CACHE=scratch + "/hf/modules",
+                   TRANSFORMERS_CACHE=scratch + "/hf/hub", HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
+    try:
+        rc, stdout, stderr = run([python, "-c", TYPES_SOURCE], environ_update=environ, timeout=timeout)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    for line in reversed(stdout.strip().splitlines()):
+        try:
+            data = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(data, dict) and isinstance(data.get("types"), list) and data["types"]:
+            return set(t for t in data["types"] if isinstance(t, str)), None
+        if isinstance(data, dict) and data.get("error"):
+            return None, "%s could not import Transformers' AutoConfig table (%s)" % (
+                python, untrusted.printable(data["error"], 300))
+        break
+    tail = (stderr.strip().splitlines() or ["no output, rc %d" % rc])[-1]
+    return None, "%s did not list Transformers' model types (%s)" % (python, untrusted.printable(tail, 300))
+
+
 def find_models_dirs(python, env=None, timeout=60, run=None):
     """``(sglang_models, transformers_models, error)``: ``sglang/srt/models`` and ``transformers/models`` of the
     packages ``python`` would import, found without importing either (None where absent)."""
@@ -100,6 +146,35 @@ def find_models_dirs(python, env=None, timeout=60, run=None):
     return dirs[0], dirs[1], error
 
 
+def installed(python, env, run, notes, unchecked):
+    """What the server's ``python`` would import, for the servability check: ``{models, transformers, disabled,
+    model_types, model_types_error}``, or None when SGLang's registry cannot be read (said in ``unchecked``, as is
+    an external model package no one reads here). The model types are asked of ``python``
+    (:func:`installed_model_types`), else read from the Transformers source (said in ``notes``)."""
+    env = env or {}
+    models, transformers, error = find_models_dirs(python, env, run=run)
+    if error:
+        unchecked.append("architectures and model types not checked: %s" % error)
+        return None
+    if env.get("SGLANG_EXTERNAL_MODEL_PACKAGE"):
+        unchecked.append("architectures and model types not checked: SGLANG_EXTERNAL_MODEL_PACKAGE %s adds models "
+                         "not read here" % untrusted.printable(str(env["SGLANG_EXTERNAL_MODEL_PACKAGE"]), 120))
+        return None
+    types, why = installed_model_types(python, env, run=run)
+    if types is None:
+        types = transformers_model_types(transformers)
+        if types is not None:
+            notes.append("model types read from the Transformers source in %s (%s)" % (transformers, why))
+            why = None
+        elif not transformers:
+            why = "%s; no transformers package found either" % why
+        else:
+            why = "%s; nor could they be read from %s" % (why, transformers)
+    disabled = [m for m in str(env.get("SGLANG_DISABLED_MODEL_ARCHS", "")).split(",") if m]
+    return {"models": models, "transformers": transformers, "disabled": disabled, "model_types": types,
+            "model_types_error": why}
+
+
 def _transformers_has(models_root, model_type, arch):
     """Does the installed transformers define ``arch`` for ``model_type`` (transformers/models/<type>/modeling_*)?"""
     if not models_root or not model_type:
@@ -119,26 +194,41 @@ def _transformers_has(models_root, model_type, arch):
     return False
 
 
-_CONFIG_NAMES_START = "CONFIG_MAPPING_NAMES"
+_CONFIG_NAMES_AT = re.compile(r"^CONFIG_MAPPING_NAMES\s*(?::[^=\n]*)?(?:=\s*[\w.\[\], ]*|\.update)\(", re.M)
 _CONFIG_PAIR = re.compile(r'\(\s*"([^"\s]+)"\s*,\s*"(\w+)"\s*,?\s*\)')
+_CONFIG_ENTRY = re.compile(r'"([^"\s]+)"\s*:\s*"(\w+Config)"')
 _SGLANG_MODEL_TYPE = re.compile(r'^\s+model_type\s*(?::\s*\w+\s*)?=\s*["\']([^"\']+)["\']', re.M)
 
 
+def _balanced(text, start):
+    """The text from the bracket at ``start`` to the one that closes it (to the end when none does)."""
+    depth = 0
+    for i in range(start, len(text)):
+        depth += {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}.get(text[i], 0)
+        if depth == 0:
+            return text[start:i + 1]
+    return text[start:]
+
+
 def transformers_model_types(transformers_models):
-    """The model types the installed Transformers' AutoConfig knows (CONFIG_MAPPING_NAMES, read from its source,
-    never imported); None when the file cannot be read or no longer has that form."""
+    """The model types the installed Transformers' AutoConfig knows, read from its source without importing it (the
+    fallback when its Python cannot be asked, :func:`installed_model_types`): every ``("type", "...Config")`` pair
+    and ``"type": "...Config"`` entry of a ``CONFIG_MAPPING_NAMES`` assignment or ``.update`` in
+    ``auto/configuration_auto.py`` and ``auto/auto_mappings.py`` (where 5.x moved the table). None when neither
+    can be read or has that form."""
     if not transformers_models:
         return None
-    try:
-        with open(os.path.join(transformers_models, "auto", "configuration_auto.py"), "rb") as f:
-            text = f.read(8 << 20).decode("utf-8", "replace")
-    except (IOError, OSError):
-        return None
-    at = text.find(_CONFIG_NAMES_START + " = ")
-    if at < 0:
-        return None
-    end = text.find("\n)\n", at)
-    found = set(m.group(1) for m in _CONFIG_PAIR.finditer(text, at, end if end > 0 else len(text)))
+    found = set()
+    for name in ("configuration_auto.py", "auto_mappings.py"):
+        try:
+            with open(os.path.join(transformers_models, "auto", name), "rb") as f:
+                text = f.read(8 << 20).decode("utf-8", "replace")
+        except (IOError, OSError):
+            continue
+        for m in _CONFIG_NAMES_AT.finditer(text):
+            body = _balanced(text, m.end() - 1)
+            found.update(p.group(1) for p in _CONFIG_PAIR.finditer(body))
+            found.update(p.group(1) for p in _CONFIG_ENTRY.finditer(body))
     return found or None
 
 
@@ -158,17 +248,23 @@ def sglang_model_types(sglang_models):
     return found
 
 
-def model_type_problems(config, sglang_models, transformers_models, model_dir=None, trust_remote_code=False,
-                        what="config.json"):
+def model_type_problems(config, sglang_models, transformer_types, model_dir=None, trust_remote_code=False,
+                        what="config.json", unchecked=None, why=None):
     """Why AutoConfig (SGLang's get_config) cannot load ``config``: model_type missing or unknown to the installed
-    Transformers and SGLang. Empty when it can, or when the installed Transformers cannot be read."""
+    Transformers and SGLang. Empty when it can. ``transformer_types``: the types the installed Transformers knows
+    (:func:`installed_model_types`); None when they could not be read (``why``): then nothing is judged and what
+    was not checked is added to ``unchecked``, never a silent pass."""
     auto_map = config.get("auto_map") if isinstance(config.get("auto_map"), dict) else {}
     if trust_remote_code and "AutoConfig" in auto_map:
         return []  # the model's own code defines its config
-    known = transformers_model_types(transformers_models)
-    if known is None:
+    if transformer_types is None:
+        if unchecked is None:
+            raise ValueError("model_type_problems: no model types and nowhere to say so")
+        unchecked.append("%s model_type %s not checked: the model types of the installed Transformers could not be "
+                         "read (%s)" % (what, untrusted.printable(config.get("model_type"), 80),
+                                        why or "not given"))
         return []
-    known = known | sglang_model_types(sglang_models)
+    known = set(transformer_types) | sglang_model_types(sglang_models)
     model_type = untrusted.field(config, "model_type", str, what, fix="set it to the model's type (llama, qwen3, ...)")
     if model_type is None:
         if model_dir and any(t in str(model_dir) for t in known):
@@ -206,11 +302,12 @@ def _is_file_in(model_dir, rel):
 
 
 def servable_problems(config, supported, model_dir=None, trust_remote_code=False, model_impl="auto",
-                      transformers_models=None, what="model"):
+                      transformers_models=None, what="model", unchecked=None):
     """Why the installed SGLang cannot serve a checkpoint whose config.json is ``config`` (empty: it can).
 
     ``supported``: the architectures SGLang registers; ``transformers_models``: the installed transformers'
-    ``models`` directory, for the Transformers fallback (None: that fallback is not judged, the model is let pass).
+    ``models`` directory, for the Transformers fallback (None: that fallback cannot be judged - said in
+    ``unchecked``, or the model is let pass when no ``unchecked`` list is given).
     """
     archs = untrusted.field(config, "architectures", (list, str), what) or []
     if isinstance(archs, str):
@@ -236,7 +333,13 @@ def servable_problems(config, supported, model_dir=None, trust_remote_code=False
                     % (what, ", ".join(missing), model_dir)]
         return []
     model_type = config.get("model_type")
-    if transformers_models is None or any(_transformers_has(transformers_models, model_type, a) for a in archs):
+    if transformers_models is None:
+        if unchecked is not None:
+            unchecked.append("%s architectures %s not checked: not in SGLang's registry, and the installed "
+                             "Transformers' models could not be found to see whether SGLang can fall back on them"
+                             % (what, untrusted.printable(archs[:5], 300)))
+        return []
+    if any(_transformers_has(transformers_models, model_type, a) for a in archs):
         return []
     near = []
     for arch in archs:

@@ -29,7 +29,8 @@ def test_model_verify_runs_before_anything_is_written_or_restarted():
     tasks = list(_flat(_load("roles", "server", "tasks", "main.yml")))
     modules = [next((k for k in t if k.startswith("llmserve.sglang.")), None) for t in tasks]
     verify = modules.index("llmserve.sglang.model_verify")
-    first_change = min(i for i, t in enumerate(tasks) if t.get("llmserve.sglang.server_instance"))
+    # the first file written (the instance's directories come before the checks, issue 43)
+    first_change = min(i for i, t in enumerate(tasks) if "files" in (t.get("llmserve.sglang.server_instance") or {}))
     # issue 26: the model check comes first (seconds, as root), then the become check, then SGLang's parser
     assert verify < modules.index("llmserve.sglang.server_preflight") < first_change
     become = next(i for i, t in enumerate(tasks) if "become_error" in str(t.get("ansible.builtin.fail", "")))
@@ -68,3 +69,17 @@ def test_the_check_is_on_by_default_whoever_put_the_weights_there():
 def test_deploy_stages_models_before_the_server():
     plays = [p["name"] for p in _load("playbooks", "deploy_eagle3.yml")]
     assert plays.index("Stage the model weights") < plays.index("Launch the server and wait until it is ready")
+
+
+def test_the_directories_are_made_before_anything_runs_with_them():
+    # issue 43: the model check and the preflight run the installed SGLang with the instance's cache paths, and
+    # importing SGLang makes them with its own umask: the role makes every directory first (owner, mode, marker)
+    block = _load("roles", "server", "tasks", "deploy.yml")[1]["block"]
+    names = [t["name"] for t in block]
+    made = names.index("Make the instance's directories")
+    assert made < names.index("Check the model and its draft are whole, servable and fit each other")
+    assert made < names.index("Preflight the launch on the host") < names.index("Write the instance files")
+    assert names.index("Create the unprivileged service user") < made   # the owner exists first
+    task = block[made]["llmserve.sglang.server_instance"]
+    assert task["action"] == "write" and "files" not in task and "remove" not in task   # directories only
+    assert task["dirs"] == "{{ __server_plan.dirs }}" and task["adopt_dirs"] == "{{ server_adopt_dirs }}"

@@ -34,3 +34,29 @@ def test_install_into_venv_is_idempotent(tmp_path):
     p = subprocess.run([py, "-m", "sglang.launch_server", "--model-path", "m", "--cuda-graph-max-bs", "8"], env=env,
                        cwd=str(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=20, check=False)
     assert p.returncode == 2 and b"ambiguous option: --cuda-graph-max-bs" in p.stderr
+
+
+def test_the_installed_double_answers_the_model_check_as_sglang_does(tmp_path):
+    # issue 43: the model check asks the server's Python for SGLang's registry and Transformers' model types; real
+    # SGLang comes with both, so does the double (a Transformers stand-in where the venv has none, a real one kept)
+    sys.path.insert(0, os.path.join(REPO, "tests", "unit"))
+    from localrun import local_run  # pylint: disable=import-outside-toplevel
+    from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import registry  # pylint: disable=import-outside-toplevel
+    venv = str(tmp_path / "venv")
+    subprocess.check_call([sys.executable, "-m", "venv", "--without-pip", venv])
+    env = dict(os.environ)
+    env.pop("PYTHONPATH", None)
+    subprocess.check_output([sys.executable, INSTALL, "--venv", venv, "--version", "0.5.15.post1"], env=env)
+    py = os.path.join(venv, "bin", "python")
+    notes, unchecked = [], []
+    found = registry.installed(py, {}, local_run, notes, unchecked)
+    assert not unchecked and not notes and "llama" in found["model_types"] and "llamaX" not in found["model_types"]
+    archs = registry.supported_architectures(found["models"])
+    assert {"LlamaForCausalLM", "LlamaForCausalLMEagle3", "KimiK25ForConditionalGeneration"} <= set(archs)
+    # a real Transformers in the venv is never replaced; the double's own is, and is put back when removed
+    sp = registry.find_models_dirs(py, {}, run=local_run)[1].rsplit("/models", 1)[0]
+    with open(os.path.join(sp, "__init__.py"), "w") as f:
+        f.write("__version__ = 'real'\n")
+    subprocess.check_output([sys.executable, INSTALL, "--venv", venv, "--version", "0.5.23"], env=env)
+    with open(os.path.join(sp, "__init__.py")) as f:
+        assert f.read() == "__version__ = 'real'\n"

@@ -211,3 +211,21 @@ def test_model_verify_refuses_a_hostile_shard_at_once(tmp_path, kind):
                           text=True, env=env, check=False, timeout=60)  # a FIFO read would never return
     result = json.loads(proc.stdout)
     assert result["failed"] and "target model-00002-of-00002.safetensors is a" in result["msg"]
+
+
+def test_model_verify_refuses_what_it_cannot_judge_unless_told_to_warn(tmp_path):
+    # issue 43: a server python whose SGLang registry cannot be read (here: no sglang at all) was a note, and the
+    # model passed; now it is refused naming why, or passed with one warning line when unknown is warn
+    target = tiny.write_target(str(tmp_path / "t"), shards=1)
+    args = {"path": target, "python": sys.executable, "env": {"PYTHONPATH": str(tmp_path / "empty")}}
+    refused = _run("model_verify", args)
+    assert refused["failed"] and refused["unchecked"][0].startswith(
+        "architectures and model types not checked: no sglang/srt/models in the sglang %s imports" % sys.executable)
+    assert "cannot be judged, refused (set server_model_check_unknown: warn" in refused["msg"]
+    warned = _run("model_verify", dict(args, unknown="warn"))
+    assert not warned.get("failed") and warned["unchecked"] == refused["unchecked"]
+    (warning,) = warned["warnings"]   # one line (ansible-core 2.19 wraps it in an event)
+    assert "model check: not judged (unknown: warn lets it pass): " + refused["unchecked"][0] in json.dumps(warning)
+    # no python asked for: nothing about SGLang is judged, and nothing is claimed either
+    plain = _run("model_verify", {"path": target})
+    assert not plain.get("failed") and plain["unchecked"] == []

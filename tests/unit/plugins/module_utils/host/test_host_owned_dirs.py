@@ -273,3 +273,67 @@ def test_a_planted_link_as_the_cache_is_judged_where_it_points(tmp_path):
 
 def test_posixpath_is_what_normalise_uses():
     assert od.normalise("/a/b/../c") == posixpath.normpath("/a/b/../c")
+
+
+# ---- made by the collection's own processes below a directory it made: adopted, not refused (issue 43)
+
+def _half_made(tmp_path, mode=0o755, owner=0, between_mode=0o755):
+    """A deploy that stopped half-way: home made by the collection (marker), then SGLang's import made
+    compile-cache/<instance>/<version> with its umask before the role did."""
+    home = str(tmp_path / "home")
+    od.ensure_all([{"path": home, "uid": NOBODY, "gid": NOBODY, "mode": 0o750}])
+    between, cache = home + "/compile-cache", home + "/compile-cache/inst"
+    os.mkdir(between, between_mode)
+    os.chmod(between, between_mode)
+    os.mkdir(cache)
+    os.chmod(cache, mode)
+    os.chown(cache, owner, owner)
+    return home, cache
+
+
+@pytest.mark.parametrize("owner", [0, NOBODY])
+def test_a_cache_made_below_a_collection_directory_is_adopted(tmp_path, owner):
+    _home, cache = _half_made(tmp_path, owner=owner)
+    changes = od.ensure_all(_cache(cache, mode=0o750, uid=NOBODY))
+    assert changes[0] == "adopted %s (made below %s)" % (cache, od.MARKER) and "mode 0750 %s" % cache in changes
+    assert (os.stat(cache).st_uid, _mode(cache)) == (NOBODY, 0o750)
+    assert os.path.isfile(os.path.join(cache, od.MARKER))
+    assert od.ensure_all(_cache(cache, mode=0o750, uid=NOBODY)) == []   # the next run: ours, nothing to do
+
+
+def test_a_directory_made_below_a_collection_directory_is_adopted_only_when_root_made_it(tmp_path):
+    _home, made = _half_made(tmp_path)
+    spec = [{"path": made, "uid": 0, "gid": 0, "mode": 0o750}]
+    assert od.ensure_all(spec)[0].startswith("adopted ")
+    _home2, by_user = _half_made(tmp_path / "other", owner=NOBODY)
+    with pytest.raises(od.Refused) as e:   # not a cache: the service user's own folder is not made root's
+        od.ensure_all([{"path": by_user, "uid": 0, "gid": 0, "mode": 0o750}])
+    assert "was not made by the collection" in str(e.value)
+    assert os.stat(by_user).st_uid == NOBODY
+
+
+@pytest.mark.parametrize("mode, between_mode", [(0o775, 0o755), (0o777, 0o755), (0o755, 0o777), (0o755, 0o775)])
+def test_what_another_user_could_have_made_is_not_adopted(tmp_path, mode, between_mode):
+    _home, cache = _half_made(tmp_path, mode=mode, between_mode=between_mode)
+    with pytest.raises(od.Refused) as e:
+        od.ensure_all(_cache(cache, mode=0o750, uid=NOBODY))
+    assert "refused, not trusted" in str(e.value) or "another user could swap" in str(e.value)
+    assert (os.stat(cache).st_uid, _mode(cache)) == (0, mode)
+
+
+def test_without_a_marked_ancestor_nothing_is_adopted(tmp_path):
+    plain = tmp_path / "plain" / "inst"
+    plain.mkdir(parents=True)
+    os.chmod(str(plain), 0o755)
+    with pytest.raises(od.Refused):
+        od.ensure_all([{"path": str(plain), "uid": 0, "gid": 0, "mode": 0o750}])
+    assert not od.made_inside_ours(str(plain), os.stat(str(plain)))
+
+
+def test_nothing_is_adopted_through_a_link(tmp_path):
+    home, made = _half_made(tmp_path)
+    os.symlink(made, home + "/link")
+    with pytest.raises(od.Refused):
+        od.ensure_all([{"path": home + "/link", "uid": 0, "gid": 0, "mode": 0o750}])
+    assert _mode(made) == 0o755
+    assert od.made_inside_ours(made, os.stat(made)) and not od.made_inside_ours(home + "/link/x", os.stat(made))

@@ -7,6 +7,7 @@ import ast
 import json
 import os
 import struct
+import sys
 
 import pytest
 import testpaths
@@ -17,6 +18,7 @@ from ansible_collections.llmserve.sglang.plugins.module_utils.models import chec
 from ansible_collections.llmserve.sglang.plugins.module_utils.models.checkpoint import INDEX_NAME, check_checkpoint
 from ansible_collections.llmserve.sglang.plugins.module_utils.models.verify import verify_pair
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import registry
+from localrun import local_run
 from tinymodels import tiny
 
 H, VOCAB = 64, 256
@@ -180,26 +182,150 @@ def test_the_installed_transformers_model_types_are_read_from_its_source(tmp_pat
     assert registry.transformers_model_types(str(tmp_path / "nowhere")) is None
 
 
+def test_the_5x_layout_is_read_too(tmp_path):
+    # transformers 5.x (5.12.1 on the H100, issue 43): the table moved to auto_mappings.py; configuration_auto.py
+    # imports it, updates it with a dict and rebinds it - a reader of that file alone found nothing
+    auto = tmp_path / "models" / "auto"
+    auto.mkdir(parents=True)
+    (auto / "auto_mappings.py").write_text(
+        "from collections import OrderedDict\n\n\nCONFIG_MAPPING_NAMES = OrderedDict(\n    [\n"
+        "        (\"afmoe\", \"AfmoeConfig\"),\n        (\"llama\", \"LlamaConfig\"),\n    ]\n)\n\n"
+        "OTHER_NAMES = OrderedDict([(\"notatype\", \"X\")])\n")
+    (auto / "configuration_auto.py").write_text(
+        "from .auto_mappings import CONFIG_MAPPING_NAMES, SPECIAL_MODEL_TYPE_TO_MODULE_NAME\n\n"
+        "CONFIG_MAPPING_NAMES.update(\n    {\n        \"mlcd\": \"MLCDVisionConfig\",\n    }\n)\n\n"
+        "CONFIG_MAPPING_NAMES = OrderedDict(**{\"gpt-sw3\": \"GPT2Config\"}, **CONFIG_MAPPING_NAMES)\n\n"
+        "SPECIAL_MODEL_TYPE_TO_MODULE_NAME.update({\"EvollaModel\": \"evolla\"})\n")
+    assert registry.transformers_model_types(str(tmp_path / "models")) == {"afmoe", "llama", "mlcd", "gpt-sw3"}
+    (auto / "auto_mappings.py").unlink()
+    assert registry.transformers_model_types(str(tmp_path / "models")) == {"mlcd", "gpt-sw3"}
+
+
+def _importable_transformers(site, types):
+    """A transformers package the server's Python can import (its AutoConfig table only)."""
+    auto = site / "transformers" / "models" / "auto"
+    auto.mkdir(parents=True)
+    for d in (site / "transformers", site / "transformers" / "models", auto):
+        (d / "__init__.py").write_text("")
+    (auto / "configuration_auto.py").write_text(
+        "import json, os\nCONFIG_MAPPING_NAMES = dict((t, 'C') for t in %r)\n"
+        "if os.environ.get('SEEN'):\n"
+        "    json.dump([os.environ['HF_HOME'], os.environ['SGLANG_CACHE_DIR']], open(os.environ['SEEN'], 'w'))\n"
+        % (list(types),))
+
+
+def test_the_model_types_are_asked_of_the_servers_python(tmp_path):
+    site = tmp_path / "site"
+    _importable_transformers(site, ["llama", "qwen3"])
+    seen = tmp_path / "seen.json"
+    env = {"PYTHONPATH": str(site), "SEEN": str(seen), "SGLANG_CACHE_DIR": str(tmp_path / "home" / "cache")}
+    types, why = registry.installed_model_types(sys.executable, env, run=local_run)
+    assert (types, why) == ({"llama", "qwen3"}, None)
+    # the import ran with the Hub's and the compile caches in a throwaway folder, gone afterwards
+    hf_home, cache = json.loads(seen.read_text())
+    scratch = os.path.dirname(hf_home)
+    assert os.path.basename(scratch).startswith("llmserve-sglang-types-") and cache == scratch
+    assert not os.path.exists(scratch) and not (tmp_path / "home").exists()
+    # a Transformers that cannot be imported: None, and why
+    (site / "transformers" / "models" / "auto" / "configuration_auto.py").write_text("raise ImportError('broken')\n")
+    types, why = registry.installed_model_types(sys.executable, {"PYTHONPATH": str(site)}, run=local_run)
+    assert types is None and "could not import Transformers' AutoConfig table (ImportError: broken)" in why
+    assert registry.installed_model_types(None, {}, run=local_run) == (None, "no server python given")
+
+
+def test_the_registry_falls_back_on_the_source_and_says_so(tmp_path):
+    site = tmp_path / "site"
+    (site / "sglang" / "srt" / "models").mkdir(parents=True)
+    (site / "sglang" / "srt" / "models" / "llama.py").write_text("EntryClass = LlamaForCausalLM\n")
+    _importable_transformers(site, ["llama"])
+    notes, unchecked = [], []
+    found = registry.installed(sys.executable, {"PYTHONPATH": str(site)}, local_run, notes, unchecked)
+    assert found["model_types"] == {"llama"} and found["model_types_error"] is None and not notes and not unchecked
+    # not importable, but its source has the table in the form the reader knows
+    (site / "transformers" / "models" / "auto" / "configuration_auto.py").write_text(
+        "raise ImportError('x')\nCONFIG_MAPPING_NAMES = OrderedDict(\n    [\n        (\"llama\", \"L\"),\n    ]\n)\n")
+    found = registry.installed(sys.executable, {"PYTHONPATH": str(site)}, local_run, notes, unchecked)
+    assert found["model_types"] == {"llama"} and notes[0].startswith("model types read from the Transformers source")
+    # neither: None, and both reasons, for the check to refuse or warn
+    (site / "transformers" / "models" / "auto" / "configuration_auto.py").write_text("raise ImportError('x')\n")
+    found = registry.installed(sys.executable, {"PYTHONPATH": str(site)}, local_run, [], unchecked)
+    assert found["model_types"] is None and "nor could they be read from" in found["model_types_error"]
+    assert not unchecked
+    # no SGLang registry, or an external model package: nothing judged, and said
+    assert registry.installed(sys.executable, {"PYTHONPATH": str(tmp_path / "none")}, local_run, [], unchecked) is None
+    assert unchecked[0].startswith("architectures and model types not checked: no sglang/srt/models")
+    assert registry.installed(sys.executable, {"PYTHONPATH": str(site), "SGLANG_EXTERNAL_MODEL_PACKAGE": "mypkg"},
+                              local_run, [], unchecked) is None
+    assert "SGLANG_EXTERNAL_MODEL_PACKAGE mypkg adds models not read here" in unchecked[1]
+
+
 def test_model_type_missing_or_unknown_is_refused_naming_field_and_fix(tmp_path, target):
     sg, tf = _transformers(tmp_path, ["llama", "qwen3"])
-    assert registry.model_type_problems({"model_type": "llama"}, sg, tf, target) == []
-    assert registry.model_type_problems({"model_type": "kimi_vl"}, sg, tf, target) == []  # SGLang's own config
-    (problem,) = registry.model_type_problems({"model_type": "llamma"}, sg, tf, target)
+    known = registry.transformers_model_types(tf)
+    assert registry.model_type_problems({"model_type": "llama"}, sg, known, target) == []
+    assert registry.model_type_problems({"model_type": "kimi_vl"}, sg, known, target) == []  # SGLang's own config
+    (problem,) = registry.model_type_problems({"model_type": "llamma"}, sg, known, target)
     assert problem.startswith("config.json model_type llamma is unknown to the installed Transformers (3 types) and "
                               "SGLang") and "the nearest it knows: llama" in problem
-    (problem,) = registry.model_type_problems({}, sg, tf, "/models/m1")
+    (problem,) = registry.model_type_problems({}, sg, known, "/models/m1")
     assert problem.startswith("config.json has no model_type") and "add model_type" in problem
     # AutoConfig guesses from the path, as Transformers does
-    assert registry.model_type_problems({}, sg, tf, "/models/qwen3-8b") == []
+    assert registry.model_type_problems({}, sg, known, "/models/qwen3-8b") == []
     # the model's own code, trusted, defines its config
-    assert registry.model_type_problems({"model_type": "x", "auto_map": {"AutoConfig": "c.C"}}, sg, tf, target,
+    assert registry.model_type_problems({"model_type": "x", "auto_map": {"AutoConfig": "c.C"}}, sg, known, target,
                                         trust_remote_code=True) == []
     with pytest.raises(ValueError, match="config.json model_type: is an integer"):
-        registry.model_type_problems({"model_type": 3}, sg, tf, target)
+        registry.model_type_problems({"model_type": 3}, sg, known, target)
     # through the check: a target whose model_type the installed Transformers lacks
     _set_config(target, model_type="llamma")
-    verdict = verify_pair(target, sglang={"models": sg, "transformers": tf})
+    verdict = verify_pair(target, sglang={"models": sg, "transformers": tf, "model_types": known})
     assert any("model_type llamma is unknown" in p for p in verdict["problems"]), verdict["problems"]
+
+
+@pytest.mark.parametrize("model_type", ["llamaX", None, "llama"])
+def test_unreadable_model_types_are_never_a_silent_pass(tmp_path, target, model_type):
+    # issue 43: on the H100 the types could not be read and llamaX (and no model_type) passed, silently
+    sg, tf = _transformers(tmp_path, ["llama"])
+    with open(os.path.join(sg, "llama.py"), "w") as f:
+        f.write("EntryClass = LlamaForCausalLM\n")
+    _set_config(target, model_type=model_type)
+    unreadable = {"models": sg, "transformers": tf, "model_types": None, "model_types_error": "ImportError: x"}
+    unchecked = []
+    assert registry.model_type_problems({"model_type": model_type}, sg, None, target, unchecked=unchecked,
+                                        why="ImportError: x") == []
+    assert unchecked == ["config.json model_type %s not checked: the model types of the installed Transformers "
+                         "could not be read (ImportError: x)" % model_type]
+    with pytest.raises(ValueError):   # a caller that gives neither the types nor a place to say so
+        registry.model_type_problems({"model_type": model_type}, sg, None, target)
+    refused = verify_pair(target, sglang=unreadable)
+    assert not refused["ok"] and refused["unchecked"] == ["target " + unchecked[0]]
+    assert refused["problems"] == ["target %s: the servability of the model cannot be judged, refused (set "
+                                   "server_model_check_unknown: warn, or model_verify's unknown: warn, to let it "
+                                   "pass)" % unchecked[0]]
+    warned = verify_pair(target, sglang=unreadable, unknown="warn")
+    assert warned["ok"] and warned["unchecked"] == refused["unchecked"]
+    # readable: refused or passed on its merits, nothing unchecked
+    readable = verify_pair(target, sglang=dict(unreadable, model_types=registry.transformers_model_types(tf)))
+    assert readable["unchecked"] == [] and readable["ok"] is (model_type == "llama")
+
+
+def test_an_architecture_without_a_transformers_to_fall_back_on_is_not_a_silent_pass(tmp_path, target):
+    sg, _tf = _transformers(tmp_path, ["llama"])
+    unchecked = []
+    cfg = {"architectures": ["NoSuchForCausalLM"], "model_type": "llama"}
+    assert registry.servable_problems(cfg, {"LlamaForCausalLM": "llama.py"}, target, unchecked=unchecked) == []
+    assert unchecked == ["model architectures ['NoSuchForCausalLM'] not checked: not in SGLang's registry, and the "
+                         "installed Transformers' models could not be found to see whether SGLang can fall back on "
+                         "them"]
+    unchecked = []
+    assert registry.servable_problems({"architectures": ["LlamaForCausalLM"]}, {"LlamaForCausalLM": "llama.py"},
+                                      target, unchecked=unchecked) == [] and unchecked == []
+
+
+def test_what_the_caller_could_not_check_is_refused_or_warned(target):
+    verdict = verify_pair(target, unchecked=["architectures and model types not checked: no sglang"])
+    assert not verdict["ok"] and verdict["problems"][0].startswith("architectures and model types not checked")
+    assert verify_pair(target, unchecked=["x"], unknown="warn")["ok"]
 
 
 def _eagle3(root, draft_vocab, d2t, vocab=VOCAB, t2d_len=VOCAB):
@@ -347,3 +473,13 @@ def test_headers_safetensors_refuses_no_longer_pass(target, header, said):
         f.write(struct.pack("<Q", len(raw)) + raw + b"\0" * end)
     (problem,) = check_checkpoint(target)[0]
     assert problem.startswith("model-00001-of-00002.safetensors " + said), problem
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.text(alphabet=st.sampled_from(list('CONFIG_MAPPING_NAMES=().[]{}:"ab, \n')), max_size=300))
+def test_any_transformers_source_is_a_set_or_none_never_a_traceback(tmp_path, text):
+    auto = tmp_path / "m" / "auto"
+    auto.mkdir(parents=True, exist_ok=True)
+    (auto / "auto_mappings.py").write_text(text)
+    found = registry.transformers_model_types(str(tmp_path / "m"))
+    assert found is None or (isinstance(found, set) and found and all(isinstance(t, str) for t in found))

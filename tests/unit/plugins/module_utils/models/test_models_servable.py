@@ -145,7 +145,8 @@ def sglang_models(tmp_path_factory):
         whl.extractall(dest, [n for n in whl.namelist() if n.startswith("sglang/srt/models/") and n.endswith(".py")])
     tf = os.path.join(dest, "transformers", "models")
     os.makedirs(tf)
-    return {"models": os.path.join(dest, "sglang", "srt", "models"), "transformers": tf}
+    # the tiny models' type (the reader of the installed Transformers' types: test_models_hostile)
+    return {"models": os.path.join(dest, "sglang", "srt", "models"), "transformers": tf, "model_types": {"llama"}}
 
 
 def test_an_architecture_sglang_lacks_is_refused_naming_the_near_ones(pair, sglang_models):

@@ -15,6 +15,7 @@ import tempfile
 import pytest
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.host import mounts
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import registry
 from ansible_collections.llmserve.sglang.plugins.module_utils.models import manifest as mf
 from ansible_collections.llmserve.sglang.plugins.module_utils.models import verify as vf
 from ansible_collections.llmserve.sglang.plugins.module_utils.models.verify import (
@@ -274,7 +275,8 @@ def sglang(tmp_path):
            "CONFIG_MAPPING_NAMES = OrderedDict(\n    [\n        (\"llama\", \"LlamaConfig\"),\n"
            "        (\"qwen2\", \"Qwen2Config\"),\n    ]\n)\n")
     _write(root + "/transformers/models/qwen2/modeling_qwen2.py", "class Qwen2ForCausalLM(Base):\n    pass\n")
-    return {"models": root + "/sglang/srt/models", "transformers": root + "/transformers/models"}
+    return {"models": root + "/sglang/srt/models", "transformers": root + "/transformers/models",
+            "model_types": registry.transformers_model_types(root + "/transformers/models")}
 
 
 def _model(root, **fields):

@@ -449,19 +449,26 @@ def test_the_software_checks_word_for_word():
          "remedy": "run roles/cuda (cuda_toolkit_version: 13.0); SGLang's JIT kernels need the toolkit"}]
 
 
-@pytest.mark.parametrize("have, ok", [("12.9", False), ("13.0", True), ("13.1", True), ("13", False), (None, True)])
+@pytest.mark.parametrize("have, ok", [("12.9", False), ("13.0", True), ("13.1", True), ("13", False), (None, None)])
 def test_the_driver_s_cuda_is_held_at_the_expected_version_from_both_sides(have, ok):
     got = gh.check_software(software(cuda_driver=have), {"expected_cuda": "13.0"})
+    unread = ["the CUDA version the driver supports could not be read from nvidia-smi: CUDA 13.0 not checked"]
     assert [p["detail"] for p in got if p["check"] == "driver"] == (
-        [] if ok else ["the driver supports CUDA up to %s, 13.0 expected" % have])
+        unread if ok is None else [] if ok else ["the driver supports CUDA up to %s, 13.0 expected" % have])
+    # unread is a warning (issue 43: never a silent pass), a known mismatch an error
+    assert all(p["severity"] == ("warning" if ok is None else "error") for p in got if p["check"] == "driver")
 
 
 @pytest.mark.parametrize("branch, driver, ok", [("580", "580.95.05", True), ("580", "581.01", False),
                                                 ("580", "58.0", False), (" 580 ", "580.1", True), ("", "570.1", True),
-                                                ("580", None, True), (580, "580.1", True)])
+                                                ("580", None, None), (580, "580.1", True), ("", None, True)])
 def test_the_driver_branch_is_its_first_number(branch, driver, ok):
     got = gh.check_software(software(driver=driver), {"expected_driver_branch": branch})
-    assert bool(got) is not ok and all(p["check"] == "driver" for p in got)
+    assert bool(got) is not bool(ok) and all(p["check"] == "driver" for p in got)
+    # a driver version that could not be read: a warning naming the branch not checked (issue 43)
+    assert [p["severity"] for p in got] == (["warning"] if ok is None else [] if ok else ["error"])
+    if ok is None:
+        assert got[0]["detail"] == "the driver version could not be read from nvidia-smi: branch 580 not checked"
 
 
 # -- the fabric's and the foreign processes' words (mutation, issue 37) ---------------------------------------------

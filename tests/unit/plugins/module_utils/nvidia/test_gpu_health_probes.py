@@ -101,3 +101,15 @@ def test_dcgm_failures_are_read_from_the_json():
 
 def test_probe_script_is_valid_python():
     compile(probes.NCCL_PROBE, "nccl_probe", "exec")
+
+
+def test_a_dcgm_report_that_cannot_be_read_is_a_warning_never_a_pass():
+    # issue 43: rc 0 with text, or JSON of a shape the reader does not know, said a clean pass
+    (problem,) = probes.judge_dcgm(0, "Successfully ran diagnostic\n", "")
+    assert problem["severity"] == probes.WARNING and "not with JSON (Successfully ran diagnostic)" in problem["detail"]
+    (problem,) = probes.judge_dcgm(0, json.dumps({"tests": [{"name": "memory", "outcome": "Pass"}]}), "")
+    assert problem["severity"] == probes.WARNING and "no test result this reader knows" in problem["detail"]
+    # readable: a clean report passes, a failed test is an error
+    assert probes.judge_dcgm(0, json.dumps({"tests": [{"name": "memory", "status": "Pass"}]}), "") == []
+    (failed,) = probes.judge_dcgm(0, json.dumps({"tests": [{"name": "memory", "status": "Fail", "gpu_id": 1}]}), "")
+    assert failed["severity"] == probes.ERROR and failed["gpu"] == 1

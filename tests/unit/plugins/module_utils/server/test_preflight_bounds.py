@@ -200,7 +200,8 @@ def test_gpu_processes_owned_ones_are_not_foreign():
     out = "%d, %s, 100\n, python, 5\n" % (os.getpid(), sys.executable)
     assert pf.check_gpu_procs(owner_pid=os.getpid(), runner=lambda cmd: out) == {
         "name": "gpu_processes", "ok": True, "msg": "no foreign processes on the GPUs"}
-    assert pf.check_gpu_procs(runner=lambda cmd: None)["msg"] == "nvidia-smi not available; GPU processes not checked"
+    assert pf.check_gpu_procs(runner=lambda cmd: None)["msg"] == (
+        "nvidia-smi did not list the GPUs' compute processes: other processes on the GPUs not checked")
     c = pf.check_gpu_procs(owner_pid=1, runner=lambda cmd: out)
     assert c["msg"] == "other processes hold GPU memory: %d %s (100 MiB); stop them before starting the server" % (
         os.getpid(), sys.executable)

@@ -5,6 +5,7 @@ import testpaths
 from localrun import local_run
 import json
 import os
+import pathlib
 import socket
 import subprocess
 import sys
@@ -121,3 +122,92 @@ def test_module_collects_every_failure(tmp_path):
     failed = {c["name"] for c in res["checks"] if not c["ok"]}
     assert {"argv", "model_path", "tp"} <= failed
     assert "ambiguous option" in res["msg"]
+
+
+# ---- issue 43: the parse makes nothing where the instance's caches go, and a permission problem is named
+
+@needs_double
+def test_importing_the_double_makes_its_cache_folders_with_the_umask(tmp_path):
+    cache = tmp_path / "home" / "compile-cache" / "inst" / "0.5.9"
+    env = dict(os.environ, SGLANG_CACHE_DIR=str(cache), TRITON_CACHE_DIR=str(cache / "triton"), **double_env("0.5.9"))
+    subprocess.run([sys.executable, "-c", "import os; os.umask(0o022); import sglang"], env=env, check=True)
+    assert (cache / "triton").is_dir() and oct(os.stat(str(cache)).st_mode & 0o777) == oct(0o755)
+
+
+@needs_double
+def test_the_parse_points_the_caches_at_a_throwaway_folder(tmp_path, monkeypatch):
+    home = tmp_path / "home"
+    env = dict(double_env("0.5.9"), SGLANG_CACHE_DIR=str(home / "compile-cache" / "inst" / "0.5.9"),
+               TRITON_CACHE_DIR=str(home / "compile-cache" / "inst" / "0.5.9" / "triton"))
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    check, ver = pf.check_parse(sys.executable, ["--model-path", "/m"], env, run=local_run)
+    assert check["ok"] and ver == "0.5.9"
+    assert not home.exists()                      # the instance's caches: made by roles/server only
+    assert os.listdir(str(tmp_path / "tmp")) == []   # the throwaway folder is gone
+
+
+def test_a_permission_error_names_the_path_and_its_owner_not_a_reinstall(tmp_path):
+    fake = tmp_path / "python"
+    home = tmp_path / "lib"
+    home.mkdir()
+    os.chmod(str(home), 0o755)
+    fake.write_text("#!/bin/sh\ncat >/dev/null\necho 'Traceback ...' >&2\n"
+                    "echo \"PermissionError: [Errno 13] Permission denied: '%s/sglang'\" >&2\nexit 1\n" % home)
+    fake.chmod(0o755)
+    check, ver = pf.check_parse(str(fake), [], run=local_run)
+    assert not check["ok"] and ver is None
+    assert "permission denied on %s/sglang" % home in check["msg"] and "reinstall" not in check["msg"]
+    assert "%s/sglang does not exist and %s, where it would be made, is mode 0755 root:root" % (home, home) \
+        in check["msg"]
+    (home / "sglang").mkdir()
+    os.chmod(str(home / "sglang"), 0o700)
+    assert "%s/sglang is mode 0700 root:root" % home in pf.check_parse(str(fake), [], run=local_run)[0]["msg"]
+    # any other failure to load keeps its remedy
+    fake.write_text("#!/bin/sh\ncat >/dev/null\necho 'ModuleNotFoundError: No module named sglang' >&2\nexit 1\n")
+    assert pf.check_parse(str(fake), [], run=local_run)[0]["msg"].endswith("; reinstall sglang in the venv")
+
+
+def _as_nobody(fn):
+    """``fn()``'s result as the user nobody (a forked child drops to uid 65534): what the preflight sees as the
+    server user."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        try:
+            os.close(r)
+            os.setgroups([])
+            os.setgid(65534)
+            os.setuid(65534)
+            os.write(w, json.dumps(fn()).encode())
+        finally:
+            os._exit(0)  # pylint: disable=protected-access
+    os.close(w)
+    with os.fdopen(r) as f:
+        data = f.read()
+    os.waitpid(pid, 0)
+    return json.loads(data)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="dropping to another user needs root")
+def test_a_model_the_server_user_cannot_reach_is_named_not_called_missing(open_dir):
+    tmp_path = pathlib.Path(open_dir)
+    top = tmp_path / "models"
+    model = top / "m"
+    model.mkdir(parents=True)
+    (model / "config.json").write_text("{}")
+    (model / "model.safetensors").write_text("")
+    os.chmod(str(top), 0o755)
+    os.chmod(str(model), 0o755)
+    assert _as_nobody(lambda: pf.check_checkpoint("model_path", str(model)))["ok"]
+    os.chmod(str(model), 0o700)   # cannot list it
+    c = _as_nobody(lambda: pf.check_checkpoint("model_path", str(model)))
+    assert not c["ok"] and "the server user nobody cannot read it (permission denied; %s is mode 0700 root:root)" \
+        % model in c["msg"] and "does not exist" not in c["msg"]
+    os.chmod(str(model), 0o755)
+    os.chmod(str(top), 0o700)     # cannot reach it
+    c = _as_nobody(lambda: pf.check_checkpoint("model_path", str(model)))
+    assert not c["ok"] and "permission denied; %s is mode 0700 root:root" % top in c["msg"]
+    # a path that is really not there keeps its own words
+    c = _as_nobody(lambda: pf.check_checkpoint("model_path", str(tmp_path / "none")))
+    assert c["msg"].endswith("does not exist: download the checkpoint there or fix the path")
