@@ -85,6 +85,7 @@ CATEGORY_DOCS = (
     ("model_access", "Hub refused access (gated, 401, no token, offline, no network)"),
     ("model_unsupported", "architecture not supported by this SGLang / transformers"),
     ("tokenizer", "the tokenizer files are missing, unreadable or corrupt (the model itself was found)"),
+    ("chat_template", "ready, but a 1-token chat completion fails (the model's chat template does not render)"),
     ("checkpoint_corrupt", "a weight file is missing, truncated or corrupt (the checkpoint is not whole)"),
     ("draft_mismatch", "the draft model's weights do not fit the target (a draft trained for another model)"),
     ("weights_sigbus", "a Bus error (SIGBUS) while the weights were read through mmap (a truncated or changing file, "
@@ -403,7 +404,9 @@ R_CONTEXT_LEN = ("--context-length %s is above the %s SGLang derives from the mo
                  "when the model really takes longer inputs (RoPE scaling)")
 R_TORCH_DTYPE = ("config.json names a dtype the installed torch does not have (torch.%s): fix torch_dtype (or dtype) "
                  "in config.json to one torch has - bfloat16, float16, float32 - or auto")
-_CONTEXT_LEN_RE = re.compile(r"context_length \((\d+)\) is greater than the derived context_length \((\d+)\)")
+# only the raised form: with the override set SGLang logs the same words as a warning, without "To allow overriding"
+_CONTEXT_LEN_RE = re.compile(r"context_length \((\d+)\) is greater than the derived context_length \((\d+)\)"
+                             r".{0,400}To allow overriding this maximum")
 _TORCH_DTYPE_RE = re.compile(r"module 'torch' has no attribute '((?:b?float|u?int|complex|half|double|bool|qu?int|"
                              r"cfloat|chalf|cdouble)\w*)'")
 BUILTIN.extend([

@@ -48,6 +48,12 @@ def test_a_context_length_above_the_models_is_bad_args_with_both_numbers(version
     assert "context-length to 4096 or less" in v["remedy"] and "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1" in v["remedy"]
 
 
+def test_the_warning_sglang_logs_with_the_override_set_is_not_this_refusal():
+    v = classify_text("[2026-12-03 09:46:01] Warning: User-specified context_length (1000000000) is greater than the "
+                      "derived context_length (4096). This may lead to incorrect model outputs or CUDA errors.\n")
+    assert v["category"] != "bad_args"
+
+
 def test_a_context_length_within_the_model_is_not_this_refusal():
     # the same frame with another ValueError: the frame rule's generic bad_args, not the numbers' remedy
     v = classify_text(TB + "ValueError: context_length must be positive\n")
