@@ -41,7 +41,8 @@ description:
     offending tokens; with O(python), whether the model has a chat template and that template (C(tokenizer_config.json)'s C(chat_template),
     C(chat_template.jinja), C(chat_template.json)) rendered in the server's Python the way Transformers renders it
     (its sandboxed Jinja environment) over a system/user/assistant conversation, with and without
-    C(add_generation_prompt), within 5 s, 1 MiB of output and 2 GiB of memory - a syntax error or an exception is
+    C(add_generation_prompt), within 5 s, 1 MiB of output and 2 GiB of memory, as O(user) (C(nobody) without
+    it - a template is the publisher's code, never rendered as root) - a syntax error or an exception is
     refused quoting the template's own message. A template that refuses only the system role, or a model with no
     template (unless O(chat_template) is given), is a warning.
   - The filesystem of each model is read from C(/proc/self/mountinfo); a network one (NFS, Lustre, FUSE, SMB, ...)
@@ -243,7 +244,7 @@ def main():
                           tokenizer_path=p["tokenizer_path"], skip_tokenizer_init=p["skip_tokenizer_init"],
                           cache_dir=None if module.check_mode else p["cache_dir"],  # check mode writes nothing
                           chat={"python": p["python"], "env": p["env"], "run": module_runner(module),
-                                "given": p["chat_template"]} if p["python"] else None)
+                                "given": p["chat_template"], "user": p["user"]} if p["python"] else None)
     for warning in verdict.pop("warnings"):
         module.warn(warning)
     for key, what in (("path", "the model"), ("draft_path", "the draft")):

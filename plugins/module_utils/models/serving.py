@@ -37,13 +37,21 @@ SHOWN = 5
 
 # Run by the server's python: json in on stdin ({templates: [[label, text]], tokens: {...}}), json out.
 RENDER_SCRIPT = r"""
-import json, signal, sys
+import json, os, signal, sys
+job = json.loads(sys.stdin.read())
+if job.get("as") and os.geteuid() == 0:  # root renders nothing: the server user's uid, gid and groups first
+    try:
+        os.setgroups(job["as"][2])
+        os.setgid(job["as"][1])
+        os.setuid(job["as"][0])
+    except Exception as e:
+        print(json.dumps({"error": "cannot drop to uid %%s (%%s)" %% (job["as"][0], e)}))
+        sys.exit(0)
 try:
     import resource
     resource.setrlimit(resource.RLIMIT_AS, (%(memory)d, %(memory)d))
 except Exception:
     pass
-job = json.loads(sys.stdin.read())
 try:
     import jinja2
     from datetime import datetime
@@ -52,7 +60,7 @@ try:
     from jinja2.ext import Extension, loopcontrols
     from jinja2.sandbox import ImmutableSandboxedEnvironment
 except Exception as e:
-    print(json.dumps({"error": "jinja2 does not import (%%s: %%s)" %% (type(e).__name__, e)}))
+    print(json.dumps({"error": "jinja2 does not import (%%s: %%s)" %% (type(e).__name__, e), "uid": os.geteuid()}))
     sys.exit(0)
 
 
@@ -147,7 +155,7 @@ def judge(label, text):
         signal.alarm(0)
 
 
-print(json.dumps({"results": [judge(label, text) for label, text in job["templates"]]}))
+print(json.dumps({"results": [judge(label, text) for label, text in job["templates"]], "uid": os.geteuid()}))
 """ % {"memory": RENDER_MAX_MEMORY, "chars": RENDER_MAX_CHARS, "seconds": RENDER_SECONDS}
 
 
@@ -235,10 +243,12 @@ def templates(tree):
     return found, tokens
 
 
-def render(python, found, tokens, env=None, run=None, timeout=RENDER_SECONDS * 4 + 30):
+def render(python, found, tokens, env=None, run=None, timeout=RENDER_SECONDS * 4 + 30, user=None):
     """Render each template in ``python``: ([results], error). A result: label, ok, error (the template's own
-    message), bare (the message without a system role), syntax."""
-    rc, stdout, stderr = run([python, "-c", RENDER_SCRIPT], data=json.dumps({"templates": found, "tokens": tokens}),
+    message), bare (the message without a system role), syntax. ``user``: (uid, gid, [gids]) the rendering process
+    drops to when it starts as root (the server's user: a template is the model publisher's code)."""
+    job = {"templates": found, "tokens": tokens, "as": list(user) if user else None}
+    rc, stdout, stderr = run([python, "-c", RENDER_SCRIPT], data=json.dumps(job),
                              environ_update={k: str(v) for k, v in (env or {}).items()}, timeout=timeout)
     if rc in (124, 127):
         return None, "could not run %s (%s)" % (python, stderr.strip()[-200:] or "rc %d" % rc)
@@ -252,9 +262,10 @@ def render(python, found, tokens, env=None, run=None, timeout=RENDER_SECONDS * 4
     return data["results"], None
 
 
-def chat_problems(tree, python, env=None, run=None, given=None):
+def chat_problems(tree, python, env=None, run=None, given=None, user=None):
     """(problems, warnings, has_template) of the model's chat template. ``given``: SGLang's --chat-template (then the
-    model's templates are not what chat requests use). Without ``python`` nothing is rendered (a warning says so)."""
+    model's templates are not what chat requests use). Without ``python`` nothing is rendered (a warning says so).
+    ``user``: the identity to render as (see render)."""
     if given:
         return [], [], True
     try:
@@ -267,7 +278,7 @@ def chat_problems(tree, python, env=None, run=None, given=None):
                     "(a template name or file) if clients send chat requests"], False
     if not python:
         return [], ["the chat template was not rendered: no server python given"], True
-    results, error = render(python, found, tokens, env, run)
+    results, error = render(python, found, tokens, env, run, user=user)
     if error:
         return ["the chat template could not be rendered in the server's python: %s: check the server venv "
                 "(jinja2 comes with transformers)" % error], [], True

@@ -205,6 +205,18 @@ def verify_pair(target_path, draft_path=None, algorithm=None, mode="auto", worke
             "warnings": results["target"].pop("warnings", [])}
 
 
+def _identity(user):
+    """(uid, gid, [gids]) of the server user to render a template as; 'nobody' when none is given, or the user is
+    unknown (root never renders it)."""
+    for name in (user, "nobody"):
+        if name is not None:
+            try:
+                return access.identity(name)
+            except KeyError:
+                continue
+    return None
+
+
 def _request_problems(tok_dir, config, chat):
     """What a request needs (issue 45): the tokenizer's ids inside vocab_size, and with ``chat`` a chat template
     that renders. (problems, warnings, has a chat template)."""
@@ -216,7 +228,7 @@ def _request_problems(tok_dir, config, chat):
             if chat is None:
                 return problems, [], False
             found, warnings, has = serving.chat_problems(tree, chat.get("python"), chat.get("env"), chat.get("run"),
-                                                         chat.get("given"))
+                                                         chat.get("given"), _identity(chat.get("user")))
             return problems + found, warnings, has
     except untrusted.Refused as e:
         return [str(e)], [], False

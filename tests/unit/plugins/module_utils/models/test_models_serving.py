@@ -4,6 +4,7 @@
 rendered in a real Python with jinja2 (this venv's: the server's venv has it with transformers) the way Transformers
 renders it. Each refusal next to its good twin; hostile files refused by name."""
 import json
+import os
 import sys
 
 import pytest
@@ -194,9 +195,25 @@ def test_a_python_without_jinja2_says_so(tmp_path):
 
 def test_verify_pair_refuses_the_bad_template_and_the_tokens_and_reports_the_template(tmp_path):
     d = model(tmp_path, chat_template=LLAMA)
-    ok = verify_pair(str(d), mode="structure", chat={"python": sys.executable, "run": local_run})
+    chat = {"python": sys.executable, "run": local_run, "user": str(os.geteuid())}  # the tests' own user
+    ok = verify_pair(str(d), mode="structure", chat=chat)
     assert not any("chat_template" in p or "vocab_size" in p for p in ok["problems"]) and ok["chat_template"] is True
     bad = model(tmp_path, 8, added=[(8, "<tool>")], chat_template="{% if %}")
-    v = verify_pair(str(bad), mode="structure", chat={"python": sys.executable, "run": local_run})
+    v = verify_pair(str(bad), mode="structure", chat=chat)
     assert any(p.startswith("target tokenizer.json: 1 token ids") for p in v["problems"])
     assert any(p.startswith("target tokenizer_config.json chat_template does not render") for p in v["problems"])
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="dropping to another uid needs root")
+def test_root_renders_nothing_the_script_drops_to_the_server_user_first(tmp_path):
+    import pwd
+    nobody = pwd.getpwnam("nobody")
+    job = {"templates": [["t", LLAMA]], "tokens": {}, "as": [nobody.pw_uid, nobody.pw_gid, [nobody.pw_gid]]}
+    rc, out, err = local_run([sys.executable, "-c", serving.RENDER_SCRIPT], data=json.dumps(job), timeout=60)
+    data = json.loads(out.splitlines()[-1])
+    # rendered as nobody (or, where nobody cannot read this venv's Python, refused as nobody: never as root)
+    assert data["uid"] == nobody.pw_uid, (rc, err)
+    assert data.get("results") == [{"label": "t", "ok": True}] or "jinja2 does not import" in data["error"]
+    job["as"] = None
+    assert json.loads(local_run([sys.executable, "-c", serving.RENDER_SCRIPT], data=json.dumps(job),
+                                timeout=60)[1].splitlines()[-1])["uid"] == 0
