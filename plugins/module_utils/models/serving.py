@@ -274,8 +274,9 @@ def chat_problems(tree, python, env=None, run=None, given=None, user=None):
         return [str(e)], [], False
     if not found:
         return [], ["the model has no chat template (tokenizer_config.json chat_template, chat_template.jinja or "
-                    "chat_template.json): /v1/chat/completions will answer 400; set server_args chat-template "
-                    "(a template name or file) if clients send chat requests"], False
+                    "chat_template.json): unless SGLang takes one of its built-in templates for the model's name, "
+                    "/v1/chat/completions will answer 400; set server_args chat-template (a template name or file) "
+                    "if clients send chat requests"], False
     if not python:
         return [], ["the chat template was not rendered: no server python given"], True
     results, error = render(python, found, tokens, env, run, user=user)

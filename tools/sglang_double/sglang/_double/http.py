@@ -54,19 +54,21 @@ def read_hf_config(model_path):
 def chat_template_error(model_path, given, messages):
     """What SGLang's chat path says of the model's chat template for ``messages`` (None when it renders): Transformers'
     sandboxed Jinja, as model_verify renders it; no jinja2 here, no verdict (the double then serves chat as before)."""
-    if given:
-        return None
     text = None
     try:
         with open(os.path.join(model_path or "", "tokenizer_config.json")) as fh:
             text = json.load(fh).get("chat_template")
     except (IOError, OSError, ValueError, AttributeError):
         pass
-    try:
-        with open(os.path.join(model_path or "", "chat_template.jinja")) as fh:
-            text = fh.read()
-    except (IOError, OSError):
-        pass
+    for path in ([os.path.join(model_path or "", "chat_template.jinja")] if not given else
+                 [given] if str(given).endswith(".jinja") else []):  # --chat-template FILE.jinja, as SGLang loads it
+        try:
+            with open(path) as fh:
+                text = fh.read()
+        except (IOError, OSError):
+            pass
+    if given and not str(given).endswith(".jinja"):
+        return None  # a built-in template name
     if not isinstance(text, str):
         return None
     try:

@@ -299,3 +299,14 @@ def test_ready_proves_the_chat_path(double, tmp_path, template, failed):
     else:
         assert r["ready_by"].endswith("+chat")
     assert not wait(d)["failed"]  # without the probe the same server is READY: the setting turns it off
+
+
+def test_a_chat_template_file_given_at_launch_is_proven_at_ready(double, tmp_path):
+    """--chat-template FILE.jinja: the model check does not render it, SGLang loads it at start without compiling it
+    (0.5.15.post1 template_manager: a syntax error reads as the 'string' content format), every chat request 400s."""
+    broken = tmp_path / "broken.jinja"
+    broken.write_text("{% for m in messages %}{{ m['content'] }}")
+    d = double("ready", version="0.5.23", extra=("--chat-template", str(broken)))
+    r = wait(d, chat_probe=True)
+    assert r["failed"] and r["category"] == "chat_template", r["msg"]
+    assert not wait(d)["failed"]  # the same server without the probe: READY on /generate alone, as before
