@@ -658,11 +658,13 @@ def model_check_args(s, env, user):
     args = s["args"] or {}
     tokenizer = _arg(args, "tokenizer-path")
     chat = _arg(args, "chat-template")
-    return {"chat_template": str(chat) if chat else None,"python": s["python"], "env": env, "user": user, "cache_dir": RUN_ROOT + "/model-check",
+    return {"python": s["python"], "env": env, "user": user, "cache_dir": RUN_ROOT + "/model-check",
             "trust_remote_code": _to_bool(_arg(args, "trust-remote-code")) is True,
             "model_impl": str(_arg(args, "model-impl") or "auto"),
             "tokenizer_path": str(tokenizer) if tokenizer else None,
-            "skip_tokenizer_init": _to_bool(_arg(args, "skip-tokenizer-init")) is True}
+            "skip_tokenizer_init": _to_bool(_arg(args, "skip-tokenizer-init")) is True,
+            # SGLang's --chat-template: chat uses it, so the model's own template is not rendered (model_verify)
+            "chat_template": str(chat) if chat else None}
 
 
 def model_storage(s, spec, model_fs, version):
