@@ -39,6 +39,15 @@ description:
   - With O(user) the module (run as root, no become needed) checks that this user can enter every directory on
     the way to each model and read every file at its top level - asked of the kernel in a child process that
     drops to the user's uid and groups, so modes, owners and ACLs all count.
+  - What a user's request needs of the target (issue 45) - every token id of C(tokenizer.json) (its model vocabulary
+    and C(added_tokens)) below C(config.json)'s C(vocab_size), else refused naming the count and the first
+    offending tokens; with O(python), whether the model has a chat template and that template (C(tokenizer_config.json)'s C(chat_template),
+    C(chat_template.jinja), C(chat_template.json)) rendered in the server's Python the way Transformers renders it
+    (its sandboxed Jinja environment) over a system/user/assistant conversation, with and without
+    C(add_generation_prompt), within 5 s, 1 MiB of output and 2 GiB of memory, as O(user) (C(nobody) without
+    it - a template is the publisher's code, never rendered as root) - a syntax error or an exception is
+    refused quoting the template's own message. A template that refuses only the system role, or a model with no
+    template (unless O(chat_template) is given), is a warning.
   - The filesystem of each model is read from C(/proc/self/mountinfo); a network one (NFS, Lustre, FUSE, SMB, ...)
     is noted.
   - roles/server runs it before the running server is touched, on every start by default
@@ -93,6 +102,11 @@ options:
     description: SGLang's C(--skip-tokenizer-init); no tokenizer is needed.
     type: bool
     default: false
+  chat_template:
+    description:
+      - SGLang's C(--chat-template) (a template name or file); given, chat requests use it, not the model's own
+        templates, which are then not rendered.
+    type: str
   cache_dir:
     description:
       - A root-only directory where the module records the weights it found whole (every shard's and the index's
@@ -162,6 +176,11 @@ elapsed:
   description: Seconds the checks took on the host.
   returned: always
   type: float
+chat_template:
+  description: Whether chat requests have a template (the model's own, or O(chat_template)); roles/server's READY
+    sends one chat completion only then.
+  returned: always
+  type: bool
 notes:
   description: Notes on the check (the model types read from the Transformers source, for one).
   returned: always
@@ -205,6 +224,7 @@ def main():
             skip_tokenizer_init=dict(type="bool", default=False),
             cache_dir=dict(type="path"),
             unknown=dict(type="str", choices=list(UNKNOWN), default="refuse"),
+            chat_template=dict(type="str"),
         ),
         supports_check_mode=True,
     )
@@ -234,9 +254,13 @@ def main():
                           sglang=sglang, trust_remote_code=p["trust_remote_code"], model_impl=p["model_impl"],
                           tokenizer_path=p["tokenizer_path"], skip_tokenizer_init=p["skip_tokenizer_init"],
                           cache_dir=None if module.check_mode else p["cache_dir"],  # check mode writes nothing
-                          unchecked=unchecked, unknown=p["unknown"])
+                           unchecked=unchecked, unknown=p["unknown"],
+                           chat={"python": p["python"], "env": p["env"], "run": module_runner(module),
+                                 "given": p["chat_template"], "user": p["user"]} if p["python"] else None)
     if verdict["unchecked"] and p["unknown"] == "warn":
         module.warn("model check: not judged (unknown: warn lets it pass): " + "; ".join(verdict["unchecked"]))
+    for warning in verdict.pop("warnings"):
+        module.warn(warning)
     for key, what in (("path", "the model"), ("draft_path", "the draft")):
         loose = contain.world_writable_warning(p[key], what) if p[key] and os.path.isdir(p[key]) else None
         if loose:

@@ -22,6 +22,12 @@ description:
     port inside the ephemeral range is refused naming both fixes (a lower port, or the exact
     C(sysctl -w net.ipv4.ip_local_reserved_ports=...)); the host's sysctls are never changed. Without
     C(--nccl-port), a warning where the SGLang version picks that port among the ephemeral ones (sglang#37215).
+  - With O(argv) and a local O(model_path), in the same interpreter as the parse (issue 45) - C(config.json) read with
+    the collection's untrusted-file reader - a C(torch_dtype)/C(dtype) the installed torch lacks (C(auto) and its
+    dtypes pass), and a C(--context-length) above what the installed SGLang derives from C(config.json) (its own
+    C(get_context_length)) unless C(SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN) is set in O(env), are the failed
+    check C(model_limits), naming both numbers and both fixes. What cannot be judged (no torch, a multimodal
+    config) is a warning.
   - Runs every check and fails once, listing each failure with its fix. Changes nothing on the host.
 author:
   - llmserve maintainers (@llmserve)

@@ -156,6 +156,15 @@ options:
       (C(GET /health_generate) when C(/generate) is missing); a failure gives RV(reason=unhealthy).
     type: bool
     default: true
+  chat_probe:
+    description:
+      - After the generation, also send one 1-token C(POST /v1/chat/completions) (C(max_tokens=1)), the path
+        OpenAI clients call, where SGLang renders the model's chat template; a 4xx/5xx there gives
+        RV(reason=unhealthy) with RV(category=chat_template) and the server's message quoted.
+      - Leave it off for a completion-only endpoint or a model without a chat template; roles/server turns it on
+        when C(server_ready_chat_probe) is true and llmserve.sglang.model_verify found a template.
+    type: bool
+    default: false
   progress_interval:
     description: Used by the action plugin - the module returns its state after at most this many seconds (or on a
       stage change) so progress can be printed. Leave unset to wait to the end in one call.
@@ -240,7 +249,8 @@ log_tail:
   elements: str
 ready_by:
   description: What decided readiness - C(log+generation) (C(fired up) line, then one 1-token generation),
-    C(health+generation) or C(health) (O(verify_generation=false)).
+    C(health+generation) or C(health) (O(verify_generation=false)); C(+chat) when a chat completion proved it too
+    (O(chat_probe)).
   returned: success on node rank 0
   type: str
 server:
@@ -278,6 +288,7 @@ category:
     - C(model_access) - Hub refused access (gated, 401, no token, offline, no network).
     - C(model_unsupported) - architecture not supported by this SGLang / transformers.
     - C(tokenizer) - the tokenizer files are missing, unreadable or corrupt (the model itself was found).
+    - C(chat_template) - ready, but a 1-token chat completion fails (the model's chat template does not render).
     - C(checkpoint_corrupt) - a weight file is missing, truncated or corrupt (the checkpoint is not whole).
     - C(draft_mismatch) - the draft model's weights do not fit the target (a draft trained for another model).
     - C(weights_sigbus) - a Bus error (SIGBUS) while the weights were read through mmap (a truncated or changing file,
@@ -352,6 +363,7 @@ def main():
                 all_nvlink=dict(type="bool"),
             )),
             verify_generation=dict(type="bool", default=DEFAULTS["verify_generation"]),
+            chat_probe=dict(type="bool", default=DEFAULTS["chat_probe"]),
             progress_interval=dict(type="float"),
             resume_state=dict(type="dict", no_log=False),
         ),

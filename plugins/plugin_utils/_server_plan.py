@@ -616,6 +616,7 @@ def plan(raw_settings, host):
         "timeout": s["ready_timeout"], "stall_timeout": s["stall_timeout"],
         "stage_timeouts": s["stage_timeouts"] or None, "interval": s["ready_interval"], "tail_lines": s["tail_lines"],
         "progress_interval": s["progress_interval"],
+        "chat_probe": bool(s["ready_chat_probe"]),  # and only when model_verify found a template (wait.yml)
         "sglang_version": str(version),  # picks /ready (0.5.20+) or /health without a probe
         # what server_ready fits its remedies to (ready/host_fit.py): peers, topology, compute capability
         "host": ready_host(s, len(nodes), gpu_count, gpu),
@@ -646,12 +647,15 @@ def model_check_args(s, env, user):
     """What llmserve.sglang.model_verify needs to judge the checkpoint as this launch will read it."""
     args = s["args"] or {}
     tokenizer = _arg(args, "tokenizer-path")
+    chat = _arg(args, "chat-template")
     return {"python": s["python"], "env": env, "user": user, "cache_dir": RUN_ROOT + "/model-check",
             "trust_remote_code": _to_bool(_arg(args, "trust-remote-code")) is True,
             "model_impl": str(_arg(args, "model-impl") or "auto"),
             "tokenizer_path": str(tokenizer) if tokenizer else None,
             "skip_tokenizer_init": _to_bool(_arg(args, "skip-tokenizer-init")) is True,
-            "unknown": s["model_check_unknown"]}
+            "unknown": s["model_check_unknown"],
+            # SGLang's --chat-template: chat uses it, so the model's own template is not rendered (model_verify)
+            "chat_template": str(chat) if chat else None}
 
 
 def model_storage(s, spec, model_fs, version):

@@ -184,6 +184,8 @@ BELOW = [
     # a broken kernel cache entry
     ("triton", "cuda_graph", "FileNotFoundError: [Errno 2] No such file or directory: "
      "'/root/.triton/cache/e3457c918521f16104a655b081235e5a/_fwd_kernel.json'", "jit_build"),
+    # issue 45: config.json's torch_dtype a dtype torch lacks (captured on the H100, SGLang 0.5.15.post1)
+    ("torch", "init", "AttributeError: module 'torch' has no attribute 'bfloat17'", "model_unsupported"),
 ]
 
 # Where each category's evidence comes from beyond the corpora (the double's failure modes, docs/sglang-double.md).

@@ -15,6 +15,7 @@ import os
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.host import access, mounts, untrusted
 from ansible_collections.llmserve.sglang.plugins.module_utils.models import manifest as mf
+from ansible_collections.llmserve.sglang.plugins.module_utils.models import serving
 from ansible_collections.llmserve.sglang.plugins.module_utils.models.checkpoint import (
     check_checkpoint, read_config, structure_stamp, tensor_headers, tokenizer_problems, unexpected)
 from ansible_collections.llmserve.sglang.plugins.module_utils.models.draft import (
@@ -142,7 +143,7 @@ def _filesystem(path):
 
 def verify_pair(target_path, draft_path=None, algorithm=None, mode="auto", workers=None, user=None, sglang=None,
                 trust_remote_code=False, model_impl="auto", tokenizer_path=None, skip_tokenizer_init=False,
-                cache_dir=None, unchecked=(), unknown="refuse"):
+                cache_dir=None, unchecked=(), unknown="refuse", chat=None):
     """The verdict on a target (and its draft): every problem named with its model.
 
     ``user``: also check the server user can read what SGLang reads. ``sglang``: {models, transformers, disabled,
@@ -154,6 +155,8 @@ def verify_pair(target_path, draft_path=None, algorithm=None, mode="auto", worke
     ``unchecked``: what the caller could not check (the registry could not be read, say). With what this check could
     not judge either, it is returned as ``unchecked``; ``unknown`` says what it makes: ``refuse`` (the default) a
     problem each, ``warn`` a pass (the caller warns in one line). Never a silent pass.
+    ``chat``: {python, env, run, given (SGLang's --chat-template)}: also render the chat template in the server's
+    python (models/serving.py); the tokenizer's ids are held to vocab_size in any case.
     """
     own_tokenizer = not tokenizer_path and not skip_tokenizer_init
     results = {"target": verify_tree(target_path, mode, require_tokenizer=own_tokenizer, workers=workers,
@@ -188,6 +191,11 @@ def verify_pair(target_path, draft_path=None, algorithm=None, mode="auto", worke
                 res["problems"].append(str(e))
             except Exception as e:  # never a traceback: pylint: disable=broad-except
                 res["problems"].append(unexpected("config.json", e, "reading what the installed SGLang serves"))
+        if what == "target" and isinstance(config, dict) and not skip_tokenizer_init:
+            problems, warnings, has = _request_problems(tokenizer_path or path, config, chat)
+            res["problems"].extend(problems)
+            res.setdefault("warnings", []).extend(warnings)
+            results["chat_template"] = has
         if user is not None:
             denied, res["access_method"] = readable_problems(path, user, "")
             res["problems"].extend(p.strip() for p in denied)
@@ -203,7 +211,40 @@ def verify_pair(target_path, draft_path=None, algorithm=None, mode="auto", worke
     if unknown != "warn":
         problems += ["%s: the servability of the model cannot be judged, refused (set server_model_check_unknown: "
                      "warn, or model_verify's unknown: warn, to let it pass)" % u for u in not_judged]
-    return {"ok": not problems, "problems": problems, "models": results, "unchecked": not_judged}
+    return {"ok": not problems, "problems": problems, "models": results, "unchecked": not_judged,
+            "chat_template": bool(results.pop("chat_template", False)),
+            "warnings": results["target"].pop("warnings", [])}
+
+
+def _identity(user):
+    """(uid, gid, [gids]) of the server user to render a template as; 'nobody' when none is given, or the user is
+    unknown (root never renders it)."""
+    for name in (user, "nobody"):
+        if name is not None:
+            try:
+                return access.identity(name)
+            except KeyError:
+                continue
+    return None
+
+
+def _request_problems(tok_dir, config, chat):
+    """What a request needs (issue 45): the tokenizer's ids inside vocab_size, and with ``chat`` a chat template
+    that renders. (problems, warnings, has a chat template)."""
+    if not str(tok_dir).startswith("/") or not os.path.isdir(tok_dir):
+        return [], [], False
+    try:
+        with untrusted.Tree(tok_dir) as tree:
+            problems = serving.vocab_problems(tree, config)
+            if chat is None:
+                return problems, [], False
+            found, warnings, has = serving.chat_problems(tree, chat.get("python"), chat.get("env"), chat.get("run"),
+                                                         chat.get("given"), _identity(chat.get("user")))
+            return problems + found, warnings, has
+    except untrusted.Refused as e:
+        return [str(e)], [], False
+    except Exception as e:  # never a traceback: pylint: disable=broad-except
+        return [unexpected("the tokenizer", e, "checking what a request needs")], [], False
 
 
 def _config(path):

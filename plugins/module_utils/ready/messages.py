@@ -28,6 +28,7 @@ GENERATION_FAILS = "%s but a 1-token generation fails (%s)"
 ENDPOINT_SAYS_READY = "%s answers 200"
 LOG_SAYS_READY = "the log says ready"
 EXIT_STATUS = " (exit status %s)"
+CHAT_FAILS = "ready, but a 1-token /v1/chat/completions answers %s: %s"
 
 # the server was gone before the wait began
 UNIT_DIED_BEFORE = "unit %s died before the wait began (%s/%s, result %s)"
@@ -49,6 +50,9 @@ R_TIMEOUT = ("still %s at the deadline and not idle: raise timeout, or per-stage
 R_FOREIGN_PORT = "another process answers on %s (ss -ltnp): stop it or change --port"
 R_CHECK_URL = "check url/port/api_key point at this server, and the firewall"
 R_GENERATION = "the scheduler cannot generate: read log_tail for the request's traceback; restart the server"
+R_CHAT = ("every chat request fails the same way: fix the model's chat template (tokenizer_config.json chat_template, "
+          "chat_template.jinja; llmserve.sglang.model_verify renders it) or set server_args chat-template; for a "
+          "completion-only endpoint set server_ready_chat_probe: false")
 R_OWN_ERROR = ("server_ready itself could not go on, so this says nothing about the server: fix what the message "
                "names, or report it with this message if it names nothing you can change")
 
@@ -60,6 +64,15 @@ def failure(why, stage, elapsed, verdict):
         parts.append("log: %s" % verdict["line"][:300])
     parts.append("%s -> try: %s" % (verdict["category"], verdict["remedy"]))
     return " | ".join(parts).replace("\n", " ")
+
+
+def server_said(detail):
+    """The server's own message from a failed call's detail ({status, error}): OpenAI's error body or the text."""
+    err = (detail or {}).get("error")
+    if isinstance(err, dict):
+        inner = err.get("error") if isinstance(err.get("error"), dict) else err
+        err = inner.get("message") or err
+    return " ".join(str(err or "no answer").split())[:1000]
 
 
 def ready(elapsed):

@@ -39,6 +39,7 @@ DEFAULTS = {
     "node_rank": 0,
     "validate_certs": True,
     "verify_generation": True,
+    "chat_probe": False,
     "stage_timeouts": {},
     "extra_patterns": [],
     "host": {},

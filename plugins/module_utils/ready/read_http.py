@@ -116,6 +116,16 @@ class HttpSource:
                 self.sleep(1.0)
         return False, last
 
+    def verify_chat(self, model=None):
+        """One 1-token chat completion, the path OpenAI clients call (SGLang renders the chat template for it):
+        (ok, {status, error}). One try: a template that does not render fails every time."""
+        body = {"messages": [{"role": "user", "content": "ping"}], "max_tokens": 1, "temperature": 0}
+        if model:
+            body["model"] = model
+        st, answer, err = self.request("POST", "/v1/chat/completions", body, timeout=60)
+        ok = st == 200 and isinstance(answer, dict) and bool(answer.get("choices"))
+        return ok, {"status": st, "error": None if ok else (answer if answer not in (None, "") else err)}
+
     def server_facts(self):
         """What the ready server says it serves: models, version, paths, TP, speculation and its accept length."""
         info = {}

@@ -60,9 +60,10 @@ class Snapshot:
         "foreign_port": False,        # a process outside the watched tree listens on the port now
         "foreign_seen": False, "answered_early_seen": False,  # ... at any poll so far
         "generation": None,           # (ok, detail) of the 1-token generation, once tried
+        "chat": None,                 # (ok, detail) of the 1-token chat completion, once tried (chat_probe)
         # settings
         "fatal_grace": 5.0, "stage_timeouts": None, "stall_timeout": 600.0, "timeout": 1800.0,
-        "verify_generation": True,
+        "verify_generation": True, "chat_probe": False,
         # the host (ready/host_fit.view): whether the ranks have peers; members of the tree found stopped
         "peers": None, "stopped": (),
         "stopped_since": None,        # since when some member of the tree has been in state T, at every slow poll
@@ -183,6 +184,16 @@ def generation_fails(s):
     return Ending("unhealthy", messages.GENERATION_FAILS % (said, detail),
                   key={"category": "scheduler_exception", "line": str(detail)[:300],
                        "remedy": messages.R_GENERATION})
+
+
+def chat_fails(s):
+    """Asked after the generation when the model has a chat template: the OpenAI path most users call (issue 45)."""
+    if s.chat is None or s.chat[0]:
+        return None
+    detail = s.chat[1]
+    said = messages.server_said(detail)
+    return Ending("unhealthy", messages.CHAT_FAILS % (detail.get("status"), said),
+                  key={"category": "chat_template", "line": said[:300], "remedy": messages.R_CHAT})
 
 
 # -- the limits ----------------------------------------------------------------------------

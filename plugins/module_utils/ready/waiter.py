@@ -101,7 +101,7 @@ class Waiter:
             now=now, rank0=p["node_rank"] == 0, node_rank=p["node_rank"], unit=p.get("unit"),
             base=self.net["base"], fatal_grace=self.fatal_grace,
             stage_timeouts=p["stage_timeouts"], stall_timeout=p["stall_timeout"], timeout=p["timeout"],
-            verify_generation=p["verify_generation"], peers=self.host_view()["peers"])
+            verify_generation=p["verify_generation"], chat_probe=p["chat_probe"], peers=self.host_view()["peers"])
 
     def host_view(self):
         """The host as far as it is known: the host option, overridden by the launch's own server_args line."""
@@ -169,9 +169,17 @@ class Waiter:
             failed = verdicts.generation_fails(s)
             if failed is not None:
                 return self._result(self.now(), failed.reason, failed.why, failed.key)
+        facts = self.probe.http.server_facts()
+        if s.chat_probe:
+            s.chat = self.probe.http.verify_chat(facts.get("served_model"))
+            failed = verdicts.chat_fails(s)
+            if failed is not None:
+                return self._result(self.now(), failed.reason, failed.why, failed.key)
         r = self._result(self.now())
-        r["server"] = self.probe.http.server_facts()
+        r["server"] = facts
         r["ready_by"] = "log+generation" if s.fast else "health+generation" if s.verify_generation else "health"
+        if s.chat_probe:
+            r["ready_by"] += "+chat"
         if not s.fast:
             r["health_status"] = 200
         return r

@@ -18,18 +18,81 @@ import shutil
 import socket
 import tempfile
 
-from ansible_collections.llmserve.sglang.plugins.module_utils.host import access, net, owned_dirs, ownership
+from ansible_collections.llmserve.sglang.plugins.module_utils.host import access, net, owned_dirs, ownership, untrusted
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import caches
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import client as sglang_client
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import ports as sglang_ports
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import version as sglang_version
 from ansible_collections.llmserve.sglang.plugins.module_utils.nvidia.smi import APP_FIELDS, Unparseable, parse_compute_apps, parse_query_gpu
 
+# Issue 45: config.json against the installed torch and SGLang, in the same interpreter (SGLang's parser has imported
+# torch already). SGLang's own context-length rule: get_context_length (utils/hf_transformers_utils.py up to 0.5.10,
+# utils/hf_transformers/common.py from 0.5.15) on the text config, refused by configs/model_config.py unless
+# envs.SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN (the wheels read by tests/unit/.../test_preflight_model_limits.py).
+LIMITS_SOURCE = r"""
+import importlib, types
+SUBCONFIGS = ("text_config", "llm_config", "language_config", "thinker_config")
+
+
+def _model_limits(ns, config):
+    problems, notes = [], []
+    for key in ("torch_dtype", "dtype"):
+        name = config.get(key)
+        if not isinstance(name, str) or name == "auto":
+            continue
+        try:
+            import torch
+        except Exception as e:
+            notes.append("config.json %s %r was not checked: torch does not import (%s)" % (key, name, e))
+            break
+        if not isinstance(getattr(torch, name, None), torch.dtype):
+            problems.append("config.json %s: %r is not a dtype of the installed torch %s (SGLang would crash with "
+                            "AttributeError: module 'torch' has no attribute): set it to one torch has (bfloat16, "
+                            "float16, float32) or auto" % (key, name[:60], torch.__version__))
+    asked = getattr(ns, "context_length", None)
+    if asked is None:
+        return {"problems": problems, "notes": notes}
+    if any(isinstance(config.get(k), dict) for k in SUBCONFIGS):
+        notes.append("context-length %s was not checked against the model: its config.json has a sub-config "
+                     "(multimodal)" % asked)
+        return {"problems": problems, "notes": notes}
+    found = None
+    for where in ("sglang.srt.utils.hf_transformers.common", "sglang.srt.utils.hf_transformers_utils"):
+        try:
+            found = importlib.import_module(where)
+        except Exception:
+            continue
+        if hasattr(found, "get_context_length"):
+            break
+        found = None
+    try:
+        from sglang.srt.environ import envs
+        allow = envs.SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN.get()
+        derived = found.get_context_length(types.SimpleNamespace(**config)) if found else None
+    except Exception as e:
+        derived, allow = None, False
+        notes.append("context-length %s was not checked against the model: %s: %s" % (asked, type(e).__name__, e))
+    if derived is None:
+        if found is None:
+            notes.append("context-length %s was not checked against the model: this SGLang has no get_context_length"
+                         % asked)
+        return {"problems": problems, "notes": notes}
+    if int(asked) > int(derived) and not allow:
+        keys = [k for k in getattr(found, "CONTEXT_LENGTH_KEYS", ()) if config.get(k) is not None][:1]
+        problems.append("server_args context-length %s is above the %s SGLang %s derives from config.json%s (SGLang "
+                        "would stop at start with a ValueError): lower context-length to %s or less, or set "
+                        "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1 in server_env when the model really takes longer "
+                        "inputs (RoPE scaling)" % (asked, derived, _sglang_version(),
+                                                   " (%s)" % keys[0] if keys else "", derived))
+    return {"problems": problems, "notes": notes, "derived_context_length": derived}
+"""
+
 # Run by the venv's python: the INSTALLED SGLang's own parser decides, its argparse error verbatim.
-PARSE_SCRIPT = sglang_version.PROBE_SOURCE + r"""
+PARSE_SCRIPT = sglang_version.PROBE_SOURCE + LIMITS_SOURCE + r"""
 import argparse, io, json, sys
 from contextlib import redirect_stderr
-argv = json.loads(sys.stdin.read())
+job = json.loads(sys.stdin.read())
+argv, config = (job, None) if isinstance(job, list) else (job["argv"], job.get("config"))
 ver = _sglang_version()
 from sglang.srt.server_args import ServerArgs
 p = argparse.ArgumentParser(prog="sglang.launch_server")
@@ -38,7 +101,10 @@ err = io.StringIO()
 try:
     with redirect_stderr(err):
         ns = p.parse_args(argv)
-    print(json.dumps({"version": ver, "ok": True}))
+    out = {"version": ver, "ok": True}
+    if isinstance(config, dict):
+        out["model"] = _model_limits(ns, config)
+    print(json.dumps(out))
 except SystemExit:
     lines = [l for l in err.getvalue().splitlines() if " error: " in l]
     print(json.dumps({"version": ver, "ok": False, "error": lines[-1] if lines else err.getvalue().strip()}))
@@ -81,24 +147,31 @@ def denied_msg(python, tail):
 
 
 def check_parse(python, argv, env=None, timeout=300, run=None):
-    """Parse argv with the installed SGLang. Returns (check, version). ``run``: the runner (host/run.py).
+    """Parse argv with the installed SGLang. Returns (check, version). ``run``: the runner (host/run.py)."""
+    return parse_and_limits(python, argv, None, env, timeout, run)[:2]
+
+
+def parse_and_limits(python, argv, config=None, env=None, timeout=300, run=None):
+    """(check, version, model) - check_parse, and with ``config`` (config.json) what the installed torch and SGLang
+    say of its dtype and the argv's context-length: model is {problems, notes} or None.
 
     Importing SGLang makes its compile-cache folders (``SGLANG_CACHE_DIR``, ``TRITON_CACHE_DIR``, ...) with this
     process's umask and owner: the parse gets a throwaway folder for them, removed afterwards, so the instance's own
     caches are made only by roles/server (with their owner, mode and marker) and nothing is left behind."""
     if not python or not os.access(python, os.X_OK):
-        return _check("argv", False, "python %r is not executable: point python at the server venv's bin/python" % (python,)), None
+        return _check("argv", False, "python %r is not executable: point python at the server venv's bin/python" % (python,)), None, None
+    job = list(argv) if config is None else {"argv": list(argv), "config": config}
     scratch = tempfile.mkdtemp(prefix="llmserve-sglang-preflight-")
     environ = {k: str(v) for k, v in (env or {}).items()}
     environ.update(caches.under(scratch))
     try:
-        rc, stdout, stderr = run([python, "-c", PARSE_SCRIPT], data=json.dumps(list(argv)),
+        rc, stdout, stderr = run([python, "-c", PARSE_SCRIPT], data=json.dumps(job),
                                  environ_update=environ, timeout=timeout)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     if rc in (124, 127):
         return _check("argv", False, "could not run %s to parse the argv (%s): check the venv"
-                      % (python, stderr.strip() or "rc %d" % rc)), None
+                      % (python, stderr.strip() or "rc %d" % rc)), None, None
     data = None
     for line in reversed(stdout.splitlines()):
         try:
@@ -110,11 +183,39 @@ def check_parse(python, argv, env=None, timeout=300, run=None):
         tail = (stderr.strip().splitlines() or ["no output"])[-1]
         denied = denied_msg(python, tail)
         if denied:
-            return _check("argv", False, denied), None
-        return _check("argv", False, "SGLang's parser could not be loaded from %s: %s; reinstall sglang in the venv" % (python, tail)), None
+            return _check("argv", False, denied), None, None
+        return _check("argv", False, "SGLang's parser could not be loaded from %s: %s; reinstall sglang in the venv" % (python, tail)), None, None
+    model = data.get("model") if isinstance(data.get("model"), dict) else None
     if data.get("ok"):
-        return _check("argv", True, "SGLang %s accepts the argv" % data.get("version")), data.get("version")
-    return _check("argv", False, "SGLang %s rejects the argv: %s" % (data.get("version"), data.get("error"))), data.get("version")
+        return _check("argv", True, "SGLang %s accepts the argv" % data.get("version")), data.get("version"), model
+    return _check("argv", False, "SGLang %s rejects the argv: %s" % (data.get("version"), data.get("error"))), data.get("version"), None
+
+
+def model_config(path):
+    """config.json of a local model directory through host/untrusted: (config, problem); (None, None) for a hub id."""
+    if not path or not os.path.isdir(path) or not os.path.lexists(os.path.join(path, "config.json")):
+        return None, None  # a hub id, or no config.json (check_checkpoint names it)
+    try:
+        with untrusted.Tree(path) as tree:
+            config = tree.json("config.json", untrusted.CONFIG)
+    except untrusted.Refused as e:
+        return None, "model_path %s" % e
+    if not isinstance(config, dict):
+        return None, "model_path config.json: is %s, not an object: restore the publisher's config.json" % (
+            untrusted.type_name(config))
+    return config, None
+
+
+def check_limits(model, problem, warnings=None):
+    """The model_limits check from parse_and_limits' ``model`` (or the problem reading config.json)."""
+    if problem:
+        return _check("model_limits", False, problem)
+    if warnings is not None:
+        warnings.extend((model or {}).get("notes") or [])
+    found = (model or {}).get("problems") or []
+    if found:
+        return _check("model_limits", False, "; ".join(str(p) for p in found))
+    return _check("model_limits", True, "config.json's dtype and the context-length fit the installed torch and SGLang")
 
 
 def check_checkpoint(name, path, env=None, warnings=None):
@@ -287,8 +388,11 @@ def run_all(params, run):
     warnings = []
     checks = []
     if params.get("argv") is not None:
-        c, version = check_parse(params.get("python"), params["argv"], env, run=run)
+        config, problem = model_config(params.get("model_path"))
+        c, version, model = parse_and_limits(params.get("python"), params["argv"], config, env, run=run)
         checks.append(c)
+        if c["ok"] and (config is not None or problem):
+            checks.append(check_limits(model, problem, warnings))
     else:
         version = None
     merged = dict(os.environ)

@@ -85,6 +85,7 @@ CATEGORY_DOCS = (
     ("model_access", "Hub refused access (gated, 401, no token, offline, no network)"),
     ("model_unsupported", "architecture not supported by this SGLang / transformers"),
     ("tokenizer", "the tokenizer files are missing, unreadable or corrupt (the model itself was found)"),
+    ("chat_template", "ready, but a 1-token chat completion fails (the model's chat template does not render)"),
     ("checkpoint_corrupt", "a weight file is missing, truncated or corrupt (the checkpoint is not whole)"),
     ("draft_mismatch", "the draft model's weights do not fit the target (a draft trained for another model)"),
     ("weights_sigbus", "a Bus error (SIGBUS) while the weights were read through mmap (a truncated or changing file, "
@@ -393,6 +394,36 @@ BUILTIN = [
      r"[Ee]xit(?:ed with)? code:? -?\d+", R_SCHED, 10, True),
     ("scheduler_exception", r"Traceback \(most recent call last\)", R_SCHED, 5, False),
 ]
+
+# Issue 45: a model's limits that slipped past the checks before launch (model_verify, server_preflight). The wording
+# is SGLang's and torch's own: configs/model_config.py _derive_context_length in every verified wheel ("User-specified"
+# for the target, "Target model's" for a draft), and torch's module __getattr__ on config.json's torch_dtype/dtype
+# (read by transformers' configuration_utils, which the frame rules would take for model_not_found).
+R_CONTEXT_LEN = ("--context-length %s is above the %s SGLang derives from the model's config.json: lower server_args "
+                 "context-length to %s or less, or set SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1 in server_env "
+                 "when the model really takes longer inputs (RoPE scaling)")
+R_TORCH_DTYPE = ("config.json names a dtype the installed torch does not have (torch.%s): fix torch_dtype (or dtype) "
+                 "in config.json to one torch has - bfloat16, float16, float32 - or auto")
+# only the raised form: with the override set SGLang logs the same words as a warning, without "To allow overriding"
+_CONTEXT_LEN_RE = re.compile(r"context_length \((\d+)\) is greater than the derived context_length \((\d+)\)"
+                             r".{0,400}To allow overriding this maximum")
+_TORCH_DTYPE_RE = re.compile(r"module 'torch' has no attribute '((?:b?float|u?int|complex|half|double|bool|qu?int|"
+                             r"cfloat|chalf|cdouble)\w*)'")
+BUILTIN.extend([
+    ("bad_args", _CONTEXT_LEN_RE.pattern, R_CONTEXT_LEN, 91, True),
+    ("model_unsupported", _TORCH_DTYPE_RE.pattern, R_TORCH_DTYPE, 91, True),
+])
+
+
+def _fill_limits(remedy, line):
+    """R_CONTEXT_LEN and R_TORCH_DTYPE with the numbers and the name the line gives (None for another remedy)."""
+    if remedy == R_CONTEXT_LEN:
+        m = _CONTEXT_LEN_RE.search(line)
+        return remedy % (m.group(1), m.group(2), m.group(2)) if m else None
+    if remedy == R_TORCH_DTYPE:
+        m = _TORCH_DTYPE_RE.search(line)
+        return remedy % m.group(1) if m else None
+    return None
 
 # Where a bare exception was raised (the traceback frame just above it) says what it is.
 FRAME_RULES = [
@@ -716,6 +747,9 @@ def spec_on(launch, paths, frames=None):
 
 def _fit_remedy(category, remedy, line, paths, launch, frames, draft):
     """The remedy fitted to what the line and the launch name (the flag, the path, the class)."""
+    filled = _fill_limits(remedy, line)
+    if filled is not None:
+        return filled
     if remedy == R_MODEL_TYPE:
         flag = _flag_of_path(line, paths) or (DRAFT_FLAG if draft else None)
         m = _MODEL_IN_RE.search(line)

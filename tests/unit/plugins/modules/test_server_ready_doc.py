@@ -36,6 +36,6 @@ def test_every_signature_reports_a_documented_category():
     assert used <= set(CATEGORIES), used - set(CATEGORIES)
     # and every category but unknown can be reached
     # (oom_* are resolved from the generic oom row; draft_mismatch from a shape error raised where the draft runs;
-    # weights_sigbus from the generic sigbus row)
+    # weights_sigbus from the generic sigbus row; chat_template from the READY chat probe, ready/verdicts.chat_fails)
     assert set(CATEGORIES) - {"unknown", "oom_weights", "oom_kv", "oom_cuda_graph", "oom_runtime", "draft_mismatch",
-                              "weights_sigbus"} <= used
+                              "weights_sigbus", "chat_template"} <= used

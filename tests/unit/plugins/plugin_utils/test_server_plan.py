@@ -90,14 +90,18 @@ def test_the_model_check_is_on_by_default_and_judges_as_the_launch_reads():
     assert mc == {"python": "/opt/sglang/venv/bin/python", "env": pl["env"], "user": "sglang",
                   "cache_dir": "/run/llmserve-sglang/model-check",
                   "trust_remote_code": False, "model_impl": "auto", "tokenizer_path": None,
-                  "skip_tokenizer_init": False, "unknown": "refuse"}
+                  "skip_tokenizer_init": False, "unknown": "refuse", "chat_template": None}
     # where servability cannot be judged: refused unless the inventory says warn; no third word
     assert sp.plan(dict(defaults(), model_check_unknown="warn"), host())["preflight"]["model_check"]["unknown"] == "warn"
     assert any("model_check_unknown" in r for r in sp.plan(dict(defaults(), model_check_unknown="ignore"),
                                                             host())["refusals"])
-    s = dict(defaults(), args={"tokenizer_path": "/models/tok", "trust-remote-code": True, "skip-tokenizer-init": "true"})
+    s = dict(defaults(), args={"tokenizer_path": "/models/tok", "trust-remote-code": True, "skip-tokenizer-init": "true",
+                               "chat-template": "chatml"})
     mc = sp.plan(s, host())["preflight"]["model_check"]
     assert (mc["tokenizer_path"], mc["trust_remote_code"], mc["skip_tokenizer_init"]) == ("/models/tok", True, True)
+    assert mc["chat_template"] == "chatml"  # chat requests use it: the model's own template is not rendered
+    assert pl["ready"]["chat_probe"] is True
+    assert sp.plan(dict(defaults(), ready_chat_probe=False), host())["ready"]["chat_probe"] is False
     # check mode before the user exists: no user to judge for
     assert sp.plan(defaults(), host(check_mode=True, user_exists=False))["preflight"]["model_check"]["user"] is None
 

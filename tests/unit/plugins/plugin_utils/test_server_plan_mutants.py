@@ -570,7 +570,7 @@ def test_a_fresh_systemd_host_key_by_key():
     assert pl["ready"] == {"url": "http://127.0.0.1:30000", "log_path": "/var/log/sglang/default.log",
                            "unit": "sglang-default.service", "pid_file": None, "node_rank": 0, "timeout": 1800,
                            "stall_timeout": 600, "stage_timeouts": None, "interval": 2.0, "tail_lines": 30,
-                           "progress_interval": 15.0, "sglang_version": "0.5.23",
+                           "progress_interval": 15.0, "sglang_version": "0.5.23", "chat_probe": True,
                            "host": {"tp_size": 8, "nnodes": 1, "gpu_count": 8, "pcie_only": True}}
 
 

@@ -51,6 +51,43 @@ def read_hf_config(model_path):
         return {}
 
 
+def chat_template_error(model_path, given, messages):
+    """What SGLang's chat path says of the model's chat template for ``messages`` (None when it renders): Transformers'
+    sandboxed Jinja, as model_verify renders it; no jinja2 here, no verdict (the double then serves chat as before)."""
+    text = None
+    try:
+        with open(os.path.join(model_path or "", "tokenizer_config.json")) as fh:
+            text = json.load(fh).get("chat_template")
+    except (IOError, OSError, ValueError, AttributeError):
+        pass
+    for path in ([os.path.join(model_path or "", "chat_template.jinja")] if not given else
+                 [given] if str(given).endswith(".jinja") else []):  # --chat-template FILE.jinja, as SGLang loads it
+        try:
+            with open(path) as fh:
+                text = fh.read()
+        except (IOError, OSError):
+            pass
+    if given and not str(given).endswith(".jinja"):
+        return None  # a built-in template name
+    if not isinstance(text, str):
+        return None
+    try:
+        from jinja2.exceptions import TemplateError
+        from jinja2.sandbox import ImmutableSandboxedEnvironment
+    except ImportError:
+        return None
+
+    def raise_exception(message):
+        raise TemplateError(message)
+    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)
+    env.globals["raise_exception"] = raise_exception
+    try:
+        env.from_string(text).render(messages=messages, add_generation_prompt=True)
+    except Exception as e:  # noqa: BLE001 - SGLang answers any of them 400 with str(e)
+        return str(e)
+    return None
+
+
 def server_fields():
     """ServerArgs' fields for this version (the flag table's 'fields'; its dests where the table has none)."""
     table = load_table()
@@ -293,6 +330,11 @@ class Handler(BaseHTTPRequestHandler):
         if self._failing():
             return self._send(400, {"object": "error", "message": "CUDA error: an illegal memory access was encountered",
                                     "type": "BadRequestError", "param": None, "code": 400})
+        said = chat_template_error(self.state.args.get("model_path"), self.state.args.get("chat_template"),
+                                   req.get("messages") or [])
+        if said:
+            return self._send(400, {"object": "error", "message": said, "type": "BadRequestError", "param": None,
+                                    "code": 400})
         n = int(req.get("max_completion_tokens") or req.get("max_tokens") or 128)
         prompt_tokens = sum(len(str(m.get("content", "")).split()) for m in req.get("messages") or []) or 1
         cid, created = "chatcmpl-" + uuid.uuid4().hex, int(time.time())

@@ -15,7 +15,7 @@ from ansible_collections.llmserve.sglang.plugins.module_utils.ready.verdicts imp
 
 # What the waiter sets itself: its settings at each poll (waiter._snapshot), and at the end what it asked.
 WAITER = ("now", "rank0", "node_rank", "unit", "base", "fatal_grace", "stage_timeouts", "stall_timeout", "timeout",
-          "verify_generation", "peers", "stopped", "generation")
+          "verify_generation", "peers", "stopped", "generation", "chat_probe", "chat")
 PARTS = (read_log.PART, read_process.PART, read_activity.PART, read_http.PART, WAITER)
 
 OOM = os.path.join(testpaths.REPO, "tests", "fixtures", "sglang_logs", "oom_kv_docker.log")

@@ -277,3 +277,36 @@ def test_resumable_same_clock(double):
     assert not r["failed"] and rounds > 1
     began = [s["began"] for s in r["stages"]]
     assert began == sorted(began)
+
+
+# -- issue 45: READY asks the chat path when the model has a chat template
+@pytest.mark.parametrize("template, failed", [
+    ("{% for m in messages %}[{{ m['role'] }}] {{ m['content'] }}{% endfor %}", False),
+    ("{% for m in messages %}{{ m['content'] }}", True),  # the GPU's row: every chat request 400
+])
+def test_ready_proves_the_chat_path(double, tmp_path, template, failed):
+    model = tmp_path / "chat-model"
+    model.mkdir()
+    (model / "config.json").write_text(json.dumps({"max_position_embeddings": 4096}))
+    (model / "tokenizer_config.json").write_text(json.dumps({"chat_template": template}))
+    d = double("ready", version="0.5.23", extra=("--model-path", str(model)))
+    r = wait(d, chat_probe=True)
+    assert r["failed"] is failed, r["msg"]
+    if failed:
+        assert r["reason"] == "unhealthy" and r["category"] == "chat_template"
+        assert "a 1-token /v1/chat/completions answers 400: " in r["msg"]
+        assert "unexpected end of template" in r["key_line"].lower()
+    else:
+        assert r["ready_by"].endswith("+chat")
+    assert not wait(d)["failed"]  # without the probe the same server is READY: the setting turns it off
+
+
+def test_a_chat_template_file_given_at_launch_is_proven_at_ready(double, tmp_path):
+    """--chat-template FILE.jinja: the model check does not render it, SGLang loads it at start without compiling it
+    (0.5.15.post1 template_manager: a syntax error reads as the 'string' content format), every chat request 400s."""
+    broken = tmp_path / "broken.jinja"
+    broken.write_text("{% for m in messages %}{{ m['content'] }}")
+    d = double("ready", version="0.5.23", extra=("--chat-template", str(broken)))
+    r = wait(d, chat_probe=True)
+    assert r["failed"] and r["category"] == "chat_template", r["msg"]
+    assert not wait(d)["failed"]  # the same server without the probe: READY on /generate alone, as before
