@@ -62,8 +62,13 @@ def failure(why, stage, elapsed, verdict):
     return " | ".join(parts).replace("\n", " ")
 
 
-def ready(elapsed):
-    return "SGLang server ready after %.1fs" % elapsed
+def ready(elapsed, warnings=None):
+    """Ready, and the lines it survived on the way (counted, the first one quoted)."""
+    w = warnings or {}
+    if not w.get("count"):
+        return "SGLang server ready after %.1fs" % elapsed
+    return ("SGLang server ready after %.1fs, with %d warning line(s) it survived (first: %s)"
+            % (elapsed, w["count"], (w.get("lines") or [""])[0][:200])).replace("\n", " ")
 
 
 def worker_ready(node_rank, elapsed):

@@ -49,7 +49,7 @@ def _corpus():
     cases = []
     for name, (cat, key) in sorted(HANDMADE.items()):
         cases.append((name, {"category": cat, "key": key}))
-    for sub in ("public", "h200"):
+    for sub in ("public", "h200", "batch7"):
         path = os.path.join(FIX, sub, "expected.json")
         if not os.path.exists(path):
             continue
