@@ -291,7 +291,7 @@ key_line:
     the first error line that names the failing peer (its address or rank) when the log has one.
   returned: failure
   type: str
-warnings:
+log_warnings:
   description:
     - Lines the server survived before the verdict, counted (C(count)) with the first five (C(lines)) - a transport's
       logged error (C(E0326 ... rdma_context.cpp:265] Failed to register memory)), a per-request error

@@ -178,9 +178,9 @@ def run(which, subset, modes, verbose, out=sys.stdout):
                     else:
                         r, t = replay_live(src, tmp)
                 if mode == "noisy":
-                    mark = "ok" if not r.get("failed") and r.get("warnings", {}).get("count", 0) > 0 else "MISS"
+                    mark = "ok" if not r.get("failed") and r.get("log_warnings", {}).get("count", 0) > 0 else "MISS"
                     got = "ready" if not r.get("failed") else "%s/%s" % (r.get("reason"), r.get("category"))
-                    line = "warnings=%s" % (r.get("warnings") or {}).get("count")
+                    line = "warnings=%s" % (r.get("log_warnings") or {}).get("count")
                 else:
                     mark = judge(exp, r)
                     got, line = r.get("category"), (r.get("key_line") or "")[:90]

@@ -183,13 +183,13 @@ class Waiter:
              "stage_label": stages.label(), "stages": stages.stages, "health_status": h["status"],
              "health_path": self.probe.http.health_path(), "polls": self.n["polls"], "health_calls": h["calls"]}
         r.update(self.probe.report(failed))
-        r["warnings"] = self.probe.log.cls.warnings_seen()
+        r["log_warnings"] = self.probe.log.cls.warnings_seen()
         if failed:
             r.update({"reason": reason, "category": verdict["category"], "key_line": verdict.get("line"),
                       "remedy": verdict["remedy"], "stage": verdict.get("stage") or stages.stage,
                       "msg": messages.failure(why, stages.stage, now, verdict)})
         else:
-            r["msg"] = messages.ready(now, r["warnings"])
+            r["msg"] = messages.ready(now, r["log_warnings"])
         return r
 
     def _partial(self, now):

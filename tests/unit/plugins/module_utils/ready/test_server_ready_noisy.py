@@ -88,7 +88,7 @@ def test_noisy_but_ready_is_ready_with_warnings(tmp_path, name):
         noise = f.read().splitlines(True)
     r = serve_and_wait(start_up_with(noise, tmp_path), tmp_path, fatal_grace=1)
     assert not r["failed"] and r["stage"] == "ready", r["msg"]
-    assert r["warnings"]["count"] >= 1 and r["warnings"]["lines"], r["warnings"]
+    assert r["log_warnings"]["count"] >= 1 and r["log_warnings"]["lines"], r["log_warnings"]
     assert "warning" in r["msg"]
 
 
@@ -102,5 +102,5 @@ def test_a_terminal_line_in_the_same_start_up_is_still_a_failure(tmp_path):
 
 def test_a_clean_start_up_reports_no_warning(tmp_path):
     r = serve_and_wait(start_up_with([], tmp_path), tmp_path)
-    assert not r["failed"] and r["warnings"] == {"count": 0, "lines": []}
+    assert not r["failed"] and r["log_warnings"] == {"count": 0, "lines": []}
     assert "warning" not in r["msg"]
