@@ -291,6 +291,11 @@ key_line:
     the first error line that names the failing peer (its address or rank) when the log has one.
   returned: failure
   type: str
+cause_line:
+  description: For an C(nccl) verdict whose C(key_line) is the line naming the failing peer, the NCCL error line
+    itself.
+  returned: failure, when the key line is not the error line
+  type: str
 log_warnings:
   description:
     - Lines the server survived before the verdict, counted (C(count)) with the first five (C(lines)) - a transport's

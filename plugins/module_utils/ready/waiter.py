@@ -185,6 +185,8 @@ class Waiter:
         r.update(self.probe.report(failed))
         r["log_warnings"] = self.probe.log.cls.warnings_seen()
         if failed:
+            if verdict.get("cause_line"):
+                r["cause_line"] = verdict["cause_line"]  # an nccl verdict's error, beside the peer line it quotes
             r.update({"reason": reason, "category": verdict["category"], "key_line": verdict.get("line"),
                       "remedy": verdict["remedy"], "stage": verdict.get("stage") or stages.stage,
                       "msg": messages.failure(why, stages.stage, now, verdict)})
