@@ -542,6 +542,8 @@ _TRANSPORT_LIBS = [(re.compile(r"nixl|libuc[pst]\b|libuc[pst][-.]|libibverbs|lib
 # thread, file:line]), a per-request error, a retried step. Never strong; they rank below any raised exception.
 _SURVIVABLE_RE = re.compile(r"^\s*[EWI]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ [\w./-]+:\d+\]|\bfor request\b|\breq\.rid=|"
                             r"\bbootstrap_room=|(?i:\bretr(?:y|ying|ied|ies)\b)")
+# ... but a raised exception is terminal whatever it says ("RuntimeError: ... failed after 3 retries").
+_RAISED_RE = re.compile(r"^\W*(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception): ")
 SURVIVABLE_SHIFT, SURVIVABLE_FLOOR = 70, 13
 MAX_WARNINGS = 5  # warning lines kept (all are counted)
 # An NCCL failure's peer: the first error line naming the failing address (host<port>, ip:port) or rank.
@@ -692,7 +694,7 @@ def match_line(table, line, stage="starting", frames=None, paths=None, launch=No
     remedy = _fit_remedy(category, remedy, line, paths, launch, frames, draft) if not best.user else remedy
     out = {"category": category, "remedy": remedy, "priority": priority,
            "strong": strong, "line": _excerpt(line, found), "stage": stage}
-    if not best.user and _SURVIVABLE_RE.search(line):
+    if not best.user and _SURVIVABLE_RE.search(line) and not _RAISED_RE.match(line):
         # A line a server survives (logged by a transport, per request, retried): never terminal, below any exception.
         out.update(strong=False, survivable=True, priority=max(SURVIVABLE_FLOOR, priority - SURVIVABLE_SHIFT))
     if category == "scheduler_exception" and _SIGNAL_RE.search(line):
@@ -880,7 +882,8 @@ class Classifier:
                 and not NOISE_RE.search(line):
             self.peer_line = line.strip()[:500]
         m = match_line(self.table, line, stage, frames, self.paths, self.launch, self.last_file)
-        survivable = m.get("survivable") if m else bool(_SURVIVABLE_RE.search(line) and _TELLING_RE.search(line))
+        survivable = m.get("survivable") if m else bool(_SURVIVABLE_RE.search(line) and _TELLING_RE.search(line)
+                                                        and not _RAISED_RE.match(line))
         if survivable:
             self.warnings += 1
             if len(self.warning_lines) < MAX_WARNINGS:

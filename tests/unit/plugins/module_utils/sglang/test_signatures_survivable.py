@@ -44,6 +44,12 @@ def test_the_same_failure_raised_is_terminal():
     assert c.warnings_seen()["count"] == 0
 
 
+def test_a_raised_exception_that_speaks_of_retries_is_still_terminal():
+    c = feed(["RuntimeError: Mooncake Transfer Engine initialization failed after 3 retries"])
+    assert c.first_strong_at == 0.0 and c.warnings_seen()["count"] == 0
+    assert c.verdict()["category"] == "transfer_engine"
+
+
 def test_a_raised_exception_outranks_the_noise_before_it():
     c = feed([GLOG_REGISTER, PER_REQUEST, "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"])
     v = c.verdict()
