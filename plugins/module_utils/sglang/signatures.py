@@ -283,7 +283,7 @@ BUILTIN = [
     ("oom_runtime", r"(?:Prefill|Decode) out of memory\. Try to lower your batch size", R_RUN_PREFILL, 89, True),
     # Blackwell's firmware stops answering (open-gpu-kernel-modules 1080, 1111, 1159, 1200): only a reboot recovers.
     ("gpu_hardware", r"GSP RM heartbeat timed out|RC watchdog: GPU is probably locked|Timeout waiting for RISC-V to halt|"
-                     r"GPU Reset Required|\bXid\b.{0,40}?\b(?:119|154|175)\b", R_HW_REBOOT, 92, True),
+                     r"GPU Reset Required|\bXid \([^()]{0,40}\): (?:119|154|175)\b", R_HW_REBOOT, 92, True),
     # The HIP/HSA runtime's faults (ROCm); its "invalid device function" stays arch_unsupported (above).
     ("cuda_error", r"\bHIP error: (?!invalid device function|no kernel image)|HSA_STATUS_ERROR_\w+", R_CUDA, 84, True),
     # A port taken under any flag's name (metrics_port, nccl_port, ...): SGLang's own wait for a free port.

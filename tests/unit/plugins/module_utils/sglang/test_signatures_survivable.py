@@ -109,6 +109,7 @@ def test_the_classes_of_2026(line, category, remedy_word):
     # an ordinary Xid is a hardware fault, not the firmware's reboot case
     ("NVRM: Xid (PCI:0000:02:00): 79, pid=1234, GPU has fallen off the bus.", "gpu_hardware", "reboot"),
     ("NVRM: Xid (PCI:0000:02:00): 13, pid=1234, Graphics Exception", "gpu_hardware", "reboot"),
+    ("NVRM: Xid (PCI:0000:02:00): 13, pid=154, name=python3, Graphics Exception", "gpu_hardware", "reboot"),
 ])
 def test_the_neighbours_of_the_new_rows_keep_their_reading(line, category, not_in_remedy):
     v = classify_text(line)
