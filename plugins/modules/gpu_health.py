@@ -253,7 +253,8 @@ facts:
     - Raw facts the checks read. C(gpus) per GPU (ECC counters, remap state, clock event reasons and counters,
       PCIe gen/width current and maximum, card maximum from sysfs, temperatures, power, recovery action, fabric
       state), C(driver_version), C(cuda_driver_version), C(nvcc), C(topology), C(processes), C(nvlink),
-      C(xids) (code, pci, message, line), C(kernel_log_source), C(pci_devices), C(dropped_fields),
+      C(xids) (code, pci, message, line), C(firmware) (kind, meaning, line: the GPU firmware's own lines - GSP
+      heartbeat, RC watchdog, RISC-V halt, GSP RPC timeout), C(kernel_log_source), C(pci_devices), C(dropped_fields),
       C(pcie_fabric) (C(applies), C(why), per GPU the C(bridges) above it with their ACS control and redirect
       bits, C(p2p) status per GPU pair, C(iommu) domain per GPU and the kernel command line's settings).
   returned: always

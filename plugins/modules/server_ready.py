@@ -281,7 +281,9 @@ category:
     - C(arch_unsupported) - kernels not built for this GPU architecture.
     - C(jit_build) - a kernel JIT build failed (ninja, nvcc, gcc, missing headers).
     - C(import_error) - a Python package or shared library is missing or mismatched.
-    - C(nccl) - a communication set-up or collective failed (NCCL, Gloo, torch.distributed, DeepEP or NVSHMEM, Mooncake, NIXL or UCX, RDMA).
+    - C(nccl) - a communication set-up or collective failed (NCCL, Gloo, torch.distributed, DeepEP or NVSHMEM).
+    - C(transfer_engine) - the KV transfer engine failed (Mooncake, NIXL or UCX over RDMA - PD disaggregation, the
+      HiCache store) or its peer session is gone.
     - C(port_in_use) - a port the server binds (HTTP, dist-init, internal) is taken.
     - C(bad_args) - launch arguments rejected (argparse or ServerArgs checks).
     - C(model_not_found) - model path or Hub repo id does not exist or lacks files.
@@ -289,6 +291,8 @@ category:
     - C(model_unsupported) - architecture not supported by this SGLang / transformers.
     - C(tokenizer) - the tokenizer files are missing, unreadable or corrupt (the model itself was found).
     - C(chat_template) - ready, but a 1-token chat completion fails (the model's chat template does not render).
+    - C(processor) - the multimodal model's processor is missing or did not register (its import failed, or this
+      SGLang lacks it).
     - C(checkpoint_corrupt) - a weight file is missing, truncated or corrupt (the checkpoint is not whole).
     - C(draft_mismatch) - the draft model's weights do not fit the target (a draft trained for another model).
     - C(weights_sigbus) - a Bus error (SIGBUS) while the weights were read through mmap (a truncated or changing file,
@@ -301,9 +305,24 @@ category:
   type: str
 key_line:
   description: The log line that shows the cause (for C(unknown), the most telling error-like line, or null). Never
-    a warning or a logged fallback (C(Ignore import error when loading ...), C(Proceeding without ...)).
+    a warning or a logged fallback (C(Ignore import error when loading ...), C(Proceeding without ...)). For C(nccl),
+    the first error line that names the failing peer (its address or rank) when the log has one.
   returned: failure
   type: str
+cause_line:
+  description: For an C(nccl) verdict whose C(key_line) is the line naming the failing peer, the NCCL error line
+    itself.
+  returned: failure, when the key line is not the error line
+  type: str
+log_warnings:
+  description:
+    - Lines the server survived before the verdict, counted (C(count)) with the first five (C(lines)) - a transport's
+      logged error (C(E0326 ... rdma_context.cpp:265] Failed to register memory)), a per-request error
+      (C(KVTransferError)), a retried step. They never end the wait while the server makes progress; they are reported
+      beside the verdict, ready or not.
+  returned: always when the wait ended
+  type: dict
+  sample: {"count": 12, "lines": ["E0325 09:33:41.563210  8274 rdma_context.cpp:319] Context is not active: mlx5_9"]}
 remedy:
   description: What to try.
   returned: failure

@@ -4,9 +4,9 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Score the signature table on the corpus of real public SGLang logs.
 
-  corpus_eval.py [--subset batch-2] [--verbose]
+  corpus_eval.py [--set public|h200|batch7] [--subset batch-2] [--verbose]
 
-Reads tests/fixtures/sglang_logs/public/expected.json and classifies each log with
+Reads tests/fixtures/sglang_logs/<set>/expected.json (public by default) and classifies each log with
 plugins/module_utils/sglang/signatures.classify_text, as the waiter would after the
 process is gone.  A log counts as right when the category matches and, unless the
 expected category is ``unknown``, the expected key substring is in the key line.
@@ -27,18 +27,20 @@ sys.path.insert(0, os.path.join(REPO, "collections"))
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.signatures import classify_text  # noqa: E402
 
-PUB = os.path.join(REPO, "tests", "fixtures", "sglang_logs", "public")
+FIX = os.path.join(REPO, "tests", "fixtures", "sglang_logs")
+PUB = os.path.join(FIX, "public")
 
 
-def score(subset=None, verbose=False, out=sys.stdout):
-    with open(os.path.join(PUB, "expected.json"), encoding="utf-8") as f:
+def score(subset=None, verbose=False, out=sys.stdout, which="public"):
+    pub = os.path.join(FIX, which)
+    with open(os.path.join(pub, "expected.json"), encoding="utf-8") as f:
         expected = json.load(f)
     names = sorted(n for n, e in expected.items() if subset is None or e.get("heldout") == subset)
     right_cat = right = fair = 0
     rows = []
     for name in names:
         exp = expected[name]
-        with open(os.path.join(PUB, name), encoding="utf-8") as f:
+        with open(os.path.join(pub, name), encoding="utf-8") as f:
             v = classify_text(f.read())
         cat_ok = v["category"] == exp["category"]
         key_ok = cat_ok and (exp["category"] == "unknown" or bool(exp.get("key") and v["line"]
@@ -62,10 +64,11 @@ def score(subset=None, verbose=False, out=sys.stdout):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--set", default="public")
     ap.add_argument("--subset")
     ap.add_argument("--verbose", action="store_true")
     a = ap.parse_args()
-    score(a.subset, a.verbose)
+    score(a.subset, a.verbose, which=a.set)
 
 
 if __name__ == "__main__":

@@ -52,7 +52,8 @@ START_UP = re.compile(
     r"server_args\w*\.py|arg_groups/.*\.py|environ\.py|warmup\.py|"
     r"entrypoints/(?:http_server|engine|EngineBase|http_server_engine)\.py|"
     r"managers/(?:scheduler|tokenizer_manager|tp_worker|tp_worker_overlap_thread|data_parallel_controller|"
-    r"detokenizer_manager|template_manager|multi_tokenizer_mixin|scheduler_profiler_mixin)\.py|"
+    r"detokenizer_manager|template_manager|multi_tokenizer_mixin|scheduler_profiler_mixin|multimodal_processor)\.py|"
+    r"constrained/reasoner_grammar_backend\.py|disaggregation/mooncake/conn\.py|mem_cache/(?:common|allocation)\.py|"
     r"model_executor/(?:model_runner\w*|cuda_graph_runner|piecewise_cuda_graph_runner)\.py|"
     r"model_loader/[^/]+\.py|configs/(?:model_config|load_config|device_config)\.py|"
     r"(?:utils/)?hf_transformers_utils\.py|mem_cache/(?:memory_pool\w*|allocator\w*)\.py|"
@@ -204,14 +205,14 @@ def corpus_evidence():
     """{category: {"public": n, "heldout": {batch: n}, "h200": n}} from the corpora's expected.json."""
     import json
     out = collections.defaultdict(lambda: {"public": 0, "heldout": collections.Counter(), "h200": 0})
-    for sub in ("public", "h200"):
+    for sub in ("public", "h200", "batch7"):
         path = os.path.join(PUB, sub, "expected.json")
         if not os.path.exists(path):
             continue
         with open(path, encoding="utf-8") as f:
             for _name, exp in json.load(f).items():
                 ev = out[exp["category"]]
-                ev[sub] += 1
+                ev["h200" if sub == "h200" else "public"] += 1
                 if exp.get("heldout"):
                     ev["heldout"][exp["heldout"]] += 1
     return out
@@ -222,12 +223,14 @@ def heldout_figures():
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import io
     import corpus_eval  # noqa: E402 - the same scoring as the tool
-    with open(os.path.join(corpus_eval.PUB, "expected.json"), encoding="utf-8") as f:
-        batches = sorted(set(e["heldout"] for e in json.load(f).values() if e.get("heldout", "").startswith("batch-")))
     rows = []
-    for batch in batches:
-        right, n = corpus_eval.score(batch, out=io.StringIO())
-        rows.append((batch, n, right))
+    for which in ("public", "batch7"):
+        with open(os.path.join(corpus_eval.FIX, which, "expected.json"), encoding="utf-8") as f:
+            batches = sorted(set(e["heldout"] for e in json.load(f).values()
+                                 if e.get("heldout", "").startswith("batch-")))
+        for batch in batches:
+            right, n = corpus_eval.score(batch, out=io.StringIO(), which=which)
+            rows.append((batch, n, right))
     return rows
 
 

@@ -218,7 +218,7 @@ def _verdicts(kept, ignored, skipped, facts):
         verdicts[name] = "skipped" if name in skipped else "ok"
     if facts["smi_error"]:
         for name in gh.ALL_CHECKS:
-            if name not in ("nvidia_smi", "xid", "kernel_log", "dcgm_diag", "nccl_allreduce"):
+            if name not in ("nvidia_smi", "gpu_firmware", "xid", "kernel_log", "dcgm_diag", "nccl_allreduce"):
                 verdicts[name] = "skipped"
     if facts["nvlink"] is None:
         verdicts["nvlink"] = "skipped"

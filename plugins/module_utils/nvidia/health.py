@@ -15,6 +15,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import csv
 import os
 import re
 
@@ -68,8 +69,8 @@ PCIE_X16_GBPS = {1: 4.0, 2: 8.0, 3: 15.75, 4: 31.5, 5: 63.0, 6: 121.0}
 ALL_CHECKS = [
     "nvidia_smi", "gpu_count", "gpu_model", "driver", "toolkit", "ecc_mode", "ecc_errors", "retired_pages",
     "remapped_rows", "recovery_action", "clock_events", "temperature", "pcie_link", "persistence_mode",
-    "mig_mode", "foreign_processes", "nvlink", "fabric_manager", "pcie_acs", "iommu", "gpu_p2p", "xid",
-    "kernel_log", "dcgm_diag", "nccl_allreduce",
+    "mig_mode", "foreign_processes", "nvlink", "fabric_manager", "pcie_acs", "iommu", "gpu_p2p", "gpu_firmware", "xid",
+    "gpu_answers", "kernel_log", "dcgm_diag", "nccl_allreduce",
 ]
 
 DEFAULTS = {
@@ -99,10 +100,16 @@ def _text(value):
     return None if value is None or smi_mod.is_missing(value) else value.strip()
 
 
+# What nvidia-smi prints in a field of a GPU that answers with errors (a locked GPU, one whose firmware stopped).
+SMI_ERROR_VALUES = ("[Unknown Error]", "[GPU requires reset]", "[GPU is lost]", "ERR!", "[Error]")
+SMI_ERROR_RE = re.compile(r"Unable to determine the device handle for GPU|GPU requires reset|GPU is lost|Unknown Error")
+
+
 def normalize_health_row(row):
     """One ``--query-gpu=HEALTH_FIELDS`` row -> typed per-GPU facts: gpu_facts' own fields (nvidia/smi.normalize_gpu)
     plus the health counters. A field that is no number refuses the reading (nvidia/smi.Unparseable); one outside its
-    physical range (a GPU at -40 C, NaN or 1e9 C) is null and listed in ``broken_readings``: a problem of its own."""
+    physical range (a GPU at -40 C, NaN or 1e9 C) is null and listed in ``broken_readings``: a problem of its own; the fields it answered with an error
+    (``[Unknown Error]``, ``ERR!``: read as missing) are listed in ``smi_errors``."""
     broken = []
 
     def _int(field):
@@ -161,13 +168,21 @@ def normalize_health_row(row):
         "fabric_state": _text(row.get("fabric.state")),
         "fabric_status": _text(row.get("fabric.status")),
         "broken_readings": broken,
+        "smi_errors": [],
     })
     return gpu
 
 
 def parse_health_csv(text, fields=None):
-    """``--query-gpu=HEALTH_FIELDS --format=csv[,noheader],nounits`` -> list of per-GPU facts, by index."""
+    """``--query-gpu=HEALTH_FIELDS --format=csv[,noheader],nounits`` -> list of per-GPU facts, by index.
+
+    Each GPU's ``smi_errors`` names the fields it answered with an error (parse_csv reads those as missing)."""
     gpus = [normalize_health_row(row) for row in smi_mod.parse_csv(text, fields)]
+    lines = [line for line in smi_mod.strip_ansi(text or "").splitlines() if line.strip()]
+    rows = list(csv.reader(lines, skipinitialspace=True))
+    names = fields or [re.sub(r"\s*\[[^\]]*\]\s*$", "", name).strip() for name in (rows.pop(0) if rows else [])]
+    for gpu, row in zip(gpus, rows):
+        gpu["smi_errors"] = sorted(name for name, cell in zip(names, row) if cell.strip() in SMI_ERROR_VALUES)
     return sorted(gpus, key=lambda gpu: gpu["index"] if gpu["index"] is not None else 0)
 
 
@@ -250,7 +265,7 @@ def collect(run, which, nvidia_smi=None, sysfs="/sys/bus/pci/devices", proc_root
     facts = {"nvidia_smi": None, "smi_error": None, "driver_version": None, "cuda_driver_version": None,
              "nvcc": None, "gpus": [], "dropped_fields": [], "pci_devices": [], "topology": None,
              "processes": [], "nvlink": None, "fabricmanager_active": None, "kernel_log_source": None,
-             "kernel_log_errors": [], "xids": [], "nvswitch": False, "pcie_fabric": None}
+             "kernel_log_errors": [], "xids": [], "firmware": [], "nvswitch": False, "pcie_fabric": None}
     facts["pci_devices"] = smi_mod.pci_nvidia_devices(sysfs)
     facts["nvswitch"] = any(dev["class"].startswith("0x0680") for dev in facts["pci_devices"])
     facts["reused"] = []
@@ -362,6 +377,9 @@ def _collect_kernel_log(run, which, facts):
     name, events = xid_mod.pick_log(sources)
     facts["kernel_log_source"] = name
     facts["xids"] = events
+    # the firmware's lines, from whichever log shows most of them (they may come with no Xid at all)
+    facts["firmware"] = max((xid_mod.parse_firmware(text) for _n, text in sources if text is not None), key=len,
+                            default=[])
 
 
 # ---------------------------------------------------------------- checks
@@ -663,6 +681,8 @@ def check_xids(facts):
         grouped.setdefault(key, []).append(event)
     for (pci, code), events in sorted(grouped.items(), key=lambda item: (str(item[0][0]), item[0][1])):
         klass, meaning, remedy = xid_mod.describe(code)
+        if code == 8 and facts.get("firmware"):
+            klass, meaning, remedy = xid_mod.XID8_LOCKED
         index = by_bus.get(pci)
         where = "GPU%s (PCI %s)" % (index, pci) if index is not None else "PCI %s (not visible to nvidia-smi)" % pci
         last = events[-1]
@@ -676,12 +696,34 @@ def check_xids(facts):
     return problems
 
 
+def check_firmware(facts):
+    """The GPU's firmware stopped answering (Blackwell): its own lines, with or without an Xid."""
+    by_kind = {}
+    for event in facts.get("firmware") or []:
+        by_kind.setdefault(event["kind"], []).append(event)
+    return [problem("gpu_firmware", ERROR, "%s: x%d since the driver loaded; driver said: %s" % (
+        events[0]["meaning"], len(events), events[-1]["line"]), xid_mod.DRAIN_REBOOT)
+            for _kind, events in sorted(by_kind.items())]
+
+
+def check_answers(gpu):
+    """A GPU that answers nvidia-smi with errors (``[Unknown Error]``, ``[GPU requires reset]``, ``ERR!``)."""
+    if not gpu.get("smi_errors"):
+        return []
+    return [problem("gpu_answers", ERROR, "%s answers nvidia-smi with errors for %s" % (
+        _gpu_label(gpu), ", ".join(gpu["smi_errors"][:6]) + (" (+%d more)" % (len(gpu["smi_errors"]) - 6)
+                                                           if len(gpu["smi_errors"]) > 6 else "")),
+        xid_mod.DRAIN_REBOOT, gpu["index"])]
+
+
 def evaluate(facts, opts):
     """Facts -> list of problems (errors first, then warnings; each in check order)."""
     opts = dict(DEFAULTS, **dict((k, v) for k, v in (opts or {}).items() if v is not None))
     if facts["smi_error"]:
-        problems = [problem("nvidia_smi", ERROR, facts["smi_error"],
+        locked = SMI_ERROR_RE.search(facts["smi_error"]) or facts.get("firmware")
+        problems = [problem("nvidia_smi", ERROR, facts["smi_error"], xid_mod.DRAIN_REBOOT if locked else
                             "install or repair the driver (roles/cuda) and reboot; see 'dmesg | grep NVRM'")]
+        problems += check_firmware(facts)
         problems += check_xids(facts)
         return order_problems(problems)
     problems = []
@@ -692,6 +734,7 @@ def evaluate(facts, opts):
     problems += check_software(facts, opts)
     for gpu in facts["gpus"]:
         problems += check_readings(gpu)
+        problems += check_answers(gpu)
         problems += check_memory(gpu)
         problems += check_clocks(gpu, opts)
         problems += check_pcie(gpu, opts)
@@ -699,6 +742,7 @@ def evaluate(facts, opts):
     problems += check_processes(facts, opts)
     problems += check_fabric(facts)
     problems += fabric_mod.evaluate(facts.get("pcie_fabric"))[0]
+    problems += check_firmware(facts)
     problems += check_xids(facts)
     return order_problems(problems)
 

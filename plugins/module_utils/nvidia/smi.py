@@ -26,7 +26,10 @@ from ansible_collections.llmserve.sglang.plugins.module_utils.nvidia import xid 
 ANSI_RE = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 INVALID_FIELD_RE = re.compile(r'Field "([^"]+)" is not a valid field to query')
 NV_RE = re.compile(r"^NV(\d+)$")
-MISSING = ("[N/A]", "N/A", "[Not Supported]", "Not Supported", "[Unknown Error]", "")
+# what nvidia-smi prints for a field it has no value for; the error answers (a GPU that does not answer) are read as
+# missing too, and nvidia/health lists them per GPU (``smi_errors``, its gpu_answers check)
+MISSING = ("[N/A]", "N/A", "[Not Supported]", "Not Supported", "[Unknown Error]", "", "ERR!", "[GPU requires reset]",
+           "[GPU is lost]", "[Error]")
 
 # Fields gpu_facts asks for, in order.  ``compute_cap`` is unknown to R470-era drivers: it is dropped and the
 # query retried when nvidia-smi says it is not a valid field.

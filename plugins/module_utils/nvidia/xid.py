@@ -34,6 +34,11 @@ UNKNOWN = "unknown"
 RESET = ("reset the GPU (nvidia-smi -r -i {gpu}, with nothing running on it) or reboot the host, then run the "
          "gate again; if it comes back, drain the host and contact the vendor")
 REBOOT = "drain the host and reboot it; if it comes back, reseat the GPU, check its power cables and riser, and RMA"
+# Blackwell's GPU firmware (GSP) stops answering under sustained load (open-gpu-kernel-modules 1080, 1111, 1159,
+# 1200): Xid 119/154/175, Xid 8 after a heartbeat or "probably locked" line, or only those lines; a reboot recovers it.
+DRAIN_REBOOT = ("drain the host and reboot it: the GPU's firmware (GSP) stopped answering and only a reboot recovers "
+                "it - never relaunch a server on it; run the gate again after the reboot, and if it comes back update "
+                "the driver and GPU firmware and contact the vendor")
 RESTART_APP = ("a program faulted on this GPU; nothing is wrong with the GPU by itself: read the log of the "
                "program that ran (pid in the detail) before relaunching")
 
@@ -64,8 +69,8 @@ XIDS = {
     95: (HARDWARE, "uncontained ECC error (uncorrectable, every program on this GPU is affected)", RESET),
     109: (HARDWARE, "context switch timeout", RESET),
     110: (HARDWARE, "security fault", RESET),
-    119: (HARDWARE, "GSP RPC timeout (the GPU System Processor firmware stopped answering)", RESET),
-    120: (HARDWARE, "GSP error (the GPU System Processor firmware faulted)", RESET),
+    119: (HARDWARE, "GSP RPC timeout (the GPU System Processor firmware stopped answering)", DRAIN_REBOOT),
+    120: (HARDWARE, "GSP error (the GPU System Processor firmware faulted)", DRAIN_REBOOT),
     121: (HARDWARE, "C2C link error", RESET),
     123: (HARDWARE, "SPI PMU RPC write failure", RESET),
     136: (HARDWARE, "GPU reset did not complete", REBOOT),
@@ -78,9 +83,20 @@ XIDS = {
     148: (HARDWARE, "NVLink NVLPW control error", RESET),
     149: (HARDWARE, "NVLink NETIR error", RESET),
     150: (HARDWARE, "NVLink MSE error", RESET),
-    154: (HARDWARE, "GPU recovery action changed (the driver asks for a reset, a reboot or a drain)",
-          "do what the detail and 'nvidia-smi -q | grep -i recovery' say (GPU reset or node reboot)"),
+    154: (HARDWARE, "GPU recovery action changed (the driver asks for a reset, a reboot or a drain)", DRAIN_REBOOT),
+    175: (HARDWARE, "GPU firmware fault (the GSP stopped answering; Blackwell under sustained load)", DRAIN_REBOOT),
 }
+# Xid 8 is a program's timeout, unless the GPU's firmware had stopped answering first: then the GPU is locked.
+XID8_LOCKED = (HARDWARE, "GPU stopped processing after its firmware stopped answering (the GPU is locked)", DRAIN_REBOOT)
+
+# The driver's lines when the GPU's firmware stops answering; logged with or without an Xid.
+FIRMWARE_LINES = (
+    ("gsp_heartbeat", re.compile(r"GSP RM heartbeat timed out"), "the GSP firmware's heartbeat timed out"),
+    ("gpu_locked", re.compile(r"RC watchdog: GPU is probably locked"), "the RC watchdog found the GPU locked"),
+    ("riscv_halt", re.compile(r"Timeout waiting for RISC-V to halt"), "the GPU's RISC-V core (GSP) did not halt"),
+    ("gsp_rpc_timeout", re.compile(r"Timeout after \d+s of waiting for RPC response from GPU\d* GSP"),
+     "an RPC to the GSP firmware timed out"),
+)
 
 
 def describe(code):
@@ -129,6 +145,24 @@ def parse_xids(text):
             "line": line.strip(),
             "time": float(stamp.group(1)) if stamp else None,
         })
+    return events
+
+
+def parse_firmware(text):
+    """Kernel log text -> ``[{kind, meaning, line, time}]``: the firmware's own lines since the last driver load."""
+    events = []
+    for line in (text or "").splitlines():
+        if DRIVER_LOAD_RE.search(line):
+            events = []
+            continue
+        if "NVRM" not in line:
+            continue
+        for kind, rx, meaning in FIRMWARE_LINES:
+            if rx.search(line):
+                stamp = DMESG_PREFIX_RE.match(line)
+                events.append({"kind": kind, "meaning": meaning, "line": line.strip()[:300],
+                               "time": float(stamp.group(1)) if stamp else None})
+                break
     return events
 
 

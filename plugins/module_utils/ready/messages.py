@@ -75,8 +75,13 @@ def server_said(detail):
     return " ".join(str(err or "no answer").split())[:1000]
 
 
-def ready(elapsed):
-    return "SGLang server ready after %.1fs" % elapsed
+def ready(elapsed, warnings=None):
+    """Ready, and the lines it survived on the way (counted, the first one quoted)."""
+    w = warnings or {}
+    if not w.get("count"):
+        return "SGLang server ready after %.1fs" % elapsed
+    return ("SGLang server ready after %.1fs, with %d warning line(s) it survived (first: %s)"
+            % (elapsed, w["count"], (w.get("lines") or [""])[0][:200])).replace("\n", " ")
 
 
 def worker_ready(node_rank, elapsed):

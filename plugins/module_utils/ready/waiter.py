@@ -191,12 +191,15 @@ class Waiter:
              "stage_label": stages.label(), "stages": stages.stages, "health_status": h["status"],
              "health_path": self.probe.http.health_path(), "polls": self.n["polls"], "health_calls": h["calls"]}
         r.update(self.probe.report(failed))
+        r["log_warnings"] = self.probe.log.cls.warnings_seen()
         if failed:
+            if verdict.get("cause_line"):
+                r["cause_line"] = verdict["cause_line"]  # an nccl verdict's error, beside the peer line it quotes
             r.update({"reason": reason, "category": verdict["category"], "key_line": verdict.get("line"),
                       "remedy": verdict["remedy"], "stage": verdict.get("stage") or stages.stage,
                       "msg": messages.failure(why, stages.stage, now, verdict)})
         else:
-            r["msg"] = messages.ready(now)
+            r["msg"] = messages.ready(now, r["log_warnings"])
         return r
 
     def _partial(self, now):

@@ -42,9 +42,15 @@ Three general rules sit on top of the table:
   (``Check failed``, ``must be``, ``mismatch``) raised from a JIT kernel's source path is
   no failed build.  A message-less exception quotes the ``assert``/``raise`` line the
   traceback echoed above it, and is classified with it.
-* Every transport SGLang sets up (NCCL, Gloo, DeepEP/NVSHMEM, Mooncake, NIXL/UCX, RDMA)
-  is a communication failure (``nccl``) with that transport's remedy; a crash signal whose
-  native backtrace runs through a transport library is one too.
+* Every collective SGLang sets up (NCCL, Gloo, DeepEP/NVSHMEM) is a communication failure
+  (``nccl``); the KV transfer engines (Mooncake, NIXL/UCX, RDMA; PD disaggregation and the
+  HiCache store) are ``transfer_engine``; each with that transport's remedy, and a crash signal
+  whose native backtrace runs through its library is one too.  An ``nccl`` verdict quotes the
+  first line that names the failing peer (its address or rank) when the log has one.
+* Known-terminal lines only: a line a server survives - a C++ transport's logged error (glog
+  ``E0326 hh:mm:ss ... file.cpp:N]``), a per-request error (``for request``, ``KVTransferError``)
+  or a retried one (``retry``) - is never ``strong``: it ends no wait while the server makes
+  progress, ranks below every raised exception, and is counted as a warning beside the verdict.
 * A port taken is ``port_in_use`` under any flag's name (``metrics_port``, ``nccl_port``,
   ``dist_init``), and the remedy names that flag.
 
@@ -77,8 +83,9 @@ CATEGORY_DOCS = (
     ("arch_unsupported", "kernels not built for this GPU architecture"),
     ("jit_build", "a kernel JIT build failed (ninja, nvcc, gcc, missing headers)"),
     ("import_error", "a Python package or shared library is missing or mismatched"),
-    ("nccl", "a communication set-up or collective failed (NCCL, Gloo, torch.distributed, DeepEP or NVSHMEM, Mooncake, "
-             "NIXL or UCX, RDMA)"),
+    ("nccl", "a communication set-up or collective failed (NCCL, Gloo, torch.distributed, DeepEP or NVSHMEM)"),
+    ("transfer_engine", "the KV transfer engine failed (Mooncake, NIXL or UCX over RDMA - PD disaggregation, the HiCache "
+                        "store) or its peer session is gone"),
     ("port_in_use", "a port the server binds (HTTP, dist-init, internal) is taken"),
     ("bad_args", "launch arguments rejected (argparse or ServerArgs checks)"),
     ("model_not_found", "model path or Hub repo id does not exist or lacks files"),
@@ -86,6 +93,8 @@ CATEGORY_DOCS = (
     ("model_unsupported", "architecture not supported by this SGLang / transformers"),
     ("tokenizer", "the tokenizer files are missing, unreadable or corrupt (the model itself was found)"),
     ("chat_template", "ready, but a 1-token chat completion fails (the model's chat template does not render)"),
+    ("processor", "the multimodal model's processor is missing or did not register (its import failed, or this SGLang "
+                  "lacks it)"),
     ("checkpoint_corrupt", "a weight file is missing, truncated or corrupt (the checkpoint is not whole)"),
     ("draft_mismatch", "the draft model's weights do not fit the target (a draft trained for another model)"),
     ("weights_sigbus", "a Bus error (SIGBUS) while the weights were read through mmap (a truncated or changing file, "
@@ -181,6 +190,22 @@ R_NIXL = ("NIXL/UCX could not set up the KV transfer: check the RDMA devices (ib
           "GPUDirect RDMA (nvidia-peermem), or use --disaggregation-transfer-backend mooncake")
 R_RDMA = ("no usable RDMA NIC for the transfer engine: check ibv_devinfo (port ACTIVE), the device names given "
           "(--disaggregation-ib-device / MOONCAKE_DEVICE) and the GID index, or use TCP (MOONCAKE_PROTOCOL=tcp)")
+R_KV_PEER = ("the KV transfer's peer session is gone (a prefill or decode instance died or restarted, or the nodes "
+             "run different mooncake-transfer-engine versions): read the peer's log, pin one transfer engine version "
+             "on every node, check the RDMA NICs (--disaggregation-ib-device)")
+R_PROCESSOR = ("the multimodal processor for this model did not register: its import failed (the 'import error' notices "
+               "above name the missing piece, e.g. FA3 in sgl_kernel) or this SGLang lacks it; fix that import or "
+               "upgrade SGLang, and check config.json's architectures (--model-path)")
+R_TRANSFORMERS = ("SGLang's processor/config registration does not fit the installed transformers (5.x changed "
+                  "AutoImageProcessor.register): install the transformers version this SGLang pins (pip show sglang), "
+                  "or upgrade SGLang")
+R_REASONING = ("the --reasoning-parser given does not fit this model's tokenizer (its think tokens are not single tokens "
+               "of the vocabulary): use the parser made for this model family, or drop --reasoning-parser")
+R_RUN_PREFILL = ("a batch after start-up found no KV room (a long prefill, not the start-up's sizing): lower "
+                 "--chunked-prefill-size, --max-prefill-tokens and --max-running-requests, or give the KV cache more "
+                 "memory (--mem-fraction-static)")
+R_HW_REBOOT = ("the GPU's firmware stopped answering (GSP heartbeat, RC watchdog, Xid 119/154/175): drain this host and "
+               "reboot it - a relaunch on it fails again; run the gpu_health gate before putting it back")
 R_PORT_FLAG = ("the port given to %s%s is taken: stop the other process holding it (ss -ltnp), or give %s a free port "
                "(also check --port and the dist-init ports +1..+5)")
 R_MODEL_TYPE = ("config.json%s has no model_type (or one transformers does not know): add the architecture's model_type "
@@ -233,13 +258,35 @@ BUILTIN = [
              r"ibgda\.cpp\S*.{0,40}(?:[Ff]ail|[Ee]rror|Unable)", R_DEEPEP, 87, True),
     ("nccl", r"DevComm setup failed", R_NCCL, 87, True),
     ("nccl", r"NCCL exception\b", R_NCCL, 85, True),
-    ("nccl", r"Mooncake\b[^\n]{0,60}\b(?:[Ff]ailed|[Ee]rror)|transfer_task\.cpp\S*\] Failed to complete transfers|"
-             r"transfer_engine\w*\.cpp\S*\] Failed to", R_MOONCAKE, 87, True),
-    ("nccl", r"RdmaTransport: (?:No available RNIC|cannot initialize)|rdma_context\.cpp\S*\] Failed to (?:open device|register)|"
-             r"ibv_get_device_list failed|No IB devices found", R_RDMA, 87, True),
-    ("nccl", r"NIXL_ERR_\w+|nixlBackendError|nixl_agent\.cpp\S*\].{0,80}(?:[Ff]ail|[Ee]rror)|\bUCX\s+ERROR\b|"
+    ("transfer_engine", r"Mooncake\b[^\n]{0,60}\b(?:[Ff]ailed|[Ee]rror)|transfer_task\.cpp\S*\] Failed to complete transfers|"
+                        r"transfer_engine\w*\.cpp\S*\] Failed to", R_MOONCAKE, 87, True),
+    ("transfer_engine", r"RdmaTransport: (?:No available RNIC|cannot initialize)|rdma_context\.cpp\S*\] Failed to (?:open device|register)|"
+                        r"ibv_get_device_list failed|No IB devices found", R_RDMA, 87, True),
+    # SGLang's Mooncake connector (disaggregation/mooncake/conn.py, 0.5.9-0.5.23) and the transfer engine's own lines.
+    ("transfer_engine", r"Decode instance could be dead|mooncake session \S+ is not alive|Failed to get kvcache from prefill "
+                        r"instance|KVTransferError|(?:Prefill|Decode) transfer failed for request", R_KV_PEER, 86, True),
+    ("transfer_engine", r"Failed to submit all transfers|Worker: Process failed for slice|transport retry counter exceeded|"
+                        r"Too many errors found in local RNIC|Context is not active|Device \d+ is not active|"
+                        r"Memory region not registered|RdmaTransport: Failed to register memory|"
+                        r"Mooncake Store Register Buffer Error|Launch mooncake store server timeout|"
+                        r"Mooncake store is not initialized", R_MOONCAKE, 86, True),
+    ("transfer_engine", r"[Ss]egment descriptor not found|Failed to get segment descriptor", R_KV_PEER, 84, True),
+    ("transfer_engine", r"NIXL_ERR_\w+|nixlBackendError|nixl_agent\.cpp\S*\].{0,80}(?:[Ff]ail|[Ee]rror)|\bUCX\s+ERROR\b|"
              r"UCX endpoint create failed|Unexpected UCX error|Can't register memory for|registerMem: registration failed",
      R_NIXL, 87, True),
+    # reasoner_grammar_backend.py (0.5.15.post1, 0.5.23): the parser's think tokens are not single tokens here.
+    ("bad_args", r"think_(?:start|end)_token\b.{0,120}?(?:must encode to exactly one token|could not be encoded by the "
+                 r"tokenizer)", R_REASONING, 89, True),
+    # multimodal_processor.py (0.5.9-0.5.23): no processor for the model's architecture.
+    ("processor", r"No processor registered for architecture|Cannot find corresponding multimodal processor|"
+                  r"[Pp]rocessor (?:is )?not registered", R_PROCESSOR, 88, True),
+    # mem_cache common.py / allocation.py (0.5.9-0.5.23): a batch after start-up found no KV room.
+    ("oom_runtime", r"(?:Prefill|Decode) out of memory\. Try to lower your batch size", R_RUN_PREFILL, 89, True),
+    # Blackwell's firmware stops answering (open-gpu-kernel-modules 1080, 1111, 1159, 1200): only a reboot recovers.
+    ("gpu_hardware", r"GSP RM heartbeat timed out|RC watchdog: GPU is probably locked|Timeout waiting for RISC-V to halt|"
+                     r"GPU Reset Required|\bXid \([^()]{0,40}\): (?:119|154|175)\b", R_HW_REBOOT, 92, True),
+    # The HIP/HSA runtime's faults (ROCm); its "invalid device function" stays arch_unsupported (above).
+    ("cuda_error", r"\bHIP error: (?!invalid device function|no kernel image)|HSA_STATUS_ERROR_\w+", R_CUDA, 84, True),
     # A port taken under any flag's name (metrics_port, nccl_port, ...): SGLang's own wait for a free port.
     ("port_in_use", r"\b\w*port\b(?: at)? \d+ is not available|\bis used by a process already\b", R_PORT, 88, True),
     # The model has no model_type (or one transformers does not know): a model problem, not a path.
@@ -360,7 +407,8 @@ BUILTIN = [
     ("tokenizer",
      r"Can't load tokenizer for|Couldn't instantiate the backend tokenizer|Unable to load vocabulary from file|"
      r"The backend tokenizer is not correctly initialized|specified in the tokenizer config was not found|"
-     r"to build an AutoTokenizer", R_TOKENIZER, 86, True),
+     r"to build an AutoTokenizer|Failed to load tokenizer(?! (?:vocab )?for (?:auto-detection|template detection))|"
+     r"does not contain a valid tokenizer file|is still TokenizersBackend after retries", R_TOKENIZER, 86, True),
     # The safetensors library's header checks (Debug names, and the lower-case Display wording of newer releases),
     # SGLang's own index check (0.5.23 weight_utils: "... references N shard file(s) missing from ..."), a weight
     # file the loader cannot open, and torch's reader on a cut .bin archive.
@@ -427,9 +475,10 @@ def _fill_limits(remedy, line):
 
 # Where a bare exception was raised (the traceback frame just above it) says what it is.
 FRAME_RULES = [
+    ("import_error", r"sglang/srt/configs/utils\.py\S*, line \d+, in register_(?:image_)?processor", R_TRANSFORMERS),
     ("bad_args", r"sglang/srt/lora/", R_LORA),
-    ("nccl", r"sglang/srt/disaggregation/(?:mooncake|common)|mooncake", R_MOONCAKE),
-    ("nccl", r"sglang/srt/disaggregation/nixl|/nixl/", R_NIXL),
+    ("transfer_engine", r"sglang/srt/disaggregation/(?:mooncake|common)|mooncake", R_MOONCAKE),
+    ("transfer_engine", r"sglang/srt/disaggregation/nixl|/nixl/", R_NIXL),
     ("nccl", r"deep_ep/|token_dispatcher/deepep", R_DEEPEP),
     ("warmup_failure", r"in _(?:wait_and_warmup|execute_server_warmup|run_server_warmup\w*)\b", R_WARM),
     ("bad_args", r"sglang/srt/(?:server_args\w*\.py|arg_groups/|configs/model_config\.py|utils/network\.py|"
@@ -516,10 +565,21 @@ _JIT_BUILD_REMEDIES = (R_JIT, R_COMPILE)
 _BARE_EXC_RE = re.compile(r"^\s*(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception)\s*$")
 # A crash signal whose native backtrace runs through a transport's library is that transport failing.
 _SIGNAL_RE = re.compile(r"Caught signal \d+|Segmentation fault|Fatal Python error: (?:Segmentation|Aborted|Bus)")
-_TRANSPORT_LIBS = [(re.compile(r"nixl|libuc[pst]\b|libuc[pst][-.]|libibverbs|libmlx5"), R_NIXL),
-                   (re.compile(r"mooncake|libtransfer_engine"), R_MOONCAKE),
-                   (re.compile(r"deep_ep|libnvshmem|nvshmem"), R_DEEPEP),
-                   (re.compile(r"libnccl|libgloo"), R_NCCL)]
+_TRANSPORT_LIBS = [(re.compile(r"nixl|libuc[pst]\b|libuc[pst][-.]|libibverbs|libmlx5"), "transfer_engine", R_NIXL),
+                   (re.compile(r"mooncake|libtransfer_engine"), "transfer_engine", R_MOONCAKE),
+                   (re.compile(r"deep_ep|libnvshmem|nvshmem"), "nccl", R_DEEPEP),
+                   (re.compile(r"libnccl|libgloo"), "nccl", R_NCCL)]
+# Lines a server survives (see the module docstring): a C++ transport's logged error (glog: severity, MMDD, time,
+# thread, file:line]), a per-request error, a retried step. Never strong; they rank below any raised exception.
+_SURVIVABLE_RE = re.compile(r"^\s*[EWI]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ [\w./-]+:\d+\]|\bfor request\b|\breq\.rid=|"
+                            r"\bbootstrap_room=|(?i:\bretr(?:y|ying|ied|ies)\b)")
+# ... but a raised exception is terminal whatever it says ("RuntimeError: ... failed after 3 retries").
+_RAISED_RE = re.compile(r"^\W*(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception): ")
+SURVIVABLE_SHIFT, SURVIVABLE_FLOOR = 70, 13
+MAX_WARNINGS = 5  # warning lines kept (all are counted)
+# An NCCL failure's peer: the first error line naming the failing address (host<port>, ip:port) or rank.
+_PEER_RE = re.compile(r"(?:\.\.\.|\]|(?<![\w-])[\w-]+)\s*<\d+>|(?<![\d.])\d{1,3}(?:\.\d{1,3}){3}:\d{2,5}\b|\b[Rr]ank \d+\b")
+_PEER_TROUBLE_RE = re.compile(r"(?i)fail|error|refused|reset|closed|timed? ?out|unreachable|no route|abort|exit")
 # An index past a table (a token id beyond a vocabulary), asserted on the device.
 _INDEX_ASSERT_RE = re.compile(r"srcIndex < srcSelectDimSize|index out of bounds|indexSelect|[Ii]ndex \w* ?is out of bounds|"
                               r"idx_dim >= 0 && idx_dim < index_size|ind >= 0 && ind < ind_dim_size")
@@ -665,6 +725,9 @@ def match_line(table, line, stage="starting", frames=None, paths=None, launch=No
     remedy = _fit_remedy(category, remedy, line, paths, launch, frames, draft) if not best.user else remedy
     out = {"category": category, "remedy": remedy, "priority": priority,
            "strong": strong, "line": _excerpt(line, found), "stage": stage}
+    if not best.user and _SURVIVABLE_RE.search(line) and not _RAISED_RE.match(line):
+        # A line a server survives (logged by a transport, per request, retried): never terminal, below any exception.
+        out.update(strong=False, survivable=True, priority=max(SURVIVABLE_FLOOR, priority - SURVIVABLE_SHIFT))
     if category == "scheduler_exception" and _SIGNAL_RE.search(line):
         out["signal"] = True  # a crash signal: a transport library in the backtrace after it places it
     if best.generic and category == "scheduler_exception":
@@ -787,12 +850,16 @@ class Classifier:
             self.last_file = state.get("last_file")
             self.best_age = state.get("best_age", 0)
             self.echo = state.get("echo")
+            self.warnings = state.get("warnings", 0)
+            self.warning_lines = state.get("warning_lines") or []
+            self.peer_line = state.get("peer_line")
 
     def dump(self):
         return {"best": self.best, "first_strong_at": self.first_strong_at, "frames": self.frames,
                 "frame_age": self.frame_age, "telling": self.telling, "paths": self.paths,
                 "launch": self.launch, "last_file": self.last_file, "best_age": self.best_age,
-                "echo": self.echo}
+                "echo": self.echo, "warnings": self.warnings, "warning_lines": self.warning_lines,
+                "peer_line": self.peer_line}
 
     def reset(self):
         self.best = None
@@ -805,6 +872,9 @@ class Classifier:
         self.last_file = None    # the last weight file a line named
         self.best_age = 0        # lines since the best match
         self.echo = None         # the last raise/assert line a traceback echoed (for a message-less exception)
+        self.warnings = 0        # lines a server survives (retried, per request, a transport's logged error)
+        self.warning_lines = []  # ... the first MAX_WARNINGS of them
+        self.peer_line = None    # the first error line naming a peer (address or rank), quoted by an nccl verdict
 
     def feed(self, line, stage, now):
         full, line = line, clip(line)
@@ -836,13 +906,22 @@ class Classifier:
                 self.best = dict(self.best, category=placed[0], remedy=placed[1], priority=FRAME_PRIORITY)
                 self.best.pop("generic", None)
         if self.best and self.best.get("signal") and self.best_age <= FRAME_REACH:
-            for rx, rem in _TRANSPORT_LIBS:
+            for rx, cat, rem in _TRANSPORT_LIBS:
                 if rx.search(line):  # the crash's native backtrace runs through a transport library
-                    self.best = dict(self.best, category="nccl", remedy=rem)
+                    self.best = dict(self.best, category=cat, remedy=rem)
                     self.best.pop("signal", None)
                     break
         frames = self.frames if self.frame_age <= FRAME_REACH else None
+        if self.peer_line is None and len(line) < 2000 and _PEER_RE.search(line) and _PEER_TROUBLE_RE.search(line) \
+                and not NOISE_RE.search(line):
+            self.peer_line = line.strip()[:500]
         m = match_line(self.table, line, stage, frames, self.paths, self.launch, self.last_file)
+        survivable = m.get("survivable") if m else bool(_SURVIVABLE_RE.search(line) and _TELLING_RE.search(line)
+                                                        and not _RAISED_RE.match(line))
+        if survivable:
+            self.warnings += 1
+            if len(self.warning_lines) < MAX_WARNINGS:
+                self.warning_lines.append(line.strip()[:300])
         if m is None:
             if _TELLING_RE.search(line) and not NOISE_RE.search(line):
                 self.telling = line.strip()[:500]
@@ -855,10 +934,24 @@ class Classifier:
         return m
 
     def verdict(self):
-        if self.best is None:
+        best = self.best
+        if (best is None or best["priority"] <= 5) and self.frames and self.frame_age <= FRAME_REACH:
+            # A traceback cut before its exception: the innermost frame a rule knows places it.
+            placed = _place(self.frames)
+            if placed:
+                return {"category": placed[0], "remedy": placed[1], "priority": FRAME_PRIORITY, "strong": False,
+                        "line": self.frames[-1], "stage": (best or {}).get("stage", "starting")}
+        if best is None:
             return {"category": "unknown", "line": self.telling,
                     "remedy": "no known failure line in the log; read log_tail and journal_tail"}
-        return self.best
+        if best["category"] == "nccl" and self.peer_line and self.peer_line != best["line"]:
+            # The key line of a communication failure is the first that names the failing peer; the cause stays beside it.
+            return dict(best, line=self.peer_line, cause_line=best["line"])
+        return best
+
+    def warnings_seen(self):
+        """Lines the server survived (retried, per request, a transport's logged error): counted, the first few kept."""
+        return {"count": self.warnings, "lines": list(self.warning_lines)}
 
 
 def classify_text(text, extra_patterns=None, stage="starting"):

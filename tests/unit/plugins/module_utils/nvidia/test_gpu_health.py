@@ -368,7 +368,7 @@ def test_split_ignored():
 # -- collect(): what it returns on each path, whole (mutation, issue 37) --------------------------------------------------
 EMPTY = {"nvidia_smi": None, "smi_error": None, "driver_version": None, "cuda_driver_version": None, "nvcc": None,
          "gpus": [], "dropped_fields": [], "pci_devices": [], "topology": None, "processes": [], "nvlink": None,
-         "fabricmanager_active": None, "kernel_log_source": None, "kernel_log_errors": [], "xids": [],
+         "fabricmanager_active": None, "kernel_log_source": None, "kernel_log_errors": [], "xids": [], "firmware": [],
          "nvswitch": False, "pcie_fabric": None, "reused": []}
 
 

@@ -850,7 +850,7 @@ def test_a_health_row_is_read_field_by_field():
         "pcie_gen_current": 5, "pcie_gen_max": 5, "pcie_gen_gpumax": 5, "pcie_gen_hostmax": 4, "pcie_width_current": 16,
         "pcie_width_max": 16, "pcie_width_device_max": None, "temperature_c": 30, "temperature_tlimit_c": 57,
         "temperature_memory_c": 41, "power_draw_w": 75.5, "pstate": "P0", "recovery_action": "None", "mig_mode": False,
-        "fabric_state": "Completed", "fabric_status": "Success", "broken_readings": []}
+        "fabric_state": "Completed", "fabric_status": "Success", "broken_readings": [], "smi_errors": []}
     assert got["index"] == 0 and got["pci_bus_id"] == "00000000:18:00.0"
 
 

@@ -49,7 +49,7 @@ def _corpus():
     cases = []
     for name, (cat, key) in sorted(HANDMADE.items()):
         cases.append((name, {"category": cat, "key": key}))
-    for sub in ("public", "h200"):
+    for sub in ("public", "h200", "batch7"):
         path = os.path.join(FIX, sub, "expected.json")
         if not os.path.exists(path):
             continue
@@ -218,3 +218,10 @@ def test_another_server_on_the_port_is_not_ours(tmp_path, fixture):
         p.wait()
         other.shutdown()
         other.server_close()
+
+
+def test_an_nccl_verdict_quotes_the_failing_peer_and_keeps_the_error(tmp_path):
+    # batch-7's multi-node NCCL failure (NVIDIA/nccl#2076): the key line names the peer, the NCCL error rides beside it.
+    r = replay_slow(tmp_path, "batch7/nccl_remote_error_connection_reset_nccl2076.log")
+    assert r["category"] == "nccl" and "172....<33759> failed" in r["key_line"]
+    assert "DistBackendError" in r["cause_line"] and "172....<33759>" in r["msg"]

@@ -17,15 +17,18 @@ from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.stages impo
 FIX = os.path.join(testpaths.REPO, "tests", "fixtures", "sglang_logs")
 PUB = os.path.join(FIX, "public")
 H200 = os.path.join(FIX, "h200")  # real SGLang 0.5.15.post1 on an H200, captured by the lead
+BATCH7 = os.path.join(FIX, "batch7")  # issue 46: 20 public logs of 2026, held out (their own folder and README)
 
 with open(os.path.join(PUB, "expected.json"), encoding="utf-8") as _f:
     EXPECTED = json.load(_f)
 with open(os.path.join(H200, "expected.json"), encoding="utf-8") as _f:
     EXPECTED.update(("h200/" + k, v) for k, v in json.load(_f).items())
+with open(os.path.join(BATCH7, "expected.json"), encoding="utf-8") as _f:
+    EXPECTED.update(("batch7/" + k, v) for k, v in json.load(_f).items())
 
 
 def load(name):
-    with open(os.path.join(FIX, name) if name.startswith("h200/") else os.path.join(PUB, name),
+    with open(os.path.join(FIX, name) if "/" in name else os.path.join(PUB, name),
               encoding="utf-8", errors="replace") as f:
         return f.read()
 
@@ -41,10 +44,13 @@ def stages_of(text):
 def test_manifest_matches_folder():
     logs = sorted(n for n in os.listdir(PUB) if n.endswith(".log"))
     logs += sorted("h200/" + n for n in os.listdir(H200) if n.endswith(".log"))
+    logs += sorted("batch7/" + n for n in os.listdir(BATCH7) if n.endswith(".log"))
     assert sorted(logs) == sorted(EXPECTED)
     assert len(logs) >= 60
     for name, exp in EXPECTED.items():
         assert exp["category"] in CATEGORIES, name
+        for alt in exp.get("alternatives") or ():
+            assert alt["category"] in CATEGORIES and alt["key"], name
         assert exp["source"].startswith("https://github.com/") or name.startswith("h200/"), name
 
 
