@@ -7,7 +7,10 @@
 # roles/sglang offline over the machine's torch; roles/server with tests/gpu/e2e/inventory.yml's settings: a fresh
 # instance, a second fresh one beside it, a rerun that changes nothing; a chat and a generate request answered;
 # EAGLE-3 READY with the accept-length check failing the deploy below its floor; status.yml; one broken model
-# refused before launch (nothing started); stop.yml. Each step's result and seconds go to summary.json.
+# refused before launch (nothing started), and issue 45's rows (a chat template that does not render, one that
+# raises, a tokenizer past vocab_size, a dtype torch lacks, a context length past the model's: refused before
+# launch; a broken template given at launch: failed at READY by the chat probe); stop.yml. Each step's result and
+# seconds go to summary.json.
 # A change to roles/ or plugins/ is resolved only after this passed on the lent GPU for that commit.
 set -u
 OUT=${OUT:-/tmp/out}; CAP=/tmp/smoke; rm -rf "$CAP"; mkdir -p "$CAP" "$OUT"
@@ -42,6 +45,7 @@ export PYTHONPATH=/tmp/ansite PATH=/tmp/ansite/bin:$PATH ANSIBLE_CONFIG=$PWD/ans
 s=$(date +%s)
 { "$PY" tests/gpu/make_tiny_models.py $M && \
   "$PY" tests/gpu/make_fitting_models.py $M --agree 2 --hidden 1024 --layers 4 --inter 2816 --heads 8 --kv-heads 8 && \
+  "$PY" tests/gpu/make_issue45_models.py $M/llama-tiny $M/i45 && \
   rm -rf $M/llama-badtype && cp -r $M/llama-tiny $M/llama-badtype && \
   "$PY" -c "import json,sys; p=sys.argv[1]; c=json.load(open(p)); c['model_type']='llamaX'; json.dump(c, open(p,'w'))" \
     $M/llama-badtype/config.json; } > "$CAP/models.txt" 2>&1
@@ -68,6 +72,16 @@ pb=$!
 pe=$!
 ( instance smoke-bad 30013 -e server_model_path=$M/llama-badtype; echo "$rc $secs" > "$CAP/smoke-bad.rc" ) &
 pbad=$!
+# issue 45's rows, each a fresh instance: refused before launch naming the file and field, or (a template given
+# at launch) failed at READY by the chat probe
+i45() { local name=$1 port=$2 want=$3; shift 3
+  ( instance "$name" "$port" "$@"; echo "$rc $secs" > "$CAP/$name.rc"; echo "$want" > "$CAP/$name.want" ) & }
+i45 i45-tpl-syntax 30021 'chat_template does not render' -e server_model_path=$M/i45/tpl-syntax
+i45 i45-tpl-raise 30022 'This model does not take chat requests' -e server_model_path=$M/i45/tpl-raise
+i45 i45-extra-tokens 30023 'token ids are at or above' -e server_model_path=$M/i45/extra-tokens
+i45 i45-bfloat17 30024 'bfloat17' -e server_model_path=$M/i45/bfloat17
+i45 i45-context-length 30025 'context-length 1000000' -e '{"server_args": {'"$args"', "context-length": 1000000}}'
+i45 i45-chat-at-ready 30026 'chat_template' -e '{"server_args": {'"$args"', "chat-template": "'$M'/i45/broken.jinja"}}'
 # meanwhile: what users call, on the first instance
 s=$EPOCHREALTIME
 chat=$(curl -s -m 30 -o "$CAP/chat.json" -w '%{http_code}' http://127.0.0.1:30010/v1/chat/completions \
@@ -89,6 +103,11 @@ wait $pbad; read -r rcbad secs_bad < "$CAP/smoke-bad.rc"
 ok=0; [ "$rcbad" != 0 ] && grep -q 'model_type' "$CAP/smoke-bad.txt" && ! grep -q 'Uvicorn running' /var/log/sglang/smoke-bad*.log 2>/dev/null \
   && ! curl -s -m 2 -o /dev/null http://127.0.0.1:30013/health && ok=1
 record broken_refused $ok "$secs_bad" "rc=$rcbad $(why smoke-bad)"
+
+wait
+for f in "$CAP"/i45-*.rc; do n=$(basename "$f" .rc); read -r rcx secsx < "$f"; want=$(cat "$CAP/$n.want")
+  ok=0; [ "$rcx" != 0 ] && grep -q -- "$want" "$CAP/$n.txt" && ok=1
+  record "$n" $ok "$secsx" "rc=$rcx $(why "$n")"; done
 
 # 4. the same instance again: nothing changes, nothing restarts
 instance smoke-a 30010
