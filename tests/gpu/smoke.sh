@@ -79,9 +79,9 @@ i45() { local name=$1 port=$2 want=$3; shift 3
 i45 i45-tpl-syntax 30021 'chat_template does not render' -e server_model_path=$M/i45/tpl-syntax
 i45 i45-tpl-raise 30022 'This model does not take chat requests' -e server_model_path=$M/i45/tpl-raise
 i45 i45-extra-tokens 30023 'token ids are at or above' -e server_model_path=$M/i45/extra-tokens
-i45 i45-bfloat17 30024 'bfloat17' -e server_model_path=$M/i45/bfloat17
-i45 i45-context-length 30025 'context-length 1000000' -e '{"server_args": {'"$args"', "context-length": 1000000}}'
-i45 i45-chat-at-ready 30026 'chat_template' -e '{"server_args": {'"$args"', "chat-template": "'$M'/i45/broken.jinja"}}'
+i45 i45-bfloat17 30024 'is not a dtype of the installed torch' -e server_model_path=$M/i45/bfloat17
+i45 i45-context-length 30025 'context-length 1000000 is above' -e '{"server_args": {'"$args"', "context-length": 1000000}}'
+i45 i45-chat-at-ready 30026 '1-token /v1/chat/completions answers 4' -e '{"server_args": {'"$args"', "chat-template": "'$M'/i45/broken.jinja"}}'
 # meanwhile: what users call, on the first instance
 s=$EPOCHREALTIME
 chat=$(curl -s -m 30 -o "$CAP/chat.json" -w '%{http_code}' http://127.0.0.1:30010/v1/chat/completions \
