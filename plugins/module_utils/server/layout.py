@@ -17,7 +17,7 @@ import re
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import caches
 
 MANAGERS = ("auto", "systemd", "pidfile")
-HELPERS = ("sglang_peer_watch.py", "sglang_supervise.py")
+HELPERS = ("sglang_peer_watch.py", "sglang_supervise.py", "sglang_pidfile.py")  # the supervisor imports the last
 HELPER_DIR = "/usr/local/lib/llmserve-sglang"
 RUN_ROOT = "/run/llmserve-sglang"
 INSTANCE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")

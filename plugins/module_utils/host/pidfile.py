@@ -1,0 +1,172 @@
+# -*- coding: utf-8 -*-
+# Note that this module util is **PRIVATE** to the collection. It can have breaking changes at any time.
+# Do not use this from other collections or standalone plugins/modules!
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""A pid file is not proof: the one rule for "is the process a pid file names the one the collection started".
+
+The collection records a process's identity when it starts it (:func:`identity_of`: pid, its start time - field 22
+of ``/proc/PID/stat`` - with the boot time it counts from, its process group and, for a binary, its executable).
+:func:`verdict` compares a pid file and that record with what runs now (:func:`observe`) and :func:`judge`, pure,
+decides:
+
+- ``none``: no pid file (nothing started, or it ended and its supervisor removed the file);
+- ``refused``: the file is a link, not a regular file, too big, not one decimal pid, or names pid 1 or less or a
+  pid beyond the kernel's range - nothing is read further, nothing is signalled;
+- ``foreign``: a process runs under that pid but it is not the one recorded (no record, another pid recorded,
+  another start time: the pid was reused, another executable) - nothing is signalled;
+- ``gone``: the recorded process has ended (a stale file);
+- ``ours``: the recorded process runs; ``group`` says whether its process group may be signalled (the group is the
+  one the collection created - its pgid is the recorded pid - and not the caller's own).
+
+Stdlib only and self-contained: roles/server installs it beside its supervisor as ``sglang_pidfile.py``.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import errno
+import os
+import re
+import stat
+
+PID_MAX = 1 << 22  # the largest pid_max Linux allows (PID_MAX_LIMIT on 64-bit)
+FILE_CAP = 64  # bytes: a pid file holds one decimal number
+_PID_TEXT = re.compile(br"\A[0-9]{1,8}\n?\Z")
+FIX = "remove the stale pid file %s (and stop that process yourself if it is a server the collection lost)"
+
+
+def _printable(raw, cap=40):
+    text = raw[:cap].decode("utf-8", "replace")
+    return "".join(c if c.isprintable() else "\\x%02x" % ord(c) if ord(c) < 256 else "?" for c in text)
+
+
+def read(path):
+    """``(pid, problem)``: ``(None, None)`` when there is no file; a problem (one sentence naming the file and the
+    fix) for a link, a non-regular file, more than FILE_CAP bytes, anything but one decimal pid, a pid <= 1 or
+    beyond PID_MAX. Opened without following a link and without blocking (a FIFO answers at once)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        if exc.errno == errno.ENOENT:
+            return None, None
+        if exc.errno == errno.ELOOP or os.path.islink(path):
+            return None, "pid file %s is a symbolic link: refused, a pid file is a plain file the collection " \
+                         "writes; %s" % (path, FIX % path)
+        return None, "pid file %s cannot be read (%s): nothing signalled" % (path, exc.strerror)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return None, "pid file %s is not a regular file: refused; %s" % (path, FIX % path)
+        raw = os.read(fd, FILE_CAP + 1)
+    finally:
+        os.close(fd)
+    if len(raw) > FILE_CAP:
+        return None, "pid file %s holds more than %d bytes, not a pid: refused; %s" % (path, FILE_CAP, FIX % path)
+    if not _PID_TEXT.match(raw):
+        return None, "pid file %s does not hold a pid ('%s'): refused; %s" % (path, _printable(raw), FIX % path)
+    pid = int(raw)
+    if pid <= 1:
+        return None, "pid file %s names pid %d: never signalled (pid 1 is init, 0 is the caller's group); %s" % (
+            path, pid, FIX % path)
+    if pid > PID_MAX:
+        return None, "pid file %s names pid %d, beyond the kernel's pid range (%d): refused; %s" % (
+            path, pid, PID_MAX, FIX % path)
+    return pid, None
+
+
+def _stat_fields(pid, proc):
+    """The fields of /proc/PID/stat after ``comm`` (field 3 first), or None when gone."""
+    try:
+        with open("%s/%d/stat" % (proc, pid), "rb") as f:
+            raw = f.read(4096).decode("utf-8", "replace")
+    except (OSError, IOError):
+        return None
+    return raw[raw.rfind(")") + 2:].split()  # comm may hold spaces and parentheses
+
+
+def boot_time(proc="/proc"):
+    """The ``btime`` of /proc/stat (what start times count from), or None."""
+    try:
+        with open("%s/stat" % proc) as f:
+            for line in f:
+                if line.startswith("btime "):
+                    return int(line.split()[1])
+    except (OSError, IOError, ValueError, IndexError):
+        return None
+    return None
+
+
+def observe(pid, proc="/proc"):
+    """What runs under ``pid`` now: ``{state, ppid, pgid, starttime, btime, exe}`` (exe None when unreadable:
+    another user's process without CAP_SYS_PTRACE, a kernel thread), or None when no process has that pid."""
+    rest = _stat_fields(pid, proc)
+    if not rest or len(rest) < 20:
+        return None
+    try:
+        exe = os.readlink("%s/%d/exe" % (proc, pid))
+    except (OSError, IOError):
+        exe = None
+    return {"state": rest[0], "ppid": int(rest[1]), "pgid": int(rest[2]), "starttime": int(rest[19]),
+            "btime": boot_time(proc), "exe": exe}
+
+
+def binary(path):
+    """``path`` resolved when it is an ELF binary (what /proc/PID/exe will show once it runs), else None (a script:
+    its interpreter runs, which is not known here)."""
+    try:
+        real = os.path.realpath(path)
+        with open(real, "rb") as f:
+            return real if f.read(4) == b"\x7fELF" else None
+    except (OSError, IOError):
+        return None
+
+
+def identity_of(pid, exe=None, proc="/proc"):
+    """The record of a process the collection just started: pid, starttime, btime and the executable it runs
+    (``exe``: :func:`binary` of what it execs; None: not compared). None when it is already gone."""
+    seen = observe(pid, proc)
+    if seen is None:
+        return None
+    return {"pid": pid, "starttime": seen["starttime"], "btime": seen["btime"], "exe": exe}
+
+
+def _undeleted(exe):
+    """/proc/PID/exe of a binary replaced since it started (a package upgrade) ends in ' (deleted)'."""
+    return exe[: -len(" (deleted)")] if exe.endswith(" (deleted)") else exe
+
+
+def judge(path, pid, problem, record, seen, caller_pgid):
+    """The verdict on pid file ``path`` (pure): ``{state, pid, group, msg}``. ``pid``, ``problem``: what
+    :func:`read` found; ``record``: the identity recorded at start (:func:`identity_of`) or None; ``seen``: what
+    :func:`observe` finds under the pid now; ``caller_pgid``: the caller's own process group."""
+    out = {"state": "none", "pid": None, "group": False, "msg": None}
+    if problem:
+        return dict(out, state="refused", msg=problem)
+    if pid is None:
+        return out
+    out["pid"] = pid
+    if seen is None or seen["state"] in ("Z", "X"):
+        return dict(out, state="gone", msg="pid file %s names pid %d, which has ended: a stale file" % (path, pid))
+    differ = []
+    if not isinstance(record, dict) or record.get("pid") != pid:
+        differ.append("no record of it" if not isinstance(record, dict) or not record.get("pid")
+                      else "the record names pid %s" % record.get("pid"))
+    else:
+        if record.get("starttime") != seen["starttime"] or record.get("btime") != seen["btime"]:
+            differ.append("start time differs")
+        if record.get("exe") and seen["exe"] and record["exe"] != _undeleted(seen["exe"]):
+            differ.append("executable differs: %s, not %s" % (seen["exe"], record["exe"]))
+    if differ:
+        return dict(out, state="foreign", msg="pid file %s names pid %d, which is not the process started by the "
+                    "collection (%s): nothing signalled; %s" % (path, pid, ", ".join(differ), FIX % path))
+    out["group"] = seen["pgid"] == pid and pid != caller_pgid
+    return dict(out, state="ours")
+
+
+def verdict(path, record, proc="/proc"):
+    """:func:`judge` on the pid file ``path`` and the ``record`` of what the collection started, as the host is now."""
+    pid, problem = read(path)
+    seen = observe(pid, proc) if pid else None
+    return judge(path, pid, problem, record, seen, os.getpgrp())

@@ -1,0 +1,167 @@
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""host/pidfile: a pid file is believed only with the identity recorded when the collection started the process.
+
+Real processes (a bystander ``sleep`` the test starts, PID 1, a pid after its process ended) and real files (a link, a
+FIFO, garbage); the verdict is pure (``judge``) and tested on its own for what a host cannot be made to show (a
+reused pid: the same pid with another start time, another boot, another executable)."""
+import os
+import subprocess
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ansible_collections.llmserve.sglang.plugins.module_utils.host import pidfile
+
+
+@pytest.fixture
+def bystander():
+    """A process the collection did not start: its own session, so its group is its pid."""
+    p = subprocess.Popen(["sleep", "600"], start_new_session=True)
+    yield p
+    p.kill()
+    p.wait()
+
+
+def write(path, text):
+    path.write_bytes(text if isinstance(text, bytes) else text.encode())
+    return str(path)
+
+
+def test_pid_1_is_refused_whatever_the_record(tmp_path):
+    path = write(tmp_path / "server.pid", "1\n")
+    v = pidfile.verdict(path, pidfile.identity_of(1))  # even a record that matches init
+    assert v["state"] == "refused" and "names pid 1: never signalled" in v["msg"] and path in v["msg"]
+    assert v["pid"] is None and v["group"] is False
+    assert pidfile.verdict(write(tmp_path / "zero.pid", "0"), None)["state"] == "refused"
+    # the good value next to it: pid 2 is a pid (whatever runs there, it is not ours without a record)
+    assert pidfile.read(write(tmp_path / "two.pid", "2\n")) == (2, None)
+
+
+def test_a_bystander_without_a_record_is_not_ours_and_says_how_to_fix_it(tmp_path, bystander):
+    path = write(tmp_path / "server.pid", "%d\n" % bystander.pid)
+    v = pidfile.verdict(path, None)
+    assert v["state"] == "foreign" and v["pid"] == bystander.pid and not v["group"]
+    assert ("pid file %s names pid %d, which is not the process started by the collection (no record of it): "
+            "nothing signalled; remove the stale pid file %s" % (path, bystander.pid, path)) in v["msg"]
+    assert pidfile.verdict(path, {"pid": bystander.pid + 1})["state"] == "foreign"
+    assert "the record names pid %d" % (bystander.pid + 1) in pidfile.verdict(path, {"pid": bystander.pid + 1})["msg"]
+
+
+def test_the_recorded_process_is_ours_and_its_own_group_may_be_signalled(tmp_path, bystander):
+    path = write(tmp_path / "server.pid", "%d" % bystander.pid)
+    record = pidfile.identity_of(bystander.pid, pidfile.binary("/bin/sleep") or pidfile.binary("/usr/bin/sleep"))
+    v = pidfile.verdict(path, record)
+    assert v == {"state": "ours", "pid": bystander.pid, "group": True, "msg": None}
+    assert bystander.poll() is None  # a verdict signals nothing
+
+
+def test_a_reused_pid_is_the_same_pid_with_another_start_time(tmp_path, bystander):
+    path = write(tmp_path / "server.pid", "%d\n" % bystander.pid)
+    record = pidfile.identity_of(bystander.pid)
+    for key, delta in (("starttime", 1), ("starttime", -1), ("btime", 1)):
+        v = pidfile.verdict(path, dict(record, **{key: record[key] + delta}))
+        assert v["state"] == "foreign" and "start time differs" in v["msg"] and not v["group"]
+    assert pidfile.verdict(path, record)["state"] == "ours"
+
+
+def test_a_stale_pid_after_the_process_ended_is_gone(tmp_path):
+    p = subprocess.Popen(["sleep", "600"], start_new_session=True)
+    record = pidfile.identity_of(p.pid)
+    p.kill()
+    p.wait()
+    path = write(tmp_path / "server.pid", "%d\n" % p.pid)
+    v = pidfile.verdict(path, record)
+    assert v["state"] == "gone" and v["pid"] == p.pid and not v["group"] and "has ended" in v["msg"]
+
+
+def test_a_link_as_pid_file_is_refused_even_to_a_good_one(tmp_path, bystander):
+    real = write(tmp_path / "real.pid", "%d\n" % bystander.pid)
+    record = pidfile.identity_of(bystander.pid)
+    assert pidfile.verdict(real, record)["state"] == "ours"
+    link = tmp_path / "server.pid"
+    link.symlink_to(real)
+    v = pidfile.verdict(str(link), record)
+    assert v["state"] == "refused" and "is a symbolic link" in v["msg"] and "remove the stale pid file" in v["msg"]
+    dangling = tmp_path / "dangling.pid"
+    dangling.symlink_to(tmp_path / "nowhere")
+    assert pidfile.read(str(dangling))[1] and "symbolic link" in pidfile.read(str(dangling))[1]
+
+
+@pytest.mark.parametrize("content, why", [
+    ("nope", "does not hold a pid ('nope')"),
+    ("-5\n", "does not hold a pid ('-5\\x0a')"),
+    ("12 34\n", "does not hold a pid"),
+    ("42\n\n", "does not hold a pid"),
+    ("42\nrm -rf /", "does not hold a pid"),
+    ("", "does not hold a pid ('')"),
+    (" 42", "does not hold a pid"),
+    ("0x2a", "does not hold a pid"),
+    ("99999999", "beyond the kernel's pid range (4194304)"),
+    ("123456789", "does not hold a pid"),
+    ("4" * 65, "holds more than 64 bytes"),
+    (b"4\x00", "does not hold a pid ('4\\x00')"),
+])
+def test_garbage_huge_and_negative_are_refused_by_name(tmp_path, content, why):
+    path = write(tmp_path / "server.pid", content)
+    pid, problem = pidfile.read(path)
+    assert pid is None and path in problem and why in problem
+    assert pidfile.verdict(path, {"pid": 42})["state"] == "refused"
+
+
+def test_the_largest_pid_is_read_and_one_more_is_refused(tmp_path):
+    assert pidfile.read(write(tmp_path / "a", "%d\n" % pidfile.PID_MAX)) == (pidfile.PID_MAX, None)
+    assert pidfile.read(write(tmp_path / "b", "%d\n" % (pidfile.PID_MAX + 1)))[0] is None
+
+
+def test_a_fifo_a_directory_and_a_missing_file(tmp_path):
+    fifo = tmp_path / "fifo.pid"
+    os.mkfifo(str(fifo))
+    assert "not a regular file" in pidfile.read(str(fifo))[1]  # answered at once, nobody writes to it
+    assert "not a regular file" in pidfile.read(str(tmp_path))[1]
+    assert pidfile.read(str(tmp_path / "missing.pid")) == (None, None)
+    assert pidfile.verdict(str(tmp_path / "missing.pid"), None)["state"] == "none"
+
+
+@settings(deadline=None, max_examples=300, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(raw=st.binary(max_size=80))
+def test_any_content_is_a_pid_in_range_or_a_refusal_never_an_exception(tmp_path, raw):
+    path = write(tmp_path / "h.pid", raw)
+    pid, problem = pidfile.read(path)
+    assert (pid is None) != (problem is None)
+    if pid is not None:
+        assert 2 <= pid <= pidfile.PID_MAX and raw.rstrip(b"\n").isdigit() and raw.count(b"\n") <= 1
+    else:
+        assert path in problem and "\n" not in problem
+
+
+SEEN = {"state": "S", "ppid": 1, "pgid": 4242, "starttime": 1000, "btime": 17000, "exe": "/usr/bin/python3.12"}
+RECORD = {"pid": 4242, "starttime": 1000, "btime": 17000, "exe": "/usr/bin/python3.12"}
+
+
+def judge(seen=SEEN, record=RECORD, pid=4242, problem=None, caller_pgid=77):
+    return pidfile.judge("/run/x/server.pid", pid, problem, record, seen, caller_pgid)
+
+
+def test_judge_ours_and_its_group_only_when_the_group_is_the_recorded_pid_and_not_the_callers():
+    assert judge() == {"state": "ours", "pid": 4242, "group": True, "msg": None}
+    assert judge(seen=dict(SEEN, pgid=77)) == dict(judge(), group=False)  # another group (the caller's, here)
+    assert judge(seen=dict(SEEN, pgid=4000))["group"] is False
+    assert judge(caller_pgid=4242)["group"] is False  # the caller's own group
+
+
+def test_judge_executable_differs_but_an_upgraded_binary_is_the_same_and_an_unreadable_one_not_compared():
+    v = judge(seen=dict(SEEN, exe="/usr/bin/sleep"))
+    assert v["state"] == "foreign" and "executable differs: /usr/bin/sleep, not /usr/bin/python3.12" in v["msg"]
+    assert judge(seen=dict(SEEN, exe="/usr/bin/python3.12 (deleted)"))["state"] == "ours"
+    assert judge(seen=dict(SEEN, exe=None))["state"] == "ours"
+    assert judge(record=dict(RECORD, exe=None), seen=dict(SEEN, exe="/bin/sh"))["state"] == "ours"
+
+
+def test_judge_zombie_and_missing_are_gone_and_a_problem_wins():
+    assert judge(seen=dict(SEEN, state="Z"))["state"] == "gone"
+    assert judge(seen=None)["state"] == "gone"
+    assert judge(pid=None, problem="pid file x is a symbolic link")["state"] == "refused"
+    assert judge(pid=None, record=None, seen=None) == {"state": "none", "pid": None, "group": False, "msg": None}
+    assert judge(record="garbage")["state"] == "foreign" and judge(record={})["state"] == "foreign"
