@@ -14,7 +14,8 @@ decides:
 - ``refused``: the file is a link, not a regular file, too big, not one decimal pid, or names pid 1 or less or a
   pid beyond the kernel's range - nothing is read further, nothing is signalled;
 - ``foreign``: a process runs under that pid but it is not the one recorded (no record, another pid recorded,
-  another start time: the pid was reused, another executable) - nothing is signalled;
+  another start time: the pid was reused, another executable) - nothing is signalled (a record of an earlier
+  release, without ``starttime``, is compared by its ``started`` epoch, within LEGACY_SLACK_S);
 - ``gone``: the recorded process has ended (a stale file);
 - ``ours``: the recorded process runs; ``group`` says whether its process group may be signalled (the group is the
   one the collection created - its pgid is the recorded pid - and not the caller's own).
@@ -34,6 +35,9 @@ import stat
 PID_MAX = 1 << 22  # the largest pid_max Linux allows (PID_MAX_LIMIT on 64-bit)
 FILE_CAP = 64  # bytes: a pid file holds one decimal number
 _PID_TEXT = re.compile(br"\A[0-9]{1,8}\n?\Z")
+# A record of an earlier release holds only the epoch at which the supervisor spawned the server ("started"); the
+# process's start (boot time, whole seconds, plus ticks) is within this of it.
+LEGACY_SLACK_S = 2.0
 FIX = "remove the stale pid file %s (and stop that process yourself if it is a server the collection lost)"
 
 
@@ -108,8 +112,10 @@ def observe(pid, proc="/proc"):
         exe = os.readlink("%s/%d/exe" % (proc, pid))
     except (OSError, IOError):
         exe = None
+    btime = boot_time(proc)
     return {"state": rest[0], "ppid": int(rest[1]), "pgid": int(rest[2]), "starttime": int(rest[19]),
-            "btime": boot_time(proc), "exe": exe}
+            "btime": btime, "exe": exe,
+            "start": None if btime is None else btime + int(rest[19]) / float(os.sysconf("SC_CLK_TCK"))}
 
 
 def binary(path):
@@ -153,10 +159,15 @@ def judge(path, pid, problem, record, seen, caller_pgid):
     if not isinstance(record, dict) or record.get("pid") != pid:
         differ.append("no record of it" if not isinstance(record, dict) or not record.get("pid")
                       else "the record names pid %s" % record.get("pid"))
-    else:
+    elif "starttime" in record:
         if record.get("starttime") != seen["starttime"] or record.get("btime") != seen["btime"]:
             differ.append("start time differs")
-        if record.get("exe") and seen["exe"] and record["exe"] != _undeleted(seen["exe"]):
+    elif not isinstance(record.get("started"), (int, float)) or seen.get("start") is None:
+        differ.append("no start time recorded")
+    elif abs(seen["start"] - record["started"]) > LEGACY_SLACK_S:
+        differ.append("start time differs")
+    if not differ:
+        if record.get("exe") and seen.get("exe") and record["exe"] != _undeleted(seen["exe"]):
             differ.append("executable differs: %s, not %s" % (seen["exe"], record["exe"]))
     if differ:
         return dict(out, state="foreign", msg="pid file %s names pid %d, which is not the process started by the "

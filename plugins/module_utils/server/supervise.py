@@ -100,10 +100,22 @@ def read_record(pid_file):
 
 
 def verdicts(pid_file):
-    """host/pidfile's verdict on the server's pid file and on the supervisor's, against the record."""
+    """host/pidfile's verdict on the server's pid file and on the supervisor's, against the record.
+
+    A record of an earlier release (no ``identity``) names the server by pid and the epoch it was spawned at, and
+    its supervisor by nothing: that supervisor is believed only as the parent of the server so identified."""
     rec = read_record(pid_file)
-    return (pidfile.verdict(pid_file, rec.get("identity")),
-            pidfile.verdict(pid_file + ".supervisor", rec.get("supervisor")))
+    ident, sup_rec = rec.get("identity"), rec.get("supervisor")
+    legacy = "identity" not in rec and rec.get("pid") and rec.get("ended") is None
+    if legacy:
+        ident = {"pid": rec.get("pid"), "started": rec.get("started")}
+    server = pidfile.verdict(pid_file, ident)
+    if legacy and server["state"] == "ours":
+        sup_pid = pidfile.read(pid_file + ".supervisor")[0]
+        seen = pidfile.observe(server["pid"])
+        if sup_pid and seen and seen["ppid"] == sup_pid:
+            sup_rec = pidfile.identity_of(sup_pid)
+    return server, pidfile.verdict(pid_file + ".supervisor", sup_rec)
 
 
 def read_pid(path):

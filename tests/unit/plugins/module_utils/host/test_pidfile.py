@@ -136,7 +136,8 @@ def test_any_content_is_a_pid_in_range_or_a_refusal_never_an_exception(tmp_path,
         assert path in problem and "\n" not in problem
 
 
-SEEN = {"state": "S", "ppid": 1, "pgid": 4242, "starttime": 1000, "btime": 17000, "exe": "/usr/bin/python3.12"}
+SEEN = {"state": "S", "ppid": 1, "pgid": 4242, "starttime": 1000, "btime": 17000, "exe": "/usr/bin/python3.12",
+        "start": 17010.0}
 RECORD = {"pid": 4242, "starttime": 1000, "btime": 17000, "exe": "/usr/bin/python3.12"}
 
 
@@ -165,3 +166,21 @@ def test_judge_zombie_and_missing_are_gone_and_a_problem_wins():
     assert judge(pid=None, problem="pid file x is a symbolic link")["state"] == "refused"
     assert judge(pid=None, record=None, seen=None) == {"state": "none", "pid": None, "group": False, "msg": None}
     assert judge(record="garbage")["state"] == "foreign" and judge(record={})["state"] == "foreign"
+
+
+def test_judge_a_record_of_an_earlier_release_by_its_spawn_epoch():
+    """Before #42 the supervisor recorded only ``started`` (the epoch it spawned the server at)."""
+    legacy = {"pid": 4242, "started": 17010.0 - pidfile.LEGACY_SLACK_S}
+    assert judge(record=legacy)["state"] == "ours"
+    assert judge(record=dict(legacy, started=17010.0 + pidfile.LEGACY_SLACK_S))["state"] == "ours"
+    late = judge(record=dict(legacy, started=17010.0 + pidfile.LEGACY_SLACK_S + 0.5))
+    assert late["state"] == "foreign" and "start time differs" in late["msg"]
+    for started in (None, "17010", [17010]):
+        assert "no start time recorded" in judge(record=dict(legacy, started=started))["msg"]
+    assert "no start time recorded" in judge(record=legacy, seen=dict(SEEN, start=None))["msg"]
+
+
+def test_observe_start_is_boot_time_plus_ticks(bystander):
+    seen = pidfile.observe(bystander.pid)
+    assert seen["start"] == seen["btime"] + seen["starttime"] / float(os.sysconf("SC_CLK_TCK"))
+    assert seen["pgid"] == bystander.pid and seen["ppid"] == os.getpid() and seen["state"] in ("S", "R")

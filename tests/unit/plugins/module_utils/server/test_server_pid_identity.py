@@ -41,9 +41,9 @@ def supervised(tmp_path):
                           "--timeout", "5", "--", "sleep", "600"],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, check=False)
     assert out.returncode == 0, out.stderr
-    yield pid_file
     with open(pid_file + ".status") as f:
-        rec = json.load(f)
+        rec = json.load(f)  # the identities as started: a test may rewrite the file
+    yield pid_file
     for who in ("identity", "supervisor"):
         if alive(rec[who]["pid"]) and pidfile.identity_of(rec[who]["pid"])["starttime"] == rec[who]["starttime"]:
             os.kill(rec[who]["pid"], 9)
@@ -153,3 +153,34 @@ def test_a_link_as_pid_file_is_refused_by_name(tmp_path, supervised):
     assert alive(server)
     os.unlink(supervised)
     os.rename(real, supervised)
+
+
+def test_a_server_started_by_an_earlier_release_is_stopped_by_its_spawn_epoch(supervised):
+    """Upgrading the collection under a running pid-file server: its record has no identities yet."""
+    st = supervise.state_of(supervised)
+    rec = supervise.read_record(supervised)
+    legacy = {k: rec[k] for k in ("pid", "started", "ended", "returncode", "stopped")}
+    with open(supervised + ".status", "w") as f:
+        json.dump(dict(legacy, started=pidfile.observe(st["pid"])["start"]), f)
+    assert supervise.state_of(supervised)["supervisor_pid"] == st["supervisor_pid"]  # the server's parent
+    with open(supervised + ".status", "w") as f:  # the bad value next to it: another spawn time
+        json.dump(dict(legacy, started=pidfile.observe(st["pid"])["start"] - 60), f)
+    with pytest.raises(supervise.NotOurs, match="start time differs"):
+        supervise.stop_server(supervised, 5)
+    assert alive(st["pid"])
+    with open(supervised + ".status", "w") as f:
+        json.dump(dict(legacy, started=pidfile.observe(st["pid"])["start"]), f)
+    assert supervise.stop_server(supervised, 5) == "stopped" and not alive(st["pid"])
+
+
+def test_an_earlier_release_record_does_not_vouch_for_a_supervisor_pid_file_naming_a_bystander(tmp_path, bystander,
+                                                                                               supervised):
+    st = supervise.state_of(supervised)
+    rec = supervise.read_record(supervised)
+    with open(supervised + ".status", "w") as f:
+        json.dump({"pid": rec["pid"], "started": pidfile.observe(st["pid"])["start"], "ended": None}, f)
+    with open(supervised + ".supervisor", "w") as f:
+        f.write("%d\n" % bystander.pid)
+    with pytest.raises(supervise.NotOurs, match="no record of it"):
+        supervise.stop_server(supervised, 5)
+    assert bystander.poll() is None and alive(st["pid"])
