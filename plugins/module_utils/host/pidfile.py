@@ -38,7 +38,8 @@ _PID_TEXT = re.compile(br"\A[0-9]{1,8}\n?\Z")
 # A record of an earlier release holds only the epoch at which the supervisor spawned the server ("started"); the
 # process's start (boot time, whole seconds, plus ticks) is within this of it.
 LEGACY_SLACK_S = 2.0
-FIX = "remove the stale pid file %s (and stop that process yourself if it is a server the collection lost)"
+FIX = "nothing signalled; remove the stale pid file %s (and stop that process yourself if it is a server the " \
+      "collection lost)"
 
 
 def _printable(raw, cap=40):
@@ -56,26 +57,26 @@ def read(path):
         if exc.errno == errno.ENOENT:
             return None, None
         if exc.errno == errno.ELOOP or os.path.islink(path):
-            return None, "pid file %s is a symbolic link: refused, a pid file is a plain file the collection " \
-                         "writes; %s" % (path, FIX % path)
-        return None, "pid file %s cannot be read (%s): nothing signalled" % (path, exc.strerror)
+            return None, "pid file %s is a symbolic link (a pid file is a plain file the collection writes): " \
+                         "%s" % (path, FIX % path)
+        return None, "pid file %s cannot be read (%s): %s" % (path, exc.strerror, FIX % path)
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            return None, "pid file %s is not a regular file: refused; %s" % (path, FIX % path)
+            return None, "pid file %s is not a regular file: %s" % (path, FIX % path)
         raw = os.read(fd, FILE_CAP + 1)
     finally:
         os.close(fd)
     if len(raw) > FILE_CAP:
-        return None, "pid file %s holds more than %d bytes, not a pid: refused; %s" % (path, FILE_CAP, FIX % path)
+        return None, "pid file %s holds more than %d bytes, not a pid: %s" % (path, FILE_CAP, FIX % path)
     if not _PID_TEXT.match(raw):
-        return None, "pid file %s does not hold a pid ('%s'): refused; %s" % (path, _printable(raw), FIX % path)
+        return None, "pid file %s does not hold a pid ('%s'): %s" % (path, _printable(raw), FIX % path)
     pid = int(raw)
     if pid <= 1:
-        return None, "pid file %s names pid %d: never signalled (pid 1 is init, 0 is the caller's group); %s" % (
+        return None, "pid file %s names pid %d, never a server's (1 is init, 0 the caller's group): %s" % (
             path, pid, FIX % path)
     if pid > PID_MAX:
-        return None, "pid file %s names pid %d, beyond the kernel's pid range (%d): refused; %s" % (
+        return None, "pid file %s names pid %d, beyond the kernel's pid range (%d): %s" % (
             path, pid, PID_MAX, FIX % path)
     return pid, None
 
@@ -171,7 +172,7 @@ def judge(path, pid, problem, record, seen, caller_pgid):
             differ.append("executable differs: %s, not %s" % (seen["exe"], record["exe"]))
     if differ:
         return dict(out, state="foreign", msg="pid file %s names pid %d, which is not the process started by the "
-                    "collection (%s): nothing signalled; %s" % (path, pid, ", ".join(differ), FIX % path))
+                    "collection (%s): %s" % (path, pid, ", ".join(differ), FIX % path))
     out["group"] = seen["pgid"] == pid and pid != caller_pgid
     return dict(out, state="ours")
 

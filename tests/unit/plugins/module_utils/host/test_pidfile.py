@@ -32,7 +32,9 @@ def write(path, text):
 def test_pid_1_is_refused_whatever_the_record(tmp_path):
     path = write(tmp_path / "server.pid", "1\n")
     v = pidfile.verdict(path, pidfile.identity_of(1))  # even a record that matches init
-    assert v["state"] == "refused" and "names pid 1: never signalled" in v["msg"] and path in v["msg"]
+    assert v["state"] == "refused" and "names pid 1, never a server's (1 is init" in v["msg"] and path in v["msg"]
+    assert v["msg"].endswith("nothing signalled; remove the stale pid file %s (and stop that process yourself if "
+                             "it is a server the collection lost)" % path)
     assert v["pid"] is None and v["group"] is False
     assert pidfile.verdict(write(tmp_path / "zero.pid", "0"), None)["state"] == "refused"
     # the good value next to it: pid 2 is a pid (whatever runs there, it is not ours without a record)

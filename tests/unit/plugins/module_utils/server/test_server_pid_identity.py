@@ -16,6 +16,7 @@ from ansible_collections.llmserve.sglang.plugins.module_utils.ready.params impor
 from ansible_collections.llmserve.sglang.plugins.module_utils.ready.read_process import ProcessSource
 from ansible_collections.llmserve.sglang.plugins.module_utils.server import instance as si
 from ansible_collections.llmserve.sglang.plugins.module_utils.server import supervise
+from test_server_stop import gpu, instance  # noqa: F401  (gpu: the fake nvidia-smi fixture)
 
 SUPERVISE = supervise.__file__.replace(".pyc", ".py")
 
@@ -71,7 +72,7 @@ def test_a_pid_file_naming_pid_1_signals_nothing_and_says_so(supervised):
     server = supervise.state_of(supervised)["pid"]
     with open(supervised, "w") as f:
         f.write("1\n")
-    with pytest.raises(supervise.NotOurs, match="names pid 1: never signalled"):
+    with pytest.raises(supervise.NotOurs, match="names pid 1, never a server's"):
         supervise.stop_server(supervised, 5)
     st = supervise.state_of(supervised)
     assert not st["running"] and "names pid 1" in st["problem"]
@@ -184,3 +185,19 @@ def test_an_earlier_release_record_does_not_vouch_for_a_supervisor_pid_file_nami
     with pytest.raises(supervise.NotOurs, match="no record of it"):
         supervise.stop_server(supervised, 5)
     assert bystander.poll() is None and alive(st["pid"])
+
+
+@pytest.mark.parametrize("named", ["pid 1", "bystander", "bystander as supervisor"])
+def test_the_stop_entry_points_action_fails_naming_the_file_and_signals_nothing(tmp_path, gpu, bystander, named):
+    """What stop.yml runs (server_instance action=stop): refused before any signal, the message names the file."""
+    inst, p = instance(tmp_path, "ready")
+    made = list(inst.changes)  # the test's own directories
+    target = p["pid_file"] + (".supervisor" if named.endswith("supervisor") else "")
+    with open(target, "w") as f:
+        f.write("1\n" if named == "pid 1" else "%d\n" % bystander.pid)
+    with pytest.raises(RuntimeError) as exc:
+        si.act(inst, {"action": "stop"})
+    assert "pid file %s names pid" % target in str(exc.value) and "nothing signalled" in str(exc.value)
+    assert bystander.poll() is None and inst.changes == made  # nothing stopped, nothing recorded as stopped
+    state = si.read_state("pidfile", "unused", p["pid_file"], None)
+    assert state["active_state"] == "inactive" and state["pid"] == 0 and state["problem"]
