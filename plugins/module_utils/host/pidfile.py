@@ -43,8 +43,8 @@ FIX = "nothing signalled; remove the stale pid file %s (and stop that process yo
 
 
 def _printable(raw, cap=40):
-    text = raw[:cap].decode("utf-8", "replace")
-    return "".join(c if c.isprintable() else "\\x%02x" % ord(c) if ord(c) < 256 else "?" for c in text)
+    """The first ``cap`` bytes of ``raw`` for a message: printable ASCII as it is, every other byte as \\xNN."""
+    return "".join(chr(b) if 32 <= b < 127 else "\\x%02x" % b for b in bytearray(raw[:cap]))
 
 
 def read(path):
@@ -52,11 +52,11 @@ def read(path):
     fix) for a link, a non-regular file, more than FILE_CAP bytes, anything but one decimal pid, a pid <= 1 or
     beyond PID_MAX. Opened without following a link and without blocking (a FIFO answers at once)."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as exc:
         if exc.errno == errno.ENOENT:
             return None, None
-        if exc.errno == errno.ELOOP or os.path.islink(path):
+        if exc.errno == errno.ELOOP:  # O_NOFOLLOW on a link
             return None, "pid file %s is a symbolic link (a pid file is a plain file the collection writes): " \
                          "%s" % (path, FIX % path)
         return None, "pid file %s cannot be read (%s): %s" % (path, exc.strerror, FIX % path)
@@ -82,13 +82,14 @@ def read(path):
 
 
 def _stat_fields(pid, proc):
-    """The fields of /proc/PID/stat after ``comm`` (field 3 first), or None when gone."""
+    """The fields of /proc/PID/stat after ``comm`` (field 3 first), as bytes, or None when gone. Not decoded:
+    ``comm`` is any 15 bytes the process chose, parentheses and spaces included; the last ')' ends it."""
     try:
         with open("%s/%d/stat" % (proc, pid), "rb") as f:
-            raw = f.read(4096).decode("utf-8", "replace")
+            raw = f.read()
     except (OSError, IOError):
         return None
-    return raw[raw.rfind(")") + 2:].split()  # comm may hold spaces and parentheses
+    return raw[raw.rfind(b")") + 2:].split()
 
 
 def boot_time(proc="/proc"):
@@ -114,7 +115,7 @@ def observe(pid, proc="/proc"):
     except (OSError, IOError):
         exe = None
     btime = boot_time(proc)
-    return {"state": rest[0], "ppid": int(rest[1]), "pgid": int(rest[2]), "starttime": int(rest[19]),
+    return {"state": chr(bytearray(rest[0])[0]), "ppid": int(rest[1]), "pgid": int(rest[2]), "starttime": int(rest[19]),
             "btime": btime, "exe": exe,
             "start": None if btime is None else btime + int(rest[19]) / float(os.sysconf("SC_CLK_TCK"))}
 
@@ -156,23 +157,22 @@ def judge(path, pid, problem, record, seen, caller_pgid):
     out["pid"] = pid
     if seen is None or seen["state"] in ("Z", "X"):
         return dict(out, state="gone", msg="pid file %s names pid %d, which has ended: a stale file" % (path, pid))
-    differ = []
-    if not isinstance(record, dict) or record.get("pid") != pid:
-        differ.append("no record of it" if not isinstance(record, dict) or not record.get("pid")
-                      else "the record names pid %s" % record.get("pid"))
+    if not isinstance(record, dict) or not record.get("pid"):
+        why = "no record of it"
+    elif record["pid"] != pid:
+        why = "the record names pid %s" % record["pid"]
     elif "starttime" in record:
-        if record.get("starttime") != seen["starttime"] or record.get("btime") != seen["btime"]:
-            differ.append("start time differs")
+        why = "start time differs" if (record["starttime"], record.get("btime")) != (seen["starttime"],
+                                                                                     seen["btime"]) else None
     elif not isinstance(record.get("started"), (int, float)) or seen.get("start") is None:
-        differ.append("no start time recorded")
-    elif abs(seen["start"] - record["started"]) > LEGACY_SLACK_S:
-        differ.append("start time differs")
-    if not differ:
-        if record.get("exe") and seen.get("exe") and record["exe"] != _undeleted(seen["exe"]):
-            differ.append("executable differs: %s, not %s" % (seen["exe"], record["exe"]))
-    if differ:
+        why = "no start time recorded"
+    else:
+        why = "start time differs" if abs(seen["start"] - record["started"]) > LEGACY_SLACK_S else None
+    if why is None and record.get("exe") and seen.get("exe") and record["exe"] != _undeleted(seen["exe"]):
+        why = "executable differs: %s, not %s" % (seen["exe"], record["exe"])
+    if why:
         return dict(out, state="foreign", msg="pid file %s names pid %d, which is not the process started by the "
-                    "collection (%s): %s" % (path, pid, ", ".join(differ), FIX % path))
+                    "collection (%s): %s" % (path, pid, why, FIX % path))
     out["group"] = seen["pgid"] == pid and pid != caller_pgid
     return dict(out, state="ours")
 

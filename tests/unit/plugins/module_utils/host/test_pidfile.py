@@ -7,6 +7,7 @@ FIFO, garbage); the verdict is pure (``judge``) and tested on its own for what a
 reused pid: the same pid with another start time, another boot, another executable)."""
 import os
 import subprocess
+import sys
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -176,7 +177,7 @@ def test_judge_a_record_of_an_earlier_release_by_its_spawn_epoch():
     assert judge(record=legacy)["state"] == "ours"
     assert judge(record=dict(legacy, started=17010.0 + pidfile.LEGACY_SLACK_S))["state"] == "ours"
     late = judge(record=dict(legacy, started=17010.0 + pidfile.LEGACY_SLACK_S + 0.5))
-    assert late["state"] == "foreign" and "start time differs" in late["msg"]
+    assert late["state"] == "foreign" and "(start time differs)" in late["msg"]
     for started in (None, "17010", [17010]):
         assert "no start time recorded" in judge(record=dict(legacy, started=started))["msg"]
     assert "no start time recorded" in judge(record=legacy, seen=dict(SEEN, start=None))["msg"]
@@ -186,3 +187,128 @@ def test_observe_start_is_boot_time_plus_ticks(bystander):
     seen = pidfile.observe(bystander.pid)
     assert seen["start"] == seen["btime"] + seen["starttime"] / float(os.sysconf("SC_CLK_TCK"))
     assert seen["pgid"] == bystander.pid and seen["ppid"] == os.getpid() and seen["state"] in ("S", "R")
+
+
+# -- the exact words, and the readers on a /proc the test writes -----------------------------------------------------
+def fix(path):
+    return ("nothing signalled; remove the stale pid file %s (and stop that process yourself if it is a server the "
+            "collection lost)" % path)
+
+
+def test_every_refusal_says_the_file_what_is_wrong_and_the_fix_in_these_words(tmp_path, bystander):
+    p = str(tmp_path / "p")
+    cases = [("1", "pid file %s names pid 1, never a server's (1 is init, 0 the caller's group): %s"),
+             ("abc", "pid file %s does not hold a pid ('abc'): %s"),
+             ("9999999", "pid file %s names pid 9999999, beyond the kernel's pid range (4194304): %s"),
+             ("9" * 65, "pid file %s holds more than 64 bytes, not a pid: %s")]
+    for content, words in cases:
+        write(tmp_path / "p", content)
+        assert pidfile.read(p) == (None, words % (p, fix(p)))
+    write(tmp_path / "p", "%d\n" % bystander.pid)
+    assert pidfile.verdict(p, None)["msg"] == ("pid file %s names pid %d, which is not the process started by the "
+                                               "collection (no record of it): %s" % (p, bystander.pid, fix(p)))
+    record = pidfile.identity_of(bystander.pid)
+    assert pidfile.verdict(p, dict(record, pid=7))["msg"] == (
+        "pid file %s names pid %d, which is not the process started by the collection (the record names pid 7): %s"
+        % (p, bystander.pid, fix(p)))
+    gone = pidfile.judge(p, 5, None, None, None, 0)
+    assert gone["msg"] == "pid file %s names pid 5, which has ended: a stale file" % p
+    link = tmp_path / "l"
+    link.symlink_to(p)
+    assert pidfile.read(str(link))[1] == ("pid file %s is a symbolic link (a pid file is a plain file the collection "
+                                          "writes): %s" % (link, fix(link)))
+    assert pidfile.read(str(tmp_path))[1] == "pid file %s is not a regular file: %s" % (tmp_path, fix(tmp_path))
+    under_a_file = p + "/x"  # ENOTDIR: neither missing nor a link
+    assert pidfile.read(under_a_file) == (None, "pid file %s cannot be read (Not a directory): %s"
+                                          % (under_a_file, fix(under_a_file)))
+
+
+def test_the_cap_is_64_bytes_and_the_message_shows_40_of_them(tmp_path):
+    p = write(tmp_path / "p", "x" * 64)  # at the cap: read, and refused as not a pid
+    assert pidfile.read(p)[1].startswith("pid file %s does not hold a pid ('%s'): " % (p, "x" * 40))
+    p = write(tmp_path / "p", b"\xe9\x7f~ \x1f")
+    assert "('\\xe9\\x7f~ \\x1f')" in pidfile.read(p)[1]
+
+
+def test_only_reason_differs_one_at_a_time():
+    """The executable is compared only when the start time matched (one reason, never two)."""
+    v = judge(seen=dict(SEEN, starttime=999, exe="/bin/sh"))
+    assert "(start time differs)" in v["msg"]
+    assert "(executable differs: /bin/sh, not /usr/bin/python3.12)" in judge(seen=dict(SEEN, exe="/bin/sh"))["msg"]
+    assert "(no start time recorded)" in judge(record={"pid": 4242})["msg"]
+    assert judge(seen=dict(SEEN, state="X"))["state"] == "gone"
+
+
+def fake_proc(root, pid, stat, exe=None, btime="btime 17000\n"):
+    d = root / str(pid)
+    d.mkdir(parents=True)
+    (d / "stat").write_bytes(stat)
+    if exe:
+        (d / "exe").symlink_to(exe)
+    if btime is not None:
+        (root / "stat").write_text("cpu  1 2 3\n" + btime + "processes 9\n")
+    return str(root)
+
+
+def fields(n, state=b"S", ppid=b"1", pgid=b"42", start=b"1000"):
+    rest = [state, ppid, pgid] + [b"0"] * (n - 3)
+    if n > 19:
+        rest[19] = start
+    return b" ".join(rest) + b"\n"
+
+
+def test_observe_reads_a_hostile_comm_and_needs_twenty_fields(tmp_path):
+    proc = fake_proc(tmp_path / "proc", 42, b"42 (x) Z 1 \xff) " + fields(20), exe="/usr/bin/python3.12")
+    seen = pidfile.observe(42, proc)
+    tck = float(os.sysconf("SC_CLK_TCK"))
+    assert seen == {"state": "S", "ppid": 1, "pgid": 42, "starttime": 1000, "btime": 17000,
+                    "exe": "/usr/bin/python3.12", "start": 17000 + 1000 / tck}
+    assert pidfile.boot_time(proc) == 17000
+    assert pidfile.identity_of(42, "/e", proc) == {"pid": 42, "starttime": 1000, "btime": 17000, "exe": "/e"}
+    short = fake_proc(tmp_path / "short", 43, b"43 (y) " + fields(19))
+    assert pidfile.observe(43, short) is None and pidfile.identity_of(43, None, short) is None
+    nobtime = fake_proc(tmp_path / "nob", 44, b"44 (z) " + fields(20), btime=None)
+    seen = pidfile.observe(44, nobtime)
+    assert seen["exe"] is None and seen["btime"] is None and seen["start"] is None
+    p = write(tmp_path / "p", "42\n")
+    assert pidfile.verdict(p, {"pid": 42, "starttime": 1000, "btime": 17000}, proc) == {
+        "state": "ours", "pid": 42, "group": True, "msg": None}
+
+
+def test_the_real_boot_time_and_a_real_process_with_a_hostile_name(tmp_path):
+    with open("/proc/stat") as f:
+        btime = int([line.split()[1] for line in f if line.startswith("btime ")][0])
+    assert pidfile.boot_time() == btime
+    # a comm that looks like a state, with a byte that is not UTF-8
+    sleep = os.path.realpath(subprocess.check_output(["sh", "-c", "command -v sleep"], universal_newlines=True).strip())
+    os.symlink(sleep, os.fsencode(str(tmp_path)) + b"/s) Z 1 \xff")
+    p = subprocess.Popen([os.fsencode(str(tmp_path)) + b"/s) Z 1 \xff", b"600"], start_new_session=True)
+    try:
+        seen = pidfile.observe(p.pid)
+        assert seen["state"] in ("S", "R") and seen["pgid"] == p.pid and seen["ppid"] == os.getpid()
+        assert seen["exe"] == sleep
+    finally:
+        p.kill()
+        p.wait()
+
+
+def test_binary_is_the_resolved_elf_and_none_for_a_script_or_nothing(tmp_path):
+    python = os.path.realpath(sys.executable)
+    link = tmp_path / "py"
+    link.symlink_to(python)
+    assert pidfile.binary(str(link)) == python and pidfile.binary(python) == python
+    script = write(tmp_path / "s", "#!/bin/sh\nexit 0\n")
+    assert pidfile.binary(script) is None
+    assert pidfile.binary(write(tmp_path / "e", b"\x7fELF")) == str(tmp_path / "e")  # the magic alone decides
+    assert pidfile.binary(write(tmp_path / "f", b"\x7fEL")) is None
+    assert pidfile.binary(str(tmp_path / "missing")) is None
+
+
+def test_the_callers_own_group_is_never_signalled(tmp_path):
+    """The process group this test runs in: its leader is recorded and ours, its group is not to be signalled."""
+    leader = os.getpgrp()
+    if pidfile.observe(leader) is None:
+        pytest.skip("this test's process group leader has exited")
+    p = write(tmp_path / "p", "%d\n" % leader)
+    v = pidfile.verdict(p, pidfile.identity_of(leader))
+    assert v == {"state": "ours", "pid": leader, "group": False, "msg": None}
