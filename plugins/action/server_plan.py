@@ -14,13 +14,15 @@ __metaclass__ = type
 
 import secrets
 
+from ansible_collections.llmserve.sglang.plugins.module_utils.host import pidfile as host_pidfile
 from ansible_collections.llmserve.sglang.plugins.module_utils.server import peer_watch as server_peer_watch
 from ansible_collections.llmserve.sglang.plugins.module_utils.server import supervise as server_supervise
 from ansible_collections.llmserve.sglang.plugins.plugin_utils._server_plan import plan
 from ansible_collections.llmserve.sglang.plugins.plugin_utils._action import CollectionAction
 
 # The helper scripts the instance controller installs: one source, module_utils, also run as scripts.
-HELPER_SOURCES = {"sglang_supervise.py": server_supervise, "sglang_peer_watch.py": server_peer_watch}
+HELPER_SOURCES = {"sglang_supervise.py": server_supervise, "sglang_peer_watch.py": server_peer_watch,
+                  "sglang_pidfile.py": host_pidfile}
 
 
 def _helpers():

@@ -262,7 +262,8 @@ facts:
 nccl:
   description:
     - The all-reduce - C(gpus) (the indices it ran over, or would have), and either C(skipped) (why it did not
-      run), C(timed_out) with C(deadline_s), or its result - C(busbw_gbps), C(algbw_gbps), C(world_size),
+      run), C(timed_out) with C(deadline_s), C(left) (pids of the probe's tree still there 10 s after SIGKILL: the
+      module returns only once the probe's whole tree is gone, else says which are left), or its result - C(busbw_gbps), C(algbw_gbps), C(world_size),
       C(correct), C(expected_min_busbw_gbps), C(expectation) (how the floor was derived), C(report) (one line, also
       in RV(notes)) and C(env) (the CUDA and NCCL variables it ran with).
   returned: always

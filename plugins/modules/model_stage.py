@@ -310,14 +310,16 @@ class Run(object):
         if not took_over or took_over.get("token") != self.orphan_of or took_over.get("host") != socket.gethostname():
             return None
         pid, starttime = took_over.get("pid"), took_over.get("starttime")
-        if not pid or not alive(int(pid), starttime):
+        # a lock is not proof either: a real pid above 1 with its recorded start time, or nothing is signalled
+        if not all(isinstance(v, int) and not isinstance(v, bool) for v in (pid, starttime)) or pid <= 1 \
+                or not alive(pid, starttime):
             return None
-        os.kill(int(pid), signal.SIGTERM)
+        os.kill(pid, signal.SIGTERM)
         end = time.time() + grace
-        while alive(int(pid), starttime) and time.time() < end:
+        while alive(pid, starttime) and time.time() < end:
             time.sleep(0.1)
-        if alive(int(pid), starttime):
-            os.kill(int(pid), signal.SIGKILL)
+        if alive(pid, starttime):
+            os.kill(pid, signal.SIGKILL)
         return "stopped the worker (pid %s) of a run whose controller is gone; its transfer resumes here" % pid
 
     def watch(self):

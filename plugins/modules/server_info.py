@@ -108,7 +108,9 @@ manager:
 state:
   description:
     - The instance now - C(active_state) (systemd's ActiveState; C(active) or C(inactive) for a pid file),
-      C(sub_state), C(pid), C(load_state), C(result), C(enabled), C(since), C(restarts).
+      C(sub_state), C(pid), C(load_state), C(result), C(enabled), C(since), C(restarts). For a pid file,
+      C(problem) when it names a process the supervisor did not start (a reused pid, a bystander, pid 1, a link,
+      garbage): then C(inactive), C(sub_state) C(pid file refused: ...), and nothing of that process is reported.
   returned: always
   type: dict
   sample: {"active_state": "active", "sub_state": "running", "pid": 4242, "load_state": "loaded", "enabled": true}
@@ -186,7 +188,7 @@ from ansible_collections.llmserve.sglang.plugins.module_utils.server import inst
 from ansible_collections.llmserve.sglang.plugins.module_utils.nvidia.smi import collect
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import version as sglang_version
 from ansible_collections.llmserve.sglang.plugins.module_utils.server.layout import (
-    HELPER_DIR, HELPERS, INSTANCE_RE, instance_dirs, paths, resolve_manager)
+    HELPER_DIR, HELPERS, instance_dirs, paths, resolve_manager, valid_instance)
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import caches
 
 
@@ -219,7 +221,7 @@ def main():
                   model_fs=dict((m, mounts.filesystem(m)) for m in p["model_paths"] if str(m).startswith("/")),
                   become={"euid": os.geteuid(), "sudo": shutil.which("sudo"), "su": shutil.which("su")})
     # An instance name that could escape its directory is refused by the plan; read nothing for it.
-    if INSTANCE_RE.match(p["instance"]):
+    if valid_instance(p["instance"]):
         pt = paths({"instance": p["instance"], "config_dir": p["config_dir"], "log_dir": p["log_dir"]})
         result["paths"] = pt
         if manager == "systemd" and mgr != "systemd":

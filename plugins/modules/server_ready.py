@@ -60,7 +60,9 @@ options:
   pid_file:
     description: File holding the server's PID. When it is gone (roles/server's supervisor removes it when the server
       ends), C(<pid_file>.status) written by the supervisor gives the pid and exit status of a server that already
-      died.
+      died. A pid file is not proof - the pid is watched only when it is the process the supervisor recorded
+      starting (C(<pid_file>.status) C(identity) - pid, start time, executable); a pid file naming another process
+      (a reused pid, a bystander), a link, garbage or a pid <= 1 fails the wait with a message naming the file.
     type: path
   node_rank:
     description: C(--node-rank) of this node. Ranks >= 1 run an always-200 stub, so they are judged from the process

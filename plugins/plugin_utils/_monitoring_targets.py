@@ -23,7 +23,7 @@ from ansible.module_utils.parsing.convert_bool import boolean
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.host import values
 from ansible_collections.llmserve.sglang.plugins.module_utils.host.net import LOOPBACK, WILDCARD, host_port
-from ansible_collections.llmserve.sglang.plugins.module_utils.server.layout import INSTANCE_RE
+from ansible_collections.llmserve.sglang.plugins.module_utils.server.layout import INSTANCE_RE, valid_instance
 from ansible_collections.llmserve.sglang.plugins.plugin_utils._server_view import of_host
 from ansible_collections.llmserve.sglang.plugins.plugin_utils._replica import replica_nodes
 
@@ -176,6 +176,11 @@ def build_targets(servers, routers, groups, monitoring_machine, require_metrics=
             errors.append("%s: server_tp_group '%s' is not an inventory group holding this host: fix "
                           "server_tp_group" % (name, tp_group))
             continue
+        instance = rec.get("instance") or "default"
+        if not valid_instance(instance):  # the one rule of roles/server: never a label (nor a runbook word) else
+            errors.append("%s: server_instance %r is not an instance name: use letters, digits, '.', '_' or '-' (at "
+                          "most 64, starting with a letter or digit)" % (name, instance))
+            continue
         if members[0] != name:
             skipped.append("%s: rank %d of replica %s (only rank 0 serves /metrics)"
                            % (name, members.index(name), tp_group))
@@ -193,7 +198,7 @@ def build_targets(servers, routers, groups, monitoring_machine, require_metrics=
         target = host_port(address, rec.get("port"))
         if claim(target, name, "server"):
             server_groups.append({"targets": [target], "labels": {
-                "job": SERVER_JOB, "llmserve_host": name, "llmserve_instance": str(rec.get("instance") or "default"),
+                "job": SERVER_JOB, "llmserve_host": name, "llmserve_instance": instance,
                 "llmserve_replica": tp_group or name}})
 
     for rec in routers:

@@ -32,7 +32,7 @@ from ansible_collections.llmserve.sglang.plugins.module_utils.host import owned_
 from ansible_collections.llmserve.sglang.plugins.module_utils.host.values import (
     HOST_RE, UNIT_KEY_RE, USER_RE, control_name as _control_name)
 from ansible_collections.llmserve.sglang.plugins.module_utils.server.layout import (
-    HELPER_DIR, HELPERS, INSTANCE_RE, RUN_ROOT, instance_dirs, resolve_manager)
+    HELPER_DIR, HELPERS, RUN_ROOT, instance_dirs, resolve_manager, valid_instance)
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import speculative
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import caches
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import gates
@@ -197,7 +197,7 @@ def validate(raw):
         if n < lo or (hi is not None and n > hi):
             bad.add(name, n, "is out of range", "give a value %s" % ("from %s to %s" % (lo, hi) if hi is not None else ">= %s" % lo))
 
-    if not INSTANCE_RE.match(s["instance"]):
+    if not valid_instance(s["instance"]):
         bad.add("instance", s["instance"], "cannot name a systemd unit or a directory",
                 "use letters, digits, '.', '_' or '-' (at most 64), e.g. server_instance: kimi-tp8")
     if s["sglang_record"] and not ENV_NAME_RE.match(s["sglang_record"]):

@@ -25,7 +25,7 @@ __metaclass__ = type
 import copy
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.host.net import local_url
-from ansible_collections.llmserve.sglang.plugins.module_utils.server.layout import INSTANCE_RE, paths
+from ansible_collections.llmserve.sglang.plugins.module_utils.server.layout import paths, valid_instance
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import api
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import client
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import gates
@@ -182,7 +182,7 @@ def build(raw, name=None, groups=None, version=None, recorded=None, manager=None
     out = {
         "instance": inst,
         "paths": paths(dict(s, instance=inst, config_dir=str(s["config_dir"]), log_dir=str(s["log_dir"])))
-        if INSTANCE_RE.match(inst) else None,
+        if valid_instance(inst) else None,
         "host": host, "port": port, "url": _url(host, port),
         "health_path": gates.health_path([ver]),
         "python": str(s["python"]), "version": ver,

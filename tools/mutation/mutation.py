@@ -64,9 +64,11 @@ ROOMS = {
               MU + "host/user_regex.py"],
              [UT + "host/test_host_access.py", UT + "host/test_host_mounts.py", UT + "host/test_host_net.py",
               UT + "host/test_host_ownership.py", UT + "host/test_host_run_spawn.py", UT + "host/test_host_run_spawn_mutants.py",
-              UT + "host/test_proc_watch_port.py", UT + "host/test_host_mutants.py", UT + "host/test_host_run_bounds.py",
-              UT + "host/test_user_regex.py",
+              UT + "host/test_proc_watch_port.py", UT + "host/test_proc_watch_marked.py", UT + "host/test_host_mutants.py",
+              UT + "host/test_host_run_bounds.py", UT + "host/test_user_regex.py",
               UT + "server/test_server_lock.py"]),
+    # a pid file is not proof (#42): the verdict every stop, status and readiness wait acts on
+    "host/pidfile": ([MU + "host/pidfile.py"], [UT + "host/test_pidfile.py", UT + "server/test_server_pid_identity.py"]),
     "server/preflight": ([MU + "server/preflight.py"], [UT + "server/test_server_preflight.py", UT + "server/test_preflight_bounds.py",
                                                    UT + "sglang/test_sglang_ports.py", UT + "server/test_preflight_mutants.py"]),
     # plan.py moved to plugin_utils (issue 35): its refusals (validation, plan-time) and their tests.

@@ -17,6 +17,8 @@ __metaclass__ = type
 
 import os
 import shutil
+import signal
+import time
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.host import net
 
@@ -120,6 +122,46 @@ def exit_status_of_child(pid):
     if os.WIFSIGNALED(status):
         return -os.WTERMSIG(status)
     return os.WEXITSTATUS(status)
+
+
+ENVIRON_CAP = 4 << 20  # bytes of /proc/PID/environ read (the kernel bounds it near ARG_MAX)
+
+
+def marked(name, value, proc="/proc"):
+    """Pids (not this one, not zombies) whose environment holds ``name=value``: the processes of a program started
+    with that one-time marker, its descendants included wherever they moved (another group, another session)."""
+    needle = ("%s=%s" % (name, value)).encode("utf-8")
+    out = []
+    for entry in os.listdir(proc):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            with open("%s/%s/environ" % (proc, entry), "rb") as f:
+                env = f.read(ENVIRON_CAP).split(b"\0")
+        except (OSError, IOError):
+            continue  # gone, or not ours to read (another user: not started by us either)
+        if needle in env:
+            st = proc_stat(int(entry))
+            if st is not None and st[0] not in ("Z", "X"):
+                out.append(int(entry))
+    return sorted(out)
+
+
+def end_marked(name, value, wait=10.0, clock=time.monotonic, sleep=time.sleep):
+    """SIGKILL every process carrying the marker ``name=value`` and return only when none is left (a killed
+    process is gone once it is a zombie), or after ``wait`` seconds: the pids still there then (none on a sane host).
+    A signal is pending until its process runs again, so on a busy host a group just killed is not gone yet."""
+    deadline = clock() + wait
+    while True:
+        left = marked(name, value)
+        if not left or clock() >= deadline:
+            return left
+        for pid in left:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        sleep(0.02)
 
 
 # -- who answers on the port -----------------------------------------------------

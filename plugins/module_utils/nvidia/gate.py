@@ -12,10 +12,12 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import binascii
 import os
 import tempfile
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.host import user_regex
+from ansible_collections.llmserve.sglang.plugins.module_utils.host import proc_watch
 from ansible_collections.llmserve.sglang.plugins.module_utils.nvidia import health as gh
 from ansible_collections.llmserve.sglang.plugins.module_utils.nvidia import probes
 
@@ -108,6 +110,8 @@ NCCL_MODES = {"auto": "auto", "on": "on", "true": "on", "yes": "on", "1": "on",
               "off": "off", "false": "off", "no": "off", "0": "off"}
 # timeout(1)'s statuses when it ended the probe: 124 (TERM), 137 (KILL after --kill-after)
 TIMED_OUT = (124, 137)
+PROBE_MARKER = "LLMSERVE_GPU_HEALTH_PROBE"  # environment variable naming the probe's processes
+TREE_GONE_S = 10  # after the probe returned, how long its tree may take to be gone after SIGKILL
 
 
 def nccl_mode(value):
@@ -164,8 +168,18 @@ def _allreduce(params, run, which, facts, tmpdir, gpus):
     env.update(CUDA_DEVICE_ORDER="PCI_BUS_ID", CUDA_VISIBLE_DEVICES=",".join(str(i) for i in gpus))
     deadline = int(params.get("nccl_timeout") or params["probe_timeout"])
     probe = [python, path, str(params["nccl_size_mb"]), str(params.get("nccl_iters") or 10)]
-    rc, out, err = run(_timeout(which, deadline) + probe, env=env)
+    # a one-time marker in the probe's environment names its whole tree (ranks included) for the end below
+    marker = "%d-%s" % (os.getpid(), binascii.hexlify(os.urandom(8)).decode("ascii"))
+    rc, out, err = run(_timeout(which, deadline) + probe, env=dict(env, **{PROBE_MARKER: marker}))
+    # timeout(1) returns once the probe itself is gone; its ranks may not have run since the signal: return only
+    # when the whole tree is gone (bounded), so nothing of the probe holds the GPUs when the gate answers
+    left = proc_watch.end_marked(PROBE_MARKER, marker, TREE_GONE_S)
     on = [g for g in facts["gpus"] if g["index"] in gpus]
+    if left:
+        return [gh.problem("nccl_allreduce", gh.ERROR,
+                           "the NCCL all-reduce probe's process(es) %s are still there %d s after SIGKILL (state D: "
+                           "a GPU or driver call that does not return)" % (", ".join(map(str, left)), TREE_GONE_S),
+                           HANG_REMEDY)], {"gpus": gpus, "left": left, "deadline_s": deadline, "env": env}
     if rc in TIMED_OUT:
         return [gh.problem("nccl_allreduce", gh.ERROR,
                            "the NCCL all-reduce over %s did not finish within %d s: it hangs (P2P checks can pass "

@@ -18,6 +18,7 @@ __metaclass__ = type
 import json
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.host import net as host_net
+from ansible_collections.llmserve.sglang.plugins.module_utils.host import pidfile
 from ansible_collections.llmserve.sglang.plugins.module_utils.host import proc_watch
 from ansible_collections.llmserve.sglang.plugins.module_utils.ready import messages
 from ansible_collections.llmserve.sglang.plugins.module_utils.ready.params import BadInput
@@ -123,23 +124,22 @@ class ProcessSource:
         return data if isinstance(data, dict) else {}
 
     def _pid_from_file(self):
-        """The pid in pid_file; None (with died_before set) when the server already ended."""
-        missing = None
-        try:
-            with open(self.pid_file) as f:
-                return int(f.read().split()[0])
-        except (OSError, IOError) as e:
-            missing = e
-        except (ValueError, IndexError) as e:
-            raise BadInput("pid_file %s does not hold a pid: %s" % (self.pid_file, e))
+        """The pid in pid_file when it is the process the supervisor recorded (host/pidfile: pid, start time,
+        executable; a link, garbage or pid <= 1 refused); None (with died_before set) when the server already
+        ended."""
+        v = pidfile.verdict(self.pid_file, self._read_status().get("identity"))
+        if v["state"] in ("refused", "foreign"):
+            raise BadInput("pid_file: %s" % v["msg"])
+        if v["state"] in ("ours", "gone"):  # gone: ended just now, its exit status is explained from the log
+            return v["pid"]
         # The supervisor removes the pid file when the server ends and keeps <pid_file>.status.
         status = self._read_status()
         if status.get("pid") and status.get("returncode") is not None:
             self.proc = {"pid": int(status["pid"]), "exit_status": int(status["returncode"])}
             self.died_before = messages.SUPERVISED_DIED_BEFORE % status["pid"]
             return None
-        raise BadInput("pid_file %s unreadable (%s) and no exit status in %s: was the server started?" % (
-            self.pid_file, getattr(missing, "strerror", missing), self._status_file()))
+        raise BadInput("pid_file %s missing and no exit status in %s: was the server started?" % (
+            self.pid_file, self._status_file()))
 
     def _exit_status_of(self, pid, wait=0.0):
         """Exit status of pid when it can be known: our own child, or the supervisor's status file."""

@@ -89,7 +89,9 @@ def read_state(manager, unit_name, pid_file, run):
         }
     st = server_supervise.state_of(pid_file)
     running = bool(st.get("running"))
-    if running:
+    if st.get("problem"):  # a pid file naming a process the collection did not start: not reported as the server
+        sub = "pid file refused: %s" % st["problem"]
+    elif running:
         sub = "running"
     elif st.get("returncode") is not None:
         sub = "exited %s" % st["returncode"]
@@ -102,7 +104,7 @@ def read_state(manager, unit_name, pid_file, run):
         "manager": "pidfile", "active_state": "active" if running else "inactive", "sub_state": sub,
         "pid": int(st.get("pid") or 0) if running else 0, "load_state": "loaded", "result": str(st.get("returncode", "")),
         "enabled": running, "since": since, "restarts": "n/a (no automatic restart without systemd)",
-        "returncode": st.get("returncode"),
+        "returncode": st.get("returncode"), "problem": st.get("problem"),
     }
 
 

@@ -18,10 +18,18 @@ from ansible_collections.llmserve.sglang.plugins.module_utils.host import owned_
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import caches
 
 MANAGERS = ("auto", "systemd", "pidfile")
-HELPERS = ("sglang_peer_watch.py", "sglang_supervise.py")
+HELPERS = ("sglang_peer_watch.py", "sglang_supervise.py", "sglang_pidfile.py")  # the supervisor imports the last
 HELPER_DIR = "/usr/local/lib/llmserve-sglang"
 RUN_ROOT = owned_dirs.RUN_ROOT  # the one tree below /run the path rule lets the collection make
-INSTANCE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+# The one rule for an instance name (a unit name, a directory, a label, a word in a runbook): \Z, not $ - a '$'
+# also matches before a final newline, and "kimi\n" would pass.
+INSTANCE_RE = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\Z")
+
+
+def valid_instance(name):
+    """True when ``name`` is an instance name: a string, letters, digits, '.', '_' or '-', at most 64, not starting
+    with a punctuation mark (so never '..', a path, a newline, a shell word)."""
+    return isinstance(name, str) and INSTANCE_RE.match(name) is not None
 
 
 def paths(s):

@@ -59,7 +59,7 @@ def why_ours(pid, instance, unit_name=None, server_pids=(), proc="/proc"):
     if env and ("%s=%s" % (MARKER, instance)).encode() in env.split(b"\0"):
         return "environment"
     pgid, sid = _group_and_session(pid, proc)
-    if any(p and p in (pgid, sid) for p in server_pids):
+    if any(p and p > 1 and p != os.getpgrp() and p in (pgid, sid) for p in server_pids):  # never init's, the caller's
         return "process group"
     return None
 
@@ -105,6 +105,9 @@ def sweep(instance, unit_name=None, server_pids=(), grace=10.0, run=None, proc="
         return {"checked": False, "ended": [], "left": []}
     ours = []
     for app in apps:
+        pid = app["pid"]
+        if not isinstance(pid, int) or pid <= 1 or pid == os.getpid():  # never init, the caller, or a non-pid
+            continue
         why = why_ours(app["pid"], instance, unit_name, server_pids, proc)
         if why:
             ours.append({"pid": app["pid"], "cmdline": cmdline(app["pid"], proc), "used_memory_mib": app["used_memory_mib"],

@@ -103,14 +103,16 @@ def server_state(unit=None, pid_file=None):
 
 
 def stop_server(unit=None, pid_file=None):
+    """Stop this node's server: its unit, or through the supervisor beside this file (its ``stop`` signals only
+    the process it recorded starting: a pid file is not proof)."""
     if unit:
         _output(["systemctl", "stop", "--no-block", unit], 30)
         return
-    try:
-        with open(pid_file) as f:
-            os.kill(int(f.read().split()[0]), signal.SIGTERM)
-    except (OSError, ValueError, IndexError):
-        pass
+    here = os.path.dirname(os.path.abspath(__file__))
+    for name in ("sglang_supervise.py", "supervise.py"):  # installed, or in a checkout
+        if os.path.isfile(os.path.join(here, name)):
+            _output([sys.executable, os.path.join(here, name), "stop", "--pid-file", pid_file], 30)
+            return
 
 
 def notify(peers, line, deadline):

@@ -18,6 +18,9 @@ supervisor must outlive the module that starts it).
 with the environment of ``--env-file`` (``NAME="json string"`` lines, as roles/server writes server.env), appends its
 stdout and stderr to ``--log``, writes the server's pid to ``P`` and its own to ``P.supervisor``, and records how the
 server ended in ``P.status`` (JSON: pid, started, ended, returncode; a negative returncode is the killing signal).
+A pid file is not proof: before the pid files, ``P.status`` records the identities of the server and of the
+supervisor (host/pidfile: pid, start time, executable), and ``stop``, ``state`` and the modules act only on a pid
+that matches its record (a pid file naming pid 1, a bystander, a reused pid, a link or garbage: refused, by name).
 ``stop`` asks the supervisor to stop: SIGTERM to the server's process group, SIGKILL after ``--timeout`` seconds
 (the caller kills the group itself at its own bound, which may be shorter: a start-up that never became ready).
 A group with a stopped member (state T: SIGSTOP, a tracer) is killed at once: a stopped process cannot act on
@@ -37,6 +40,23 @@ import os
 import signal
 import sys
 import time
+
+try:
+    from ansible_collections.llmserve.sglang.plugins.module_utils.host import pidfile
+except ImportError:  # run as the installed script: sglang_pidfile.py beside it (or host/pidfile.py in a checkout)
+    def _sibling():
+        import importlib.util  # pylint: disable=import-outside-toplevel
+
+        here = os.path.dirname(os.path.abspath(__file__))
+        for path in (os.path.join(here, "sglang_pidfile.py"), os.path.join(here, "..", "host", "pidfile.py")):
+            if os.path.isfile(path):
+                spec = importlib.util.spec_from_file_location("sglang_pidfile", path)
+                mod = importlib.util.module_from_spec(spec)
+                spec.loader.exec_module(mod)
+                return mod
+        raise SystemExit("sglang_supervise.py: sglang_pidfile.py is missing beside %s" % here)
+
+    pidfile = _sibling()
 
 
 def _say(text, stream=None):
@@ -64,33 +84,76 @@ def read_env(path):
     return env
 
 
+def read_record(pid_file):
+    """The supervisor's record (``P.status``: pid, started, ended, returncode, and the identities it recorded at
+    start: ``identity`` of the server, ``supervisor`` of itself); {} when missing, a link or unreadable."""
+    try:
+        fd = os.open(pid_file + ".status", os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return {}
+    try:
+        with os.fdopen(fd, "rb") as f:
+            data = json.loads(f.read(1 << 16).decode("utf-8", "replace"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def verdicts(pid_file):
+    """host/pidfile's verdict on the server's pid file and on the supervisor's, against the record.
+
+    A record of an earlier release (no ``identity``) names the server by pid and the epoch it was spawned at, and
+    its supervisor by nothing: that supervisor is believed only as the parent of the server so identified."""
+    rec = read_record(pid_file)
+    ident, sup_rec = rec.get("identity"), rec.get("supervisor")
+    legacy = "identity" not in rec and rec.get("pid") and rec.get("ended") is None
+    if legacy:
+        ident = {"pid": rec.get("pid"), "started": rec.get("started")}
+    server = pidfile.verdict(pid_file, ident)
+    if legacy and server["state"] == "ours":
+        sup_pid = pidfile.read(pid_file + ".supervisor")[0]
+        seen = pidfile.observe(server["pid"])
+        if sup_pid and seen and seen["ppid"] == sup_pid:
+            sup_rec = pidfile.identity_of(sup_pid)
+    return server, pidfile.verdict(pid_file + ".supervisor", sup_rec)
+
+
 def read_pid(path):
+    """The pid in ``path`` when it is the running process the supervisor recorded (``path`` is ``P`` or
+    ``P.supervisor``), else None."""
+    base = path[: -len(".supervisor")] if path.endswith(".supervisor") else path
+    server, sup = verdicts(base)
+    v = sup if path.endswith(".supervisor") else server
+    return v["pid"] if v["state"] == "ours" else None
+
+
+class NotOurs(RuntimeError):
+    """A pid file names a process the collection did not start, or is no pid file: nothing was signalled."""
+
+
+def _refusals(server, sup):
+    return [v["msg"] for v in (server, sup) if v["state"] in ("refused", "foreign")]
+
+
+def _write(path, text):
+    """Replace ``path`` atomically, never writing through a link planted at its temporary name."""
+    tmp = path + ".tmp"
     try:
-        with open(path) as f:
-            pid = int(f.read().split()[0])
-    except (OSError, ValueError, IndexError):
-        return None
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return None
-    except PermissionError:
+        os.unlink(tmp)
+    except OSError:
         pass
-    return pid
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+    os.rename(tmp, path)
 
 
 def write_json(path, data):
-    tmp = path + ".tmp"
-    with open(tmp, "w") as f:
-        json.dump(data, f)
-    os.rename(tmp, path)
+    _write(path, json.dumps(data))
 
 
 def write_pid(path, pid):
-    tmp = path + ".tmp"
-    with open(tmp, "w") as f:
-        f.write("%d\n" % pid)
-    os.rename(tmp, path)
+    _write(path, "%d\n" % pid)
 
 
 def _demote(user):
@@ -165,12 +228,20 @@ def supervise(opts, cmd):
             demote()
 
     started = time.time()
+    exe = pidfile.binary(_which(cmd[0], env["PATH"]))
     pid = _spawn(cmd, env, opts.get("cwd") or "/", devnull, log, preexec)
     os.close(log)
     os.close(devnull)
-    write_pid(pid_file, pid)
-    state = {"pid": pid, "started": started, "ended": None, "returncode": None, "stopped": False}
+    try:
+        os.setpgid(pid, pid)  # as the child does: its group exists before anyone reads the record
+    except OSError:
+        pass
+    # the identities first, then the pid files: a pid file is only believed with its record (host/pidfile)
+    state = {"pid": pid, "started": started, "ended": None, "returncode": None, "stopped": False,
+             "identity": pidfile.identity_of(pid, exe), "supervisor": pidfile.identity_of(os.getpid(), _own_exe())}
     write_json(pid_file + ".status", state)
+    write_pid(pid_file, pid)
+    write_pid(pid_file + ".supervisor", os.getpid())
     stopping = []
 
     def on_term(signum, frame):  # pylint: disable=unused-argument
@@ -205,6 +276,22 @@ def supervise(opts, cmd):
             pass
 
 
+def _which(name, path):
+    if os.sep in name:
+        return name
+    for folder in path.split(os.pathsep):
+        if os.access(os.path.join(folder, name), os.X_OK):
+            return os.path.join(folder, name)
+    return name
+
+
+def _own_exe():
+    try:
+        return os.readlink("/proc/self/exe")
+    except OSError:
+        return None
+
+
 def start(opts, cmd):
     running = read_pid(opts["pid_file"])
     if running:
@@ -237,7 +324,6 @@ def start(opts, cmd):
     os.setsid()
     if os.fork():
         os._exit(0)  # pylint: disable=protected-access
-    write_pid(opts["pid_file"] + ".supervisor", os.getpid())
     null = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(null, fd)
@@ -250,13 +336,8 @@ def start(opts, cmd):
 
 def proc_state(pid, proc="/proc"):
     """(state letter, process group) of ``pid`` from /proc, or None when gone."""
-    try:
-        with open("%s/%d/stat" % (proc, pid), "rb") as f:
-            raw = f.read().decode("utf-8", "replace")
-    except (OSError, IOError):
-        return None
-    rest = raw[raw.rfind(")") + 2:].split()  # comm may hold spaces and parentheses
-    return rest[0], int(rest[2])
+    seen = pidfile.observe(pid, proc)
+    return (seen["state"], seen["pgid"]) if seen else None
 
 
 def stopped_in_group(pgid, proc="/proc"):
@@ -270,38 +351,57 @@ def stopped_in_group(pgid, proc="/proc"):
     return sorted(out)
 
 
+def _signal(verdict, sig, group=True):
+    """``sig`` to the process of an ``ours`` verdict: to its group only when host/pidfile allows it (the group the
+    supervisor created, not the caller's), else to the process alone. Nothing to anything else."""
+    if verdict["state"] != "ours":
+        return
+    try:
+        if group and verdict["group"]:
+            os.killpg(verdict["pid"], sig)
+        else:
+            os.kill(verdict["pid"], sig)
+    except OSError:
+        pass
+
+
 def stop_server(pid_file, timeout=120):
     """Ask the supervisor to stop the server (SIGTERM to its group, SIGKILL after timeout); says what happened.
 
-    A group with a stopped member is killed at once (SIGKILL, and SIGCONT so that the kill is delivered to a traced
-    one too): the grace is for a process that can act on SIGTERM, and a stopped one cannot."""
-    sup = read_pid(pid_file + ".supervisor")
-    server = read_pid(pid_file)
-    if not sup and not server:
+    Only processes whose identity matches the supervisor's record are signalled (host/pidfile); a pid file naming
+    anything else raises NotOurs before any signal. A group with a stopped member is killed at once (SIGKILL, and
+    SIGCONT so that the kill is delivered to a traced one too): the grace is for a process that can act on
+    SIGTERM, and a stopped one cannot."""
+    server, sup = verdicts(pid_file)
+    refused = _refusals(server, sup)
+    if refused:
+        raise NotOurs("; ".join(refused))
+    if "ours" not in (server["state"], sup["state"]):
         return "not running"
-    frozen = stopped_in_group(server) if server else []
+    frozen = stopped_in_group(server["pid"]) if server["state"] == "ours" and server["group"] else []
+
+    def running():
+        return "ours" in [v["state"] for v in verdicts(pid_file)]
+
     if frozen:
         for sig in (signal.SIGKILL, signal.SIGCONT):
-            try:
-                os.killpg(server, sig)
-            except OSError:
-                pass
-        st = proc_state(sup) if sup else None
+            _signal(server, sig)
+        st = proc_state(sup["pid"]) if sup["state"] == "ours" else None
         if st and st[0] in ("T", "t"):
-            os.kill(sup, signal.SIGCONT)  # the supervisor records the end and removes the pid files
+            _signal(sup, signal.SIGCONT, group=False)  # the supervisor records the end and removes the pid files
         deadline = time.time() + 10
-        while time.time() < deadline and (read_pid(pid_file + ".supervisor") or read_pid(pid_file)):
+        while time.time() < deadline and running():
             time.sleep(0.05)
         return "stopped (killed at once: %d stopped process%s)" % (len(frozen), "es" if len(frozen) > 1 else "")
-    if sup:
-        os.kill(sup, signal.SIGTERM)
+    if sup["state"] == "ours":
+        _signal(sup, signal.SIGTERM, group=False)
     else:  # supervisor gone (killed): stop the server's group directly
-        os.killpg(server, signal.SIGTERM)
+        _signal(server, signal.SIGTERM)
 
     def gone(seconds):
         deadline = time.time() + seconds
         while time.time() < deadline:
-            if not read_pid(pid_file + ".supervisor") and not read_pid(pid_file):
+            if not running():
                 return True
             time.sleep(0.1)
         return False
@@ -309,42 +409,38 @@ def stop_server(pid_file, timeout=120):
     # the caller's bound, not the supervisor's: a start-up that never became ready is stopped with a short grace
     if gone(float(timeout if timeout is not None else 120)):
         return "stopped"
-    if server:
-        try:
-            os.killpg(server, signal.SIGKILL)
-        except OSError:
-            pass
+    _signal(server, signal.SIGKILL)
     gone(10)  # the supervisor records how the server ended and removes the pid files
     return "stopped (killed)"
 
 
 def stop(opts):
-    _say(stop_server(opts["pid_file"], opts.get("timeout")))
+    try:
+        _say(stop_server(opts["pid_file"], opts.get("timeout")))
+    except NotOurs as exc:
+        _say(str(exc), sys.stderr)
+        return 1
     return 0
 
 
 def proc_start(pid, proc="/proc"):
     """Epoch seconds at which pid started (from /proc/PID/stat and btime), or None."""
-    try:
-        with open("%s/%d/stat" % (proc, pid)) as f:
-            ticks = int(f.read().rsplit(")", 1)[1].split()[19])
-        with open("%s/stat" % proc) as f:
-            btime = int([line.split()[1] for line in f if line.startswith("btime ")][0])
-    except (OSError, ValueError, IndexError):
+    seen = pidfile.observe(pid, proc)
+    if not seen or seen["btime"] is None:
         return None
-    return btime + ticks / float(os.sysconf("SC_CLK_TCK"))
+    return seen["btime"] + seen["starttime"] / float(os.sysconf("SC_CLK_TCK"))
 
 
 def state_of(pid_file):
-    """How the supervised server stands: the .status JSON plus running, supervisor_pid, since and uptime."""
-    try:
-        with open(pid_file + ".status") as f:
-            state = json.load(f)
-    except (OSError, ValueError):
-        state = {}
-    pid = read_pid(pid_file)
+    """How the supervised server stands: the .status JSON plus running, supervisor_pid, since and uptime; and
+    ``problem`` when a pid file names a process the supervisor did not start (then not running: nothing of it is
+    reported as the server)."""
+    state = read_record(pid_file)
+    server, sup = verdicts(pid_file)
+    pid = server["pid"] if server["state"] == "ours" else None
     state["running"] = bool(pid)
-    state["supervisor_pid"] = read_pid(pid_file + ".supervisor")
+    state["supervisor_pid"] = sup["pid"] if sup["state"] == "ours" else None
+    state["problem"] = "; ".join(_refusals(server, sup)) or None
     since = proc_start(pid) if pid else None
     state["since"] = since
     state["uptime"] = round(time.time() - since, 1) if since else None

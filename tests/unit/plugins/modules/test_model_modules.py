@@ -153,6 +153,29 @@ def _orphan_lock(dest, worker, token="old-run"):
     return holder
 
 
+@pytest.mark.parametrize("who", ["pid 1", "no start time", "reused pid"])
+def test_a_lock_naming_pid_1_or_a_reused_pid_signals_nothing(tmp_path, who):
+    """A lock is not proof: PID 1, a pid without its start time, or a bystander under the recorded pid with another
+    start time, is not the worker; the run takes the lock over and stages, and nothing is signalled."""
+    src = tiny.write_target(str(tmp_path / "src"), shards=2)
+    dest = str(tmp_path / "models" / "m")
+    model = {"name": "k", "kind": "dir", "path": src, "dest": dest}
+    bystander = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+    try:
+        holder = _orphan_lock(dest, bystander)
+        from ansible_collections.llmserve.sglang.plugins.module_utils.host import lock as locks
+        holder.update({"pid 1": {"pid": 1, "starttime": None}, "no start time": {"starttime": None},
+                       "reused pid": {"starttime": holder["starttime"] - 1}}[who])
+        locks._replace(dest + ".lock", holder)  # pylint: disable=protected-access
+        took = _run("model_stage", {"model": model, "orphan_of": "old-run", "progress_interval": 30})
+        assert took.get("changed") and took["action"] == "staged", took.get("msg", took)
+        assert "took over the lock" in took["took_over"] and "stopped the worker" not in took["took_over"]
+        assert bystander.poll() is None
+    finally:
+        bystander.kill()
+        bystander.wait()
+
+
 def test_a_run_after_a_killed_controller_stops_the_orphaned_worker_and_stages_at_once(tmp_path):
     src = tiny.write_target(str(tmp_path / "src"), shards=2)
     dest = str(tmp_path / "models" / "m")

@@ -146,6 +146,18 @@ def test_why_ours_reads_cgroup_environment_and_process_group(tmp_path):
     assert orphans.why_ours(12, "t", "sglang-t.service", [], str(proc)) is None  # tt is another instance
 
 
+def test_the_sweep_never_signals_init_the_caller_or_the_callers_group(gpu):
+    """#42: even named as the server (a pid file's pid 1, the caller's own group) and listed on a GPU."""
+    for pid in (1, os.getpid()):
+        (gpu / str(pid)).write_text(json.dumps({"used_memory": 1000, "process_name": "python3"}))
+    sent = []
+    res = orphans.sweep("t", None, [1, os.getpgrp(), os.getpid()], grace=0, run=local_run,
+                        kill=lambda pid, sig: sent.append((pid, sig)))
+    assert res == {"checked": True, "ended": [], "left": []} and sent == []
+    assert orphans.why_ours(os.getpid(), "t", None, [os.getpgrp()]) is None
+    assert orphans.why_ours(os.getpid(), "t", None, [1]) is None
+
+
 # -- issue 38: a stopped tree cannot act on SIGTERM: it is killed at once, no grace waited ---------------------------
 def dead(pid):
     st = server_supervise.proc_state(pid)
