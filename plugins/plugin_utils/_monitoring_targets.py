@@ -23,7 +23,7 @@ from ansible.module_utils.parsing.convert_bool import boolean
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.host import values
 from ansible_collections.llmserve.sglang.plugins.module_utils.host.net import LOOPBACK, WILDCARD, host_port
-from ansible_collections.llmserve.sglang.plugins.module_utils.server.layout import INSTANCE_RE, valid_instance
+from ansible_collections.llmserve.sglang.plugins.module_utils.server.layout import valid_instance
 from ansible_collections.llmserve.sglang.plugins.plugin_utils._server_view import of_host
 from ansible_collections.llmserve.sglang.plugins.plugin_utils._replica import replica_nodes
 
@@ -98,7 +98,7 @@ def record_problems(rec, kind):
                    "HOST': rename the host (ansible_host may stay what it is)" % (_shown(name), problem))
     if kind == "server":
         inst = rec.get("instance")
-        if not isinstance(inst, str) or not INSTANCE_RE.match(inst) or values.shell_word_problem(inst):
+        if not valid_instance(inst) or values.shell_word_problem(inst):
             out.append("%s: server_instance %s cannot name a unit, a label and a runbook's 'systemctl status "
                        "sglang-INSTANCE': use letters, digits, '.', '_' or '-' (at most 64)"
                        % (_shown(name), _shown(inst)))

@@ -56,6 +56,6 @@ def test_monitoring_refuses_it_as_a_label():
     rec = {"name": "a", "ansible_host": "a", "address": "", "host": "0.0.0.0", "port": 30000, "tp_group": "",
            "instance": "kimi\n", "args": {"enable-metrics": True}, "scrape": True}
     r = build_targets([rec], [], {}, "mon")
-    assert r["server"] == [] and r["errors"][0].startswith("a: server_instance ")  # named, with its fix
+    assert r["server"] == [] and r["errors"][0].startswith('"a": server_instance "kimi\\n" cannot name')  # named, with its fix
     r = build_targets([dict(rec, instance="kimi")], [], {}, "mon")
     assert r["errors"] == [] and r["server"][0]["labels"]["llmserve_instance"] == "kimi"
