@@ -253,7 +253,7 @@ facts:
     - Raw facts the checks read. C(gpus) per GPU (ECC counters, remap state, clock event reasons and counters,
       PCIe gen/width current and maximum, card maximum from sysfs, temperatures, power, recovery action, fabric
       state), C(driver_version), C(cuda_driver_version), C(nvcc), C(topology), C(processes), C(nvlink),
-      C(xids) (code, pci, message, line), C(firmware) (kind, meaning, line: the GPU firmware's own lines - GSP
+      C(xids) (code, pci, message, line), C(firmware) (kind, meaning, line - the GPU firmware's own lines - GSP
       heartbeat, RC watchdog, RISC-V halt, GSP RPC timeout), C(kernel_log_source), C(pci_devices), C(dropped_fields),
       C(pcie_fabric) (C(applies), C(why), per GPU the C(bridges) above it with their ACS control and redirect
       bits, C(p2p) status per GPU pair, C(iommu) domain per GPU and the kernel command line's settings).
@@ -262,7 +262,7 @@ facts:
 nccl:
   description:
     - The all-reduce - C(gpus) (the indices it ran over, or would have), and either C(skipped) (why it did not
-      run), C(timed_out) with C(deadline_s), C(left) (pids of the probe's tree still there 10 s after SIGKILL: the
+      run), C(timed_out) with C(deadline_s), C(left) (pids of the probe's tree still there 10 s after SIGKILL; the
       module returns only once the probe's whole tree is gone, else says which are left), or its result - C(busbw_gbps), C(algbw_gbps), C(world_size),
       C(correct), C(expected_min_busbw_gbps), C(expectation) (how the floor was derived), C(report) (one line, also
       in RV(notes)) and C(env) (the CUDA and NCCL variables it ran with).

@@ -110,7 +110,7 @@ state:
     - The instance now - C(active_state) (systemd's ActiveState; C(active) or C(inactive) for a pid file),
       C(sub_state), C(pid), C(load_state), C(result), C(enabled), C(since), C(restarts). For a pid file,
       C(problem) when it names a process the supervisor did not start (a reused pid, a bystander, pid 1, a link,
-      garbage): then C(inactive), C(sub_state) C(pid file refused: ...), and nothing of that process is reported.
+      garbage) - then C(inactive), C(sub_state) C(pid file refused - ...), and nothing of that process is reported.
   returned: always
   type: dict
   sample: {"active_state": "active", "sub_state": "running", "pid": 4242, "load_state": "loaded", "enabled": true}
