@@ -156,6 +156,27 @@ def test_parents_are_made_root_0755_whatever_the_umask(tmp_path, umask):
     assert _mode(target) == 0o750 and os.stat(str(target)).st_uid == NOBODY
 
 
+
+@pytest.mark.parametrize("umask", [0, 0o022])
+def test_a_new_directory_is_root_0700_from_its_first_moment_until_its_mode_is_set(tmp_path, monkeypatch, umask):
+    # between mkdir and the final chown/chmod the directory must not be open to others (umask 0 would make a
+    # mode-less mkdir 0777): each mkdir's result is looked at the moment it returns
+    made, mkdir = {}, os.mkdir
+
+    def watched(path, mode=0o777, **kwargs):
+        mkdir(path, mode, **kwargs)
+        made[str(path)] = _mode(path)
+    monkeypatch.setattr(od.os, "mkdir", watched)
+    target = tmp_path / "a" / "home"
+    old = os.umask(umask)
+    try:
+        od.ensure_all([{"path": str(target), "uid": NOBODY, "gid": NOBODY, "mode": 0o750}])
+    finally:
+        os.umask(old)
+    assert made == {str(tmp_path / "a"): 0o755, str(target): 0o700}
+    assert _mode(target) == 0o750 and os.stat(str(target)).st_uid == NOBODY     # then the mode asked for
+
+
 # ---- a cache's parents, all the way up to /
 
 def test_a_writable_grandparent_of_a_cache_is_refused_by_name(tmp_path):
