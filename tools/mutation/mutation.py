@@ -39,7 +39,8 @@ AT = "tests/unit/plugins/action/"
 
 # room -> (files mutated, tests that hold them). A room's tests are the tests of the files it mutates.
 ROOMS = {
-    "models/contain": ([MU + "models/contain.py"], [UT + "models/test_models_safety.py", UT + "models/test_contain_bounds.py"]),
+    "models/contain": ([MU + "models/contain.py"], [UT + "models/test_models_safety.py", UT + "models/test_contain_bounds.py",
+                                                    UT + "host/test_host_boundary.py"]),
     "models/checkpoint": ([MU + "models/checkpoint.py"],
                           [UT + "models/test_models_checkpoint.py", UT + "models/test_models_servable.py",
                            UT + "models/test_models_hostile.py", UT + "host/test_host_untrusted.py"]),
