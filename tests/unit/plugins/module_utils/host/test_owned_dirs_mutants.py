@@ -309,3 +309,28 @@ def test_a_cache_with_another_owner_whole_message(tmp_path):
     assert str(e) == "server_cache %s is a cache the collection reads back, and it is %s, not root:root 0700: " \
                      "refused, not trusted. Remove it (the collection makes it again)" % (
                          cache, od._describe(NOBODY, NOBODY, 0o700))          # pylint: disable=protected-access
+
+
+# ---- issue 47: the live-tree refusal's whole words, and the parents' walk ends at /
+
+@pytest.mark.parametrize("path, tree", [("/sys/fs/cgroup/x", "/sys"), ("/run/x", "/run"), ("/var/run/x", "/var/run")])
+def test_the_live_tree_refusal_says_why_and_the_fix_in_full(path, tree):
+    assert od.refusal(path) == (
+        "is inside %s, a tree of the kernel or of the running system (a directory made under /sys/fs/cgroup is a "
+        "cgroup, one under /dev, /proc or /run is no directory on a disk)" % tree,
+        "give a directory on a disk, e.g. /var/lib/sglang")
+    assert od.refusal("/var/lib/sglang") is None and od.refusal("/run/llmserve-sglang/x") is None
+
+
+def test_a_caches_parents_are_each_looked_at_once_up_to_the_root(monkeypatch):
+    looked, real_stat = [], os.stat
+
+    def counted(path, *args, **kwargs):
+        looked.append(path)
+        if len(looked) > 20:  # a walk that never reaches / (no time limit needed to see it)
+            raise AssertionError("the parents' walk does not end: %s" % looked[-3:])
+        return real_stat(path, *args, **kwargs)
+    with monkeypatch.context() as patch:  # undone before pytest itself needs os.stat again
+        patch.setattr(od.os, "stat", counted)
+        od._check_parents("/nonexistent-llmserve/a/b/cache", NOBODY, "cache", "c")  # pylint: disable=protected-access
+    assert looked == ["/nonexistent-llmserve/a/b", "/nonexistent-llmserve/a", "/nonexistent-llmserve", "/"]
