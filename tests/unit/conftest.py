@@ -1,7 +1,8 @@
 # Copyright: (c) 2026, llmserve.sglang contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Make the checkout importable as ``ansible_collections.llmserve.sglang``, and this folder's helpers
-(``testpaths``, ``netutil``) importable from tests at any depth; fixtures every room uses."""
+(``testpaths``, ``netutil``) importable from tests at any depth; fixtures every room uses; a loud summary of the
+tests skipped for a host tool that is not installed."""
 import os
 import shutil
 import sys
@@ -24,3 +25,18 @@ def open_dir():
     os.chmod(root, 0o755)
     yield root
     shutil.rmtree(root)
+
+
+# A test skipped because the host lacks a tool says so in its reason, starting with this: the run ends with a
+# banner naming each, so a green run without them is not mistaken for a whole one.
+MISSING_TOOL = "missing host tool: "
+
+
+def pytest_terminal_summary(terminalreporter):
+    missing = sorted(set(r.longrepr[2].split(MISSING_TOOL, 1)[1] for r in terminalreporter.stats.get("skipped", ())
+                         if isinstance(r.longrepr, tuple) and MISSING_TOOL in str(r.longrepr[2])))
+    if missing:
+        terminalreporter.section("NOT TESTED: %d case(s) skipped for a missing host tool" % len(missing), sep="!",
+                                 red=True, bold=True)
+        for reason in missing:
+            terminalreporter.write_line("MISSING HOST TOOL " + reason, red=True, bold=True)

@@ -156,6 +156,27 @@ def test_parents_are_made_root_0755_whatever_the_umask(tmp_path, umask):
     assert _mode(target) == 0o750 and os.stat(str(target)).st_uid == NOBODY
 
 
+
+@pytest.mark.parametrize("umask", [0, 0o022])
+def test_a_new_directory_is_root_0700_from_its_first_moment_until_its_mode_is_set(tmp_path, monkeypatch, umask):
+    # between mkdir and the final chown/chmod the directory must not be open to others (umask 0 would make a
+    # mode-less mkdir 0777): each mkdir's result is looked at the moment it returns
+    made, mkdir = {}, os.mkdir
+
+    def watched(path, mode=0o777, **kwargs):
+        mkdir(path, mode, **kwargs)
+        made[str(path)] = _mode(path)
+    monkeypatch.setattr(od.os, "mkdir", watched)
+    target = tmp_path / "a" / "home"
+    old = os.umask(umask)
+    try:
+        od.ensure_all([{"path": str(target), "uid": NOBODY, "gid": NOBODY, "mode": 0o750}])
+    finally:
+        os.umask(old)
+    assert made == {str(tmp_path / "a"): 0o755, str(target): 0o700}
+    assert _mode(target) == 0o750 and os.stat(str(target)).st_uid == NOBODY     # then the mode asked for
+
+
 # ---- a cache's parents, all the way up to /
 
 def test_a_writable_grandparent_of_a_cache_is_refused_by_name(tmp_path):
@@ -288,3 +309,28 @@ def test_a_cache_with_another_owner_whole_message(tmp_path):
     assert str(e) == "server_cache %s is a cache the collection reads back, and it is %s, not root:root 0700: " \
                      "refused, not trusted. Remove it (the collection makes it again)" % (
                          cache, od._describe(NOBODY, NOBODY, 0o700))          # pylint: disable=protected-access
+
+
+# ---- issue 47: the live-tree refusal's whole words, and the parents' walk ends at /
+
+@pytest.mark.parametrize("path, tree", [("/sys/fs/cgroup/x", "/sys"), ("/run/x", "/run"), ("/var/run/x", "/var/run")])
+def test_the_live_tree_refusal_says_why_and_the_fix_in_full(path, tree):
+    assert od.refusal(path) == (
+        "is inside %s, a tree of the kernel or of the running system (a directory made under /sys/fs/cgroup is a "
+        "cgroup, one under /dev, /proc or /run is no directory on a disk)" % tree,
+        "give a directory on a disk, e.g. /var/lib/sglang")
+    assert od.refusal("/var/lib/sglang") is None and od.refusal("/run/llmserve-sglang/x") is None
+
+
+def test_a_caches_parents_are_each_looked_at_once_up_to_the_root(monkeypatch):
+    looked, real_stat = [], os.stat
+
+    def counted(path, *args, **kwargs):
+        looked.append(path)
+        if len(looked) > 20:  # a walk that never reaches / (no time limit needed to see it)
+            raise AssertionError("the parents' walk does not end: %s" % looked[-3:])
+        return real_stat(path, *args, **kwargs)
+    with monkeypatch.context() as patch:  # undone before pytest itself needs os.stat again
+        patch.setattr(od.os, "stat", counted)
+        od._check_parents("/nonexistent-llmserve/a/b/cache", NOBODY, "cache", "c")  # pylint: disable=protected-access
+    assert looked == ["/nonexistent-llmserve/a/b", "/nonexistent-llmserve/a", "/nonexistent-llmserve", "/"]

@@ -470,3 +470,36 @@ def test_the_walks_default_cap_is_100000_entries(tmp_path):
     assert contain.hostile_entries(str(root)) == []
     assert contain.world_writable(str(root))[0] == 100000
     assert contain.world_writable(str(root), max_entries=100001)[0] == 100001
+
+
+def _mostly_clean_tree(tmp_path, make_bad):
+    """Five clean files and a clean directory at the top, one bad entry below it: os.walk looks at the six top
+    entries first, the bad one is the seventh entry looked at (and the first found)."""
+    root = tmp_path / "m"
+    (root / "sub").mkdir(parents=True)
+    for i in range(5):
+        (root / ("f%d" % i)).write_bytes(b"ok")
+        os.chmod(str(root / ("f%d" % i)), 0o644)
+    os.chmod(str(root), 0o755)
+    os.chmod(str(root / "sub"), 0o755)
+    make_bad(str(root / "sub" / "bad"))
+    return str(root)
+
+
+def _writable_file(path):
+    with open(path, "wb") as handle:
+        handle.write(b"w")
+    os.chmod(path, 0o666)
+
+
+@pytest.mark.parametrize("max_entries, found", [(6, (0, [])), (7, (1, ["sub/bad"])), (8, (1, ["sub/bad"]))])
+def test_world_writable_caps_entries_looked_at_not_entries_found(tmp_path, max_entries, found):
+    # issue 47: a cap on what is found would let a tree of millions of clean entries be walked whole
+    root = _mostly_clean_tree(tmp_path, _writable_file)
+    assert contain.world_writable(root, max_entries=max_entries) == found
+
+
+@pytest.mark.parametrize("max_entries, found", [(6, []), (7, ["sub/bad"]), (8, ["sub/bad"])])
+def test_hostile_entries_caps_entries_looked_at_not_entries_found(tmp_path, max_entries, found):
+    root = _mostly_clean_tree(tmp_path, os.mkfifo)
+    assert [p.split(" ")[0] for p in contain.hostile_entries(root, max_entries=max_entries)] == found
