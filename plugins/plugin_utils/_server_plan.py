@@ -428,6 +428,11 @@ def plan(raw_settings, host):
     out["running"] = running
     out["pid"] = state.get("pid") or 0
 
+    # what the tasks pass to the instance's controller, the lock and the service user, whatever the action
+    out["service"] = {"user": s["user"], "group": s["group"], "home": s["home"], "adopt_dirs": s["adopt_dirs"],
+                      "stop_timeout": s["stop_timeout"], "stop_grace_unready": s["stop_grace_unready"],
+                      "log_keep": s["log_keep"], "on_failure": s["on_failure"], "lock_stale_after": s["lock_stale_after"],
+                      "preflight": s["preflight"], "wait": s["wait"]}
     if s["state"] == "stopped":
         out["watch"] = None  # the act task reads it whatever the action
         if not bad.items:
@@ -579,7 +584,12 @@ def plan(raw_settings, host):
                         "timeout": s["ready_timeout"] + 60, "peers": [], "token": None}
     out["instance"] = s["instance"]
     out["restart"] = s["restart"]
-    out["service"] = {"user": s["user"], "group": group, "stop_timeout": s["stop_timeout"], "log_keep": s["log_keep"]}
+    # after READY with a speculative algorithm (tasks/spec_check.yml); off still checks that adaptive runs adaptive
+    off = s["spec_check"] == "off"
+    out["spec_check"] = {"run": not off or bool(spec["adaptive"]), "mode": "warn" if off else s["spec_check"],
+                         "requests": 0 if off else s["spec_check_requests"],
+                         "max_new_tokens": s["spec_check_max_new_tokens"],
+                         "request_timeout": s["spec_check_request_timeout"]}
     return out
 
 
