@@ -14,6 +14,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.llmserve.sglang.plugins.module_utils.server.layout import MANAGERS
 from ansible_collections.llmserve.sglang.plugins.plugin_utils import _server_view as server_view
 from ansible_collections.llmserve.sglang.plugins.plugin_utils._action import CollectionAction
 
@@ -30,6 +31,8 @@ class ActionModule(CollectionAction):
         for option, name in FROM_SETTINGS.items():
             if args.get(option) is None:
                 args[option] = settings[name]
+        if args["manager"] not in MANAGERS:  # read as auto here: server_plan refuses the setting by name, with its fix
+            args["manager"] = "auto"
         if args.get("model_paths") is None:
             planned = server_view.build(settings)
             args["model_paths"] = [p for p in (planned["model_path"], planned["spec"]["draft_model_path"]) if p]

@@ -86,9 +86,8 @@ class ActionModule(CollectionAction):
         out["peer_token"] = secrets.token_hex(16)
         result["plan"] = out
         result["changed"] = False
-        if out.get("view"):
-            # the instance's resolved view, public: what status, the benchmark, monitoring and the router read
-            result["ansible_facts"] = {"server_view": out["view"]}
+        # The planned view travels in the plan (plan.view) only: the fact server_view keeps what runs (server_info's,
+        # from the instance's record) until a start makes the plan what runs (tasks/deploy.yml refreshes it then).
         if settings.get("api_key"):
             # the plan carries the API key file's text
             result["_ansible_no_log"] = True
@@ -98,5 +97,4 @@ class ActionModule(CollectionAction):
                 name, len(out["refusals"]), "\n- ".join(out["refusals"]))
             result.pop("_ansible_no_log", None)
             result["plan"] = {"refusals": out["refusals"]}
-            result.pop("ansible_facts", None)
         return result

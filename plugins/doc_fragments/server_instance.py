@@ -15,7 +15,11 @@ options:
     description:
       - How the instance runs. C(systemd) is the unit C(sglang-<instance>.service); C(pidfile) is the detached
         supervisor C(/usr/local/lib/llmserve-sglang/sglang_supervise.py) with a pid file, for hosts without systemd.
+        C(auto) is C(systemd) where systemd runs, else C(pidfile) (module_utils/server/layout.INSTANCE_SPEC holds the same
+        choices in llmserve.sglang.server_info and llmserve.sglang.server_drift).
     type: str
+    choices: [auto, systemd, pidfile]
+    default: auto
   paths:
     description:
       - The instance's paths, as C(plan.paths) of llmserve.sglang.server_plan (C(unit_name), C(unit), C(instance_dir),

@@ -89,7 +89,7 @@ from ansible_collections.llmserve.sglang.plugins.module_utils.host.run import mo
 from ansible_collections.llmserve.sglang.plugins.module_utils.server import drift as server_drift
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.client import Client, endpoint_spec, key_problem
 from ansible_collections.llmserve.sglang.plugins.module_utils.server import instance as si
-from ansible_collections.llmserve.sglang.plugins.module_utils.server.layout import paths, resolve_manager
+from ansible_collections.llmserve.sglang.plugins.module_utils.server.layout import instance_spec, paths, resolve_manager
 
 
 def _server_info(url, api_key, timeout):
@@ -101,10 +101,8 @@ def _server_info(url, api_key, timeout):
 def main():
     module = AnsibleModule(
         argument_spec=endpoint_spec(
-            instance=dict(type="str", default="default"),
-            config_dir=dict(type="path", default="/etc/sglang"),
-            manager=dict(type="str", default="auto", choices=["auto", "systemd", "pidfile"]),
             timeout=dict(type="int", default=10),
+            **instance_spec(("instance", "config_dir", "manager"))
         ),
         supports_check_mode=True,
     )

@@ -45,8 +45,10 @@ options:
     description:
       - C(server_service_manager) - C(auto), C(systemd) or C(pidfile); C(auto) reads the unit on systemd hosts and the
         pid file elsewhere.
-      - Any other value is read as C(auto), so that P(llmserve.sglang.server_plan#module) names the problem with its fix.
+      - The action passes a setting outside these as C(auto), so that P(llmserve.sglang.server_plan#module) names the
+        problem with its fix.
     type: str
+    choices: [auto, systemd, pidfile]
     default: auto
   python:
     description: Python of the SGLang virtualenv; when given, the installed C(sglang) version is read with it.
@@ -185,6 +187,7 @@ from ansible_collections.llmserve.sglang.plugins.module_utils.host.run import mo
 from ansible_collections.llmserve.sglang.plugins.module_utils.host import mounts
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.server import instance as si
+from ansible_collections.llmserve.sglang.plugins.module_utils.server.layout import instance_spec
 from ansible_collections.llmserve.sglang.plugins.module_utils.nvidia.smi import collect
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import version as sglang_version
 from ansible_collections.llmserve.sglang.plugins.module_utils.server.layout import (
@@ -194,12 +197,9 @@ from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import cach
 
 def main():
     module = AnsibleModule(
-        argument_spec=dict(
-            instance=dict(type="str", default="default"),
-            config_dir=dict(type="path", default="/etc/sglang"),
-            log_dir=dict(type="path", default="/var/log/sglang"),
+        argument_spec=instance_spec(
+            ("instance", "config_dir", "log_dir", "manager"),
             home=dict(type="path", default="/var/lib/sglang"),
-            manager=dict(type="str", default="auto"),
             python=dict(type="path"),
             gather_gpu=dict(type="bool", default=False),
             user=dict(type="str", default="sglang"),
@@ -213,7 +213,6 @@ def main():
     run = module_runner(module, timeout=60, environ_update={"LC_ALL": "C"})  # systemctl, the version probe
 
     mgr = si.service_mgr()
-    # a manager the plan will refuse is read as auto here, so the plan gets to name the problem
     manager = resolve_manager(p["manager"], mgr)[0]
     result = dict(changed=False, service_mgr=mgr, manager=manager, state={}, files={}, dirs={}, fingerprint="",
                   recorded=None, version=None, user_exists=si.user_exists(p["user"]),

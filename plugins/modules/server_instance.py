@@ -44,9 +44,6 @@ options:
     type: str
     required: true
     choices: [write, none, start, restart, stop, end_watch, recover]
-  manager:
-    choices: [systemd, pidfile]
-    default: systemd
   files:
     description: O(action=write) - C({path, content, mode, owner, group, secret}) each; a secret file is never diffed.
     type: list
@@ -215,15 +212,15 @@ import sys
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.host.run import module_runner
-from ansible_collections.llmserve.sglang.plugins.module_utils.server.instance import ACTIONS, Instance, act
+from ansible_collections.llmserve.sglang.plugins.module_utils.server.instance import ACTIONS, Instance, act, service_mgr
+from ansible_collections.llmserve.sglang.plugins.module_utils.server.layout import instance_spec, resolve_manager
 
 
 def main():
     module = AnsibleModule(
-        argument_spec=dict(
+        argument_spec=instance_spec(
+            ("manager", "paths"),
             action=dict(type="str", required=True, choices=list(ACTIONS)),
-            manager=dict(type="str", default="systemd", choices=["systemd", "pidfile"]),
-            paths=dict(type="dict", required=True),
             files=dict(type="list", elements="dict", default=[], no_log=False),
             remove=dict(type="list", elements="path", default=[]),
             dirs=dict(type="list", elements="dict", default=[]),
@@ -240,6 +237,8 @@ def main():
         supports_check_mode=True,
     )
 
+    # auto (layout.INSTANCE_SPEC: one set of managers) resolves on the host as server_info resolves it
+    module.params["manager"] = resolve_manager(module.params["manager"], service_mgr())[0]
     inst = Instance(module.params, module_runner(module, environ_update={"LC_ALL": "C"}), check_mode=module.check_mode, python=sys.executable)
     try:
         res = act(inst, module.params)

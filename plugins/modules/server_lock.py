@@ -27,9 +27,6 @@ extends_documentation_fragment:
   - llmserve.sglang.server_instance
   - llmserve.sglang.attributes
 options:
-  manager:
-    choices: [systemd, pidfile]
-    default: systemd
   state:
     description: C(held) takes the lock (refused while another live deploy holds it), C(released) gives it back.
     type: str
@@ -96,15 +93,15 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.llmserve.sglang.plugins.module_utils.host.run import module_runner
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.host import lock as server_lock
-from ansible_collections.llmserve.sglang.plugins.module_utils.server.instance import read_state
+from ansible_collections.llmserve.sglang.plugins.module_utils.server.instance import read_state, service_mgr
+from ansible_collections.llmserve.sglang.plugins.module_utils.server.layout import instance_spec, resolve_manager
 
 
 def main():
     module = AnsibleModule(
-        argument_spec=dict(
+        argument_spec=instance_spec(
+            ("manager", "paths"),
             state=dict(type="str", default="held", choices=["held", "released"]),
-            manager=dict(type="str", default="systemd", choices=["systemd", "pidfile"]),
-            paths=dict(type="dict", required=True),
             stale_after=dict(type="int", default=7200),
             fingerprint=dict(type="str"),
             pid=dict(type="int"),
@@ -113,6 +110,8 @@ def main():
         ),
         supports_check_mode=True,
     )
+    # auto (layout.INSTANCE_SPEC: one set of managers) resolves on the host as server_info resolves it
+    module.params["manager"] = resolve_manager(module.params["manager"], service_mgr())[0]
     p = module.params
     path = p["paths"]["lock"]
     holder = p["holder"] or {}

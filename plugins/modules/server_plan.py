@@ -105,6 +105,20 @@ plan:
     watch:
       description: Multi-node - the peer watch of this node, or null.
       type: dict
+    view:
+      description:
+        - The planned view of the instance (plugin_utils/_server_view.build). The fact C(server_view) stays what runs
+          (llmserve.sglang.server_info's) until roles/server has started this plan.
+      type: dict
+    service:
+      description:
+        - What the tasks pass on - C(user), C(group), C(home), C(adopt_dirs), C(stop_timeout), C(stop_grace_unready),
+          C(log_keep), C(on_failure), C(lock_stale_after), C(preflight), C(wait) - checked, so that no task reads a
+          raw setting.
+      type: dict
+    spec_check:
+      description: Arguments of llmserve.sglang.spec_check - C(run), C(mode), C(requests), C(max_new_tokens), C(request_timeout).
+      type: dict
     warnings:
       description: Warnings of the rendering (e.g. options SGLang changes by itself).
       type: list

@@ -30,7 +30,7 @@ import re
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.host import owned_dirs
 from ansible_collections.llmserve.sglang.plugins.module_utils.host.values import (
-    HOST_RE, UNIT_KEY_RE, USER_RE, control_name as _control_name)
+    HOST_RE, UNIT_KEY_RE, USER_RE, control_name as _control_name, to_bool, to_float, to_int)
 from ansible_collections.llmserve.sglang.plugins.module_utils.server.layout import (
     HELPER_DIR, HELPERS, RUN_ROOT, instance_dirs, resolve_manager, valid_instance)
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import speculative
@@ -40,6 +40,7 @@ from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.argv import
 from ansible_collections.llmserve.sglang.plugins.plugin_utils._replica import NOT_A_GROUP, NOT_A_MEMBER
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.version import compare as version_compare, is_version
 from ansible_collections.llmserve.sglang.plugins.module_utils.server.orphans import MARKER as ORPHAN_MARKER
+from ansible_collections.llmserve.sglang.plugins.plugin_utils import _server_settings as _settings
 from ansible_collections.llmserve.sglang.plugins.plugin_utils import _server_view as server_view
 from ansible_collections.llmserve.sglang.plugins.plugin_utils._server_view import OPTIONAL, SETTINGS  # noqa: F401
 
@@ -47,27 +48,8 @@ MANAGED = "Managed by llmserve.sglang.server: changes here are overwritten."
 API_KEY_ENV = "SGLANG_SERVER_API_KEY"
 ACTIONS = ("none", "start", "restart", "stop")
 
-# Every setting of roles/server with its kind and default: server/view.py (SETTINGS, DEFAULTS).
-
-CHOICES = {
-    "state": ("started", "stopped"),
-    "service_manager": ("auto", "systemd", "pidfile"),
-    "restart_policy": ("no", "on-failure", "on-abnormal", "always"),
-    "restart": ("always", "changed", "never"),
-    "spec_check": ("off", "warn", "fail"),
-    "model_check_unknown": ("refuse", "warn"),
-    "on_failure": ("rollback", "stop"),
-}
-# (minimum, maximum or None) of the numbers.
-RANGES = {
-    "tp": (1, None), "port": (1, 65535), "log_keep": (0, None), "restart_sec": (0, None),
-    "start_limit_burst": (1, None), "start_limit_interval": (0, None), "stop_timeout": (1, None),
-    "stop_grace_unready": (1, None), "lock_stale_after": (60, None),
-    "ready_timeout": (1, None), "stall_timeout": (1, None), "ready_interval": (0.1, None), "tail_lines": (0, None),
-    "progress_interval": (1, None), "dist_init_port": (1, 65530), "peer_watch_port": (1, 65535),
-    "spec_min_accept_length": (1.0, None), "spec_check_requests": (0, None), "spec_check_max_new_tokens": (1, None),
-    "spec_check_request_timeout": (1, None),
-}
+# Every setting of roles/server with its kind, default, choices and range: _server_settings.TABLE.
+CHOICES, RANGES = _settings.CHOICES, _settings.RANGES
 SPEC_ALGORITHMS = speculative.ALGORITHMS
 # SGLang's flag for weights on a shared filesystem ("Each rank prefetches a fraction of the shards, reducing total
 # network I/O on shared filesystems (NFS/Lustre) from N*checkpoint to 1*checkpoint"): in the 0.5.15.post1 and 0.5.23
@@ -93,42 +75,7 @@ class Refusals(object):
         self.items.append("server_%s=%s %s: %s" % (name, shown, problem, fix))
 
 
-def _is_int(v):
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
-def _to_int(v):
-    """Inventory values arrive as strings ('8'); accept whole numbers, nothing else."""
-    if _is_int(v):
-        return v
-    if isinstance(v, float) and v.is_integer():
-        return int(v)
-    if isinstance(v, str) and re.match(r"^\s*-?\d+\s*$", v):
-        return int(v)
-    return None
-
-
-def _to_float(v):
-    if isinstance(v, bool):
-        return None
-    try:
-        return float(v)
-    except (TypeError, ValueError):
-        return None
-
-
-_TRUE = ("1", "true", "yes", "on", "y", "t")
-_FALSE = ("0", "false", "no", "off", "n", "f", "")
-
-
-def _to_bool(v):
-    if isinstance(v, bool):
-        return v
-    if _is_int(v) and v in (0, 1):
-        return bool(v)
-    if isinstance(v, str) and v.strip().lower() in _TRUE + _FALSE:
-        return v.strip().lower() in _TRUE
-    return None
+_to_int, _to_float, _to_bool = to_int, to_float, to_bool  # host/values: the one coercer family
 
 
 def _abs_path(v):
@@ -143,7 +90,8 @@ def validate(raw):
     """Check and normalise every setting. Returns (settings, refusals)."""
     bad = Refusals()
     s = {}
-    for name, kind in SETTINGS.items():
+    for setting in _settings.TABLE:  # kinds here, then the declared choices and ranges
+        name, kind = setting.name, setting.kind
         v = raw.get(name)
         if name == "speculative" and (v is None or v == ""):
             v = {"algorithm": ""}  # null or '': served without speculation (sglang/speculative.py)
@@ -480,6 +428,11 @@ def plan(raw_settings, host):
     out["running"] = running
     out["pid"] = state.get("pid") or 0
 
+    # what the tasks pass to the instance's controller, the lock and the service user, whatever the action
+    out["service"] = {"user": s["user"], "group": s["group"], "home": s["home"], "adopt_dirs": s["adopt_dirs"],
+                      "stop_timeout": s["stop_timeout"], "stop_grace_unready": s["stop_grace_unready"],
+                      "log_keep": s["log_keep"], "on_failure": s["on_failure"], "lock_stale_after": s["lock_stale_after"],
+                      "preflight": s["preflight"], "wait": s["wait"]}
     if s["state"] == "stopped":
         out["watch"] = None  # the act task reads it whatever the action
         if not bad.items:
@@ -631,7 +584,12 @@ def plan(raw_settings, host):
                         "timeout": s["ready_timeout"] + 60, "peers": [], "token": None}
     out["instance"] = s["instance"]
     out["restart"] = s["restart"]
-    out["service"] = {"user": s["user"], "group": group, "stop_timeout": s["stop_timeout"], "log_keep": s["log_keep"]}
+    # after READY with a speculative algorithm (tasks/spec_check.yml); off still checks that adaptive runs adaptive
+    off = s["spec_check"] == "off"
+    out["spec_check"] = {"run": not off or bool(spec["adaptive"]), "mode": "warn" if off else s["spec_check"],
+                         "requests": 0 if off else s["spec_check_requests"],
+                         "max_new_tokens": s["spec_check_max_new_tokens"],
+                         "request_timeout": s["spec_check_request_timeout"]}
     return out
 
 

@@ -4,8 +4,8 @@
 # llmserve: controller-only (planning: action plugins and filters import it, modules must not - tools/import_graph)
 """One SGLang instance as the rest of the collection sees it: its resolved view (pure; controller side).
 
-The one home of roles/server's settings (:data:`SETTINGS`, their kinds) and of their defaults (:data:`DEFAULTS`,
-tested equal to roles/server/defaults/main.yml), and of :func:`build`, which turns the settings - with what the host
+It reads roles/server's settings (:data:`SETTINGS`, their kinds) and their defaults (:data:`DEFAULTS`, tested equal
+to roles/server/defaults/main.yml) from their one declaration (_server_settings.TABLE), and holds :func:`build`, which turns the settings - with what the host
 recorded at the instance's last start, when there is a record - into::
 
     instance, paths, host, port, url, health_path, python, version, model_path, served_model_name,
@@ -30,73 +30,12 @@ from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import api
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import client
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import gates
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import speculative
+from ansible_collections.llmserve.sglang.plugins.plugin_utils import _server_settings as _settings
 from ansible_collections.llmserve.sglang.plugins.plugin_utils._replica import replica_nodes
 
-# Every setting of roles/server (server_<name>) with its kind; tests check this against meta/argument_specs.yml.
-SETTINGS = {
-    "instance": "str", "state": "str", "model_path": "str", "tp": "int", "host": "str", "port": "int",
-    "served_model_name": "str", "speculative": "dict", "args": "dict", "env": "dict", "api_key": "str",
-    "cuda_visible_devices": "list", "python": "str", "sglang_version": "str", "patches": "list",
-    "patch_state": "str", "base_env": "dict", "service_manager": "str", "user": "str", "group": "str",
-    "create_user": "bool", "home": "str", "config_dir": "str", "log_dir": "str", "log_keep": "int",
-    "restart_policy": "str", "restart_sec": "int", "start_limit_burst": "int", "start_limit_interval": "int",
-    "stop_timeout": "int", "unit_hardening": "dict", "unit_limits": "dict", "unit_extra": "dict",
-    "restart": "str", "preflight": "bool", "verify_model": "bool", "model_check_unknown": "str", "on_failure": "str",
-    "stop_grace_unready": "int", "wait": "bool", "ready_chat_probe": "bool",
-    "lock_stale_after": "int", "adopt_dirs": "list",
-    "ready_timeout": "int", "stall_timeout": "int", "ready_interval": "float", "stage_timeouts": "dict",
-    "tail_lines": "int", "progress_interval": "float", "tp_group": "str", "dist_init_host": "str",
-    "dist_init_port": "int", "peer_watch": "bool", "peer_watch_port": "int",
-    # the health latch (sglang/gates.health_env): /health a status check; SGLANG_HEALTH_CHECK_TIMEOUT (0 = derived)
-    "health_status_check": "bool", "health_check_timeout": "int",
-    # read by tasks/spec_check.yml (module spec_check) after READY; checked here with the rest
-    "spec_check": "str", "spec_min_accept_length": "float", "spec_check_requests": "int",
-    "spec_check_max_new_tokens": "int", "spec_check_request_timeout": "float",
-    # read by defaults/main.yml (which install record the SGLang settings above came from); checked here
-    "sglang_record": "str",
-}
-OPTIONAL = ("dist_init_host", "peer_watch_port", "sglang_version")
-# Settings whose null is a value: server_speculative: null (or '') serves without speculation.
-NULL_IS_VALUE = ("speculative",)
-
-# The default of every setting: what roles/server/defaults/main.yml resolves to on a host where roles/sglang did not
-# run in this play and left no install record, and no models_list is staged (tests/unit/.../test_server_view.py
-# renders that file and compares). The SGLang settings then follow roles/sglang's facts, else its record
-# (:data:`SGLANG_FOLLOWS`), and peer_watch_port follows dist_init_port.
-DEFAULTS = {
-    "instance": "default", "state": "started", "model_path": "", "tp": 1, "host": "127.0.0.1", "port": client.DEFAULT_PORT,
-    "served_model_name": "",
-    "speculative": {"algorithm": "EAGLE3", "draft_model_path": "", "num_steps": None, "eagle_topk": None,
-                    "num_draft_tokens": None, "adaptive": False},
-    "args": {}, "env": {}, "api_key": "", "cuda_visible_devices": [],
-    "sglang_record": "llmserve_sglang", "python": "/opt/sglang/venv/bin/python", "sglang_version": "", "patches": [],
-    "patch_state": "", "base_env": {},
-    "service_manager": "auto", "user": "sglang", "group": "sglang", "create_user": True, "home": "/var/lib/sglang",
-    "config_dir": "/etc/sglang", "log_dir": "/var/log/sglang", "log_keep": 5, "restart_policy": "on-failure",
-    "restart_sec": 30, "start_limit_burst": 3, "start_limit_interval": 1800, "stop_timeout": 120,
-    "stop_grace_unready": 10,
-    "unit_hardening": {"NoNewPrivileges": "yes", "ProtectSystem": "full", "ProtectHome": "read-only",
-                       "PrivateTmp": "yes", "ProtectKernelTunables": "yes", "ProtectKernelModules": "yes",
-                       "ProtectControlGroups": "yes", "RestrictSUIDSGID": "yes", "LockPersonality": "yes",
-                       "RestrictRealtime": "yes"},
-    "unit_limits": {"LimitNOFILE": 1048576, "LimitMEMLOCK": "infinity"}, "unit_extra": {},
-    "restart": "changed", "preflight": True, "verify_model": True, "model_check_unknown": "refuse", "lock_stale_after": 7200, "adopt_dirs": [],
-    "on_failure": "rollback",
-    "wait": True, "ready_chat_probe": True, "ready_timeout": 1800, "stall_timeout": 600, "ready_interval": 2, "stage_timeouts": {},
-    "tail_lines": 30, "progress_interval": 15,
-    "tp_group": "", "dist_init_host": None, "dist_init_port": 50000, "peer_watch": True, "peer_watch_port": 50009,
-    "health_status_check": True, "health_check_timeout": 0,
-    "spec_check": "warn", "spec_min_accept_length": api.MIN_ACCEPT_LENGTH, "spec_check_requests": 3, "spec_check_max_new_tokens": 48,
-    "spec_check_request_timeout": 30,
-}
-# Settings that follow roles/sglang: (its fact of this play, the key of its install record, the last resort).
-SGLANG_FOLLOWS = {
-    "python": ("sglang_venv_python", "venv_python"),
-    "sglang_version": ("sglang_installed_version", "installed_version"),
-    "patches": ("sglang_patches_applied", "patches_applied"),
-    "patch_state": ("sglang_patch_state", "patch_state"),
-    "base_env": ("sglang_server_env", "server_env"),
-}
+# Every setting of roles/server, its kind, default, what it follows: declared once in _server_settings (TABLE).
+SETTINGS, DEFAULTS, OPTIONAL = _settings.SETTINGS, _settings.DEFAULTS, _settings.OPTIONAL
+NULL_IS_VALUE, SGLANG_FOLLOWS = _settings.NULL_IS_VALUE, _settings.SGLANG_FOLLOWS
 # What the instance's record says about the server that runs (it wins over the settings for these).
 RUNNING = ("host", "port", "url", "health_path", "python", "version", "model_path", "served_model_name", "spec",
            "speculation")

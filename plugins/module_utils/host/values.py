@@ -192,3 +192,44 @@ def shell_word_problem(value):
     if not SHELL_WORD_RE.match(text) or text.startswith("-"):
         return "is not a plain word (letters, digits and _@%+=:,./- only): a shell line would run or split it"
     return None
+
+
+# The one coercer family for settings from an inventory (values arrive as strings: '8', 'yes'): each answers the
+# value of its kind, or None where the value is not one (the caller names the setting and the fix).
+TRUE_WORDS = ("1", "true", "yes", "on", "y", "t")
+FALSE_WORDS = ("0", "false", "no", "off", "n", "f", "")
+_INT_RE = re.compile(r"^\s*-?\d+\s*\Z", re.ASCII)
+
+
+def to_int(value):
+    """A whole number (``8``, ``'8'``, ``8.0``), else None (a bool is no number)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and _INT_RE.match(value):
+        return int(value)
+    return None
+
+
+def to_float(value):
+    """A number (``2``, ``'0.5'``), else None (a bool is no number)."""
+    if isinstance(value, bool):
+        return None
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def to_bool(value):
+    """True or False from a bool, 0/1 or one of :data:`TRUE_WORDS`/:data:`FALSE_WORDS` (any case), else None."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str) and value.strip().lower() in TRUE_WORDS + FALSE_WORDS:
+        return value.strip().lower() in TRUE_WORDS
+    return None

@@ -77,6 +77,26 @@ def resolve_manager(setting, detected, host_name="the host"):
     return setting, None
 
 
+# The instance's option family of the roles/server modules (server_info, server_drift, server_instance, server_lock),
+# each taking the names it needs through :func:`instance_spec` (sglang/client.ENDPOINT_SPEC's habit): one set of
+# managers everywhere, ``auto`` resolved on the host by :func:`resolve_manager`.
+INSTANCE_SPEC = {
+    "instance": {"type": "str", "default": "default"},
+    "config_dir": {"type": "path", "default": "/etc/sglang"},
+    "log_dir": {"type": "path", "default": "/var/log/sglang"},
+    "manager": {"type": "str", "default": "auto", "choices": list(MANAGERS)},
+    "paths": {"type": "dict", "required": True},
+}
+
+
+def instance_spec(names, **options):
+    """A module's argument spec: copies of the :data:`INSTANCE_SPEC` entries ``names`` plus its own ``options``."""
+    spec = dict((k, dict(INSTANCE_SPEC[k], **({"choices": list(INSTANCE_SPEC[k]["choices"])}
+                                               if "choices" in INSTANCE_SPEC[k] else {}))) for k in names)
+    spec.update(options)
+    return spec
+
+
 def instance_dirs(home, config_dir, log_dir, paths, user, group):
     """The directories an instance needs, as ``(path, owner, group, mode)`` in creation order (``paths`` from
     :func:`paths`)."""

@@ -24,6 +24,8 @@ __metaclass__ = type
 
 import json
 
+from ansible_collections.llmserve.sglang.plugins.module_utils.host.values import to_bool, to_int
+
 ALGORITHMS = ("EAGLE3", "EAGLE")
 DEFAULT_ALGORITHM = "EAGLE3"
 
@@ -46,25 +48,8 @@ def resolve(spec):
     draft = str(spec.get("draft_model_path") or "").strip() or None
     adaptive = spec.get("adaptive")
     if isinstance(adaptive, str):
-        adaptive = adaptive.strip().lower() in ("1", "true", "yes", "on", "y", "t")
+        adaptive = to_bool(adaptive) is True
     return {"on": True, "algorithm": algo, "draft_model_path": draft, "adaptive": bool(adaptive)}
-
-
-_TRUE = ("1", "true", "yes", "on", "y", "t")
-_FALSE = ("0", "false", "no", "off", "n", "f", "")
-
-
-def _count(v):
-    """A whole number from an inventory value (``8``, ``'8'``, ``8.0``), else None."""
-    if isinstance(v, bool):
-        return None
-    if isinstance(v, int):
-        return v
-    if isinstance(v, float) and v.is_integer():
-        return int(v)
-    if isinstance(v, str) and v.strip().lstrip("-").isdigit():
-        return int(v)
-    return None
 
 
 def problems(spec):
@@ -87,14 +72,13 @@ def problems(spec):
         v = spec.get(key)
         if v is None:
             continue
-        n, low = _count(v), 0 if key == "num_steps" else 1
+        n, low = to_int(v), 0 if key == "num_steps" else 1
         if n is None or n < low:
             found.append(({key: v}, "is not a valid count", "give a whole number >= %d, or null" % low))
         else:
             out[key] = n
     v = spec.get("adaptive")
-    if not (v is None or isinstance(v, bool) or (isinstance(v, int) and v in (0, 1))
-            or (isinstance(v, str) and v.strip().lower() in _TRUE + _FALSE)):
+    if v is not None and to_bool(v) is None:
         found.append(({"adaptive": v}, "is not a boolean", "give true or false"))
     return out, found
 
@@ -116,8 +100,8 @@ def _slots(cfg):
     out = []
     for key, entry in cfg.items():
         steps = entry.get("candidate_steps") if isinstance(entry, dict) else None
-        if str(key).isdigit() and isinstance(steps, list) and all(_count(s) is not None for s in steps):
-            out.append((int(key), [_count(s) for s in steps]))
+        if str(key).isdigit() and isinstance(steps, list) and all(to_int(s) is not None for s in steps):
+            out.append((int(key), [to_int(s) for s in steps]))
     return sorted(out)
 
 

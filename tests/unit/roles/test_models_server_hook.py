@@ -82,4 +82,4 @@ def test_the_directories_are_made_before_anything_runs_with_them():
     assert names.index("Create the unprivileged service user") < made   # the owner exists first
     task = block[made]["llmserve.sglang.server_instance"]
     assert task["action"] == "write" and "files" not in task and "remove" not in task   # directories only
-    assert task["dirs"] == "{{ __server_plan.dirs }}" and task["adopt_dirs"] == "{{ server_adopt_dirs }}"
+    assert task["dirs"] == "{{ __server_plan.dirs }}" and task["adopt_dirs"] == "{{ __server_plan.service.adopt_dirs }}"

@@ -541,6 +541,22 @@ def test_a_number_that_is_none_leaves_the_other_ranges_checked():
                          "server_tail_lines=-1 is out of range: give a value >= 0"]
 
 
+@pytest.mark.parametrize("check, adaptive, run, mode, requests", [
+    ("warn", False, True, "warn", 3), ("fail", False, True, "fail", 3),
+    ("off", False, False, "warn", 0), ("off", True, True, "warn", 0),  # off still checks that adaptive runs adaptive
+])
+def test_the_spec_check_the_tasks_pass(check, adaptive, run, mode, requests):
+    spec = dict(defaults()["speculative"], adaptive=adaptive)
+    pl = sp.plan(dict(defaults(), args={}, spec_check=check, speculative=spec), host())
+    assert (pl["spec_check"]["run"], pl["spec_check"]["mode"], pl["spec_check"]["requests"]) == (run, mode, requests)
+
+
+def test_a_stop_carries_what_its_tasks_pass():
+    # tasks/deploy.yml takes the lock and stops with the plan's values: a stopped instance's plan has them too
+    pl = sp.plan(dict(defaults(), args={}, state="stopped", stop_timeout="30", lock_stale_after=600), host())
+    assert pl["service"]["stop_timeout"] == 30 and pl["service"]["lock_stale_after"] == 600
+
+
 # --- what plan() decides, key by key ------------------------------------------------------------------------------
 
 def test_a_fresh_systemd_host_key_by_key():
@@ -550,7 +566,11 @@ def test_a_fresh_systemd_host_key_by_key():
     assert (pl["changed"], pl["needs_write"], pl["daemon_reload"], pl["create_user"], pl["user_pending"]) == (
         True, True, True, False, False)
     assert (pl["instance"], pl["restart"], pl["nodes"], pl["node_rank"], pl["nnodes"]) == ("default", "changed", ["gpu1"], 0, 1)
-    assert pl["service"] == {"user": "sglang", "group": "sglang", "stop_timeout": 120, "log_keep": 5}
+    assert pl["service"] == {"user": "sglang", "group": "sglang", "home": "/var/lib/sglang", "adopt_dirs": [],
+                             "stop_timeout": 120, "stop_grace_unready": 10, "log_keep": 5, "on_failure": "rollback",
+                             "lock_stale_after": 7200, "preflight": True, "wait": True}
+    assert pl["spec_check"] == {"run": True, "mode": "warn", "requests": 3, "max_new_tokens": 48,
+                                "request_timeout": 30.0}
     assert (pl["peer_endpoint"], pl["watch"], pl["remove"]) == ("gpu1:50009", None, [])
     assert pl["write"] == [f["path"] for f in pl["files"]]
     assert pl["dirs_missing"] == [d["path"] for d in pl["dirs"]]
@@ -875,7 +895,7 @@ def test_what_needs_a_write():
 PLAN_KEYS = {"refusals", "warnings", "manager", "nodes", "node_rank", "nnodes", "action", "why", "write", "remove", "dirs",
              "files", "paths", "label", "running", "pid", "version", "view", "argv", "env", "model_storage", "dirs_missing",
              "create_user", "user_pending", "fingerprint", "changed", "daemon_reload", "needs_write", "preflight", "ready",
-             "peer_endpoint", "watch", "instance", "restart", "service"}
+             "peer_endpoint", "watch", "instance", "restart", "service", "spec_check"}
 
 
 @pytest.mark.parametrize("restart", ["never", "changed"])
