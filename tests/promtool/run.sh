@@ -11,6 +11,9 @@ bin="${VENV:-$repo/.venv}/bin"
 command -v promtool >/dev/null || { echo "promtool missing: apt-get install prometheus (make system-deps)" >&2; exit 2; }
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
+# the folder stands for /etc/prometheus as Debian's package leaves it (root 0755): roles/monitoring takes an existing
+# folder only as it is, never chmod-ing one it did not make (mktemp's is 0700)
+chmod 0755 "$out"
 
 ANSIBLE_CONFIG="$repo/ansible.cfg" "$bin/ansible-playbook" -i "$here/inventory.yml" "$here/render.yml" -e "out=$out" >"$out/render.log" \
   || { cat "$out/render.log"; exit 1; }
