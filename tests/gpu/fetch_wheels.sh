@@ -32,7 +32,7 @@ ls "$DEST"/flashinfer_python-*.whl >/dev/null 2>&1 || "$PY" tests/gpu/trim_wheel
   "$DEST" --lzma flashinfer/data/cutlass/ flashinfer/data/cccl/
 # the other wheels over 1 MiB, LZMA too (the device's carry is 64 MiB with the tree; the marker keeps it idempotent)
 for w in "$DEST"/*.whl; do
-  [ "$(stat -c %s "$w")" -gt 1048576 ] && ! [ -e "$w.lzma" ] || continue
+  if [ "$(stat -c %s "$w")" -le 1048576 ] || [ -e "$w.lzma" ]; then continue; fi
   mkdir -p "$RAW/lz" && "$PY" tests/gpu/trim_wheel.py "$w" "$RAW/lz" --lzma && mv "$RAW/lz/$(basename "$w")" "$w" && : > "$w.lzma"
 done
 du -sh "$DEST"

@@ -30,6 +30,30 @@ play() { local name=$1; shift; local s=$EPOCHREALTIME left=$(( deadline - $(date
          secs=$(awk -v a="$s" -v b="$EPOCHREALTIME" 'BEGIN{printf "%.1f", b - a}'); }
 recap() { grep -A3 'PLAY RECAP' "$CAP/$1.txt" | grep -o 'changed=[0-9]*' | head -1; }
 why() { grep -m1 -A3 -E '^ +msg: ' "$CAP/$1.txt" | tr -s ' \n' ' ' | cut -c1-300; }
+# The summary: one line, and summary.json (commit, GPU, SGLang, each step's result and seconds); also when the
+# call's deadline ends the run (TERM): the steps so far, and the ones not reached said so
+finish() {
+GPU=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)
+"$PY" - "$CAP/steps.tsv" "$OUT/summary.json" "${SMOKE_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}" \
+  "$GPU" "${SGL:-sglang 0.5.15.post1}" $(( $(date +%s) - t0 )) <<'PYEOF'
+import json, sys
+steps = []
+for line in open(sys.argv[1]):
+    name, ok, secs, detail = (line.rstrip("\n").split("\t") + [""])[:4]
+    steps.append({"step": name, "ok": ok == "1", "seconds": float(secs or 0), "detail": detail})
+n_ok = sum(s["ok"] for s in steps)
+summary = {"commit": sys.argv[3], "gpu": sys.argv[4], "sglang": sys.argv[5], "seconds": int(sys.argv[6]),
+           "ok": n_ok, "steps_total": len(steps), "steps": steps}
+json.dump(summary, open(sys.argv[2], "w"), indent=1)
+bad = [s["step"] for s in steps if not s["ok"]]
+print("smoke: %d of %d ok in %d s (commit %s, %s, %s)%s" % (
+    n_ok, len(steps), summary["seconds"], sys.argv[3], sys.argv[4] or "no GPU read", sys.argv[5],
+    "; failed: " + ", ".join(bad) if bad else ""))
+sys.exit(0 if not bad else 1)
+PYEOF
+}
+trap 'echo "smoke: ended by its deadline" >&2; finish; exit 1' TERM
+
 instance() { local name=$1 port=$2; shift 2
   play "$name" tests/gpu/e2e/instance.yml -e server_instance="$name" -e server_port="$port" -e "$base" "$@"; }
 
@@ -48,8 +72,8 @@ s=$(date +%s)
   "$PY" tests/gpu/make_issue45_models.py $M/llama-tiny $M/i45 && \
   rm -rf $M/llama-badtype && cp -r $M/llama-tiny $M/llama-badtype && \
   "$PY" -c "import json,sys; p=sys.argv[1]; c=json.load(open(p)); c['model_type']='llamaX'; json.dump(c, open(p,'w'))" \
-    $M/llama-badtype/config.json; } > "$CAP/models.txt" 2>&1
-record models "$([ $? = 0 ] && echo 1 || echo 0)" $(( $(date +%s) - s )) "$(tail -1 "$CAP/models.txt" | cut -c1-120)"
+    $M/llama-badtype/config.json; } > "$CAP/models.txt" 2>&1; made=$?
+record models "$([ $made = 0 ] && echo 1 || echo 0)" $(( $(date +%s) - s )) "$(tail -1 "$CAP/models.txt" | cut -c1-120)"
 
 args='"attention-backend": "triton", "sampling-backend": "pytorch", "grammar-backend": "none", "disable-cuda-graph": true, "mem-fraction-static": 0.1, "enable-metrics": true'
 base="{\"server_speculative\": {\"algorithm\": \"\"}, \"server_spec_check\": \"off\", \"server_ready_timeout\": 300, \"server_model_path\": \"$M/llama-tiny\", \"server_args\": {$args}}"
@@ -123,23 +147,4 @@ s=$EPOCHREALTIME; okall=1
 for n in smoke-a smoke-b smoke-e; do play "stop-$n" playbooks/stop.yml -e server_instance=$n; [ $rc = 0 ] || okall=0; done
 sleep 1; for p in 30010 30011 30012; do curl -s -m 2 -o /dev/null "http://127.0.0.1:$p/health" && okall=0; done
 record stop $okall "$(awk -v a="$s" -v b="$EPOCHREALTIME" 'BEGIN{printf "%.1f", b - a}')" "ports 30010-30012 closed: $([ $okall = 1 ] && echo yes || echo no)"
-
-# The summary: one line, and summary.json (commit, GPU, SGLang, each step's result and seconds)
-GPU=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)
-"$PY" - "$CAP/steps.tsv" "$OUT/summary.json" "${SMOKE_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}" \
-  "$GPU" "${SGL:-sglang 0.5.15.post1}" $(( $(date +%s) - t0 )) <<'PYEOF'
-import json, sys
-steps = []
-for line in open(sys.argv[1]):
-    name, ok, secs, detail = (line.rstrip("\n").split("\t") + [""])[:4]
-    steps.append({"step": name, "ok": ok == "1", "seconds": float(secs or 0), "detail": detail})
-n_ok = sum(s["ok"] for s in steps)
-summary = {"commit": sys.argv[3], "gpu": sys.argv[4], "sglang": sys.argv[5], "seconds": int(sys.argv[6]),
-           "ok": n_ok, "steps_total": len(steps), "steps": steps}
-json.dump(summary, open(sys.argv[2], "w"), indent=1)
-bad = [s["step"] for s in steps if not s["ok"]]
-print("smoke: %d of %d ok in %d s (commit %s, %s, %s)%s" % (
-    n_ok, len(steps), summary["seconds"], sys.argv[3], sys.argv[4] or "no GPU read", sys.argv[5],
-    "; failed: " + ", ".join(bad) if bad else ""))
-sys.exit(0 if not bad else 1)
-PYEOF
+finish
