@@ -254,9 +254,9 @@ def main():
                           sglang=sglang, trust_remote_code=p["trust_remote_code"], model_impl=p["model_impl"],
                           tokenizer_path=p["tokenizer_path"], skip_tokenizer_init=p["skip_tokenizer_init"],
                           cache_dir=None if module.check_mode else p["cache_dir"],  # check mode writes nothing
-                           unchecked=unchecked, unknown=p["unknown"],
-                           chat={"python": p["python"], "env": p["env"], "run": module_runner(module),
-                                 "given": p["chat_template"], "user": p["user"]} if p["python"] else None)
+                          unchecked=unchecked, unknown=p["unknown"],
+                          chat={"python": p["python"], "env": p["env"], "run": module_runner(module),
+                                "given": p["chat_template"], "user": p["user"]} if p["python"] else None)
     if verdict["unchecked"] and p["unknown"] == "warn":
         module.warn("model check: not judged (unknown: warn lets it pass): " + "; ".join(verdict["unchecked"]))
     for warning in verdict.pop("warnings"):

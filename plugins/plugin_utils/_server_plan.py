@@ -42,7 +42,7 @@ from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.version imp
 from ansible_collections.llmserve.sglang.plugins.module_utils.server.orphans import MARKER as ORPHAN_MARKER
 from ansible_collections.llmserve.sglang.plugins.plugin_utils import _server_settings as _settings
 from ansible_collections.llmserve.sglang.plugins.plugin_utils import _server_view as server_view
-from ansible_collections.llmserve.sglang.plugins.plugin_utils._server_view import OPTIONAL, SETTINGS  # noqa: F401
+from ansible_collections.llmserve.sglang.plugins.plugin_utils._server_view import OPTIONAL, SETTINGS  # noqa: F401  # pylint: disable=unused-import
 
 MANAGED = "Managed by llmserve.sglang.server: changes here are overwritten."
 API_KEY_ENV = "SGLANG_SERVER_API_KEY"
@@ -251,6 +251,8 @@ ARG_RANGES = {
     "num-continuous-decode-steps": (1, True, None, 1),
     "max-queued-requests": (1, True, None, 1024),
 }
+
+
 def _validate_text(s, bad):
     """Text that reaches a header, a unit line or an argv element: one line of printable characters."""
     names = ("api_key", "served_model_name", "model_path", "python", "home", "config_dir", "log_dir", "host")

@@ -85,12 +85,13 @@ TABLE = (
             description=(
                 'C(--served-model-name); empty = the model path.',
             )),
-    Setting('speculative', 'dict', {'algorithm': 'EAGLE3',
-                                    'draft_model_path': '',
-                                    'num_steps': None,
-                                    'eagle_topk': None,
-                                    'num_draft_tokens': None,
-                                    'adaptive': False},
+    Setting('speculative', 'dict',
+            {'algorithm': 'EAGLE3',
+             'draft_model_path': '',
+             'num_steps': None,
+             'eagle_topk': None,
+             'num_draft_tokens': None,
+             'adaptive': False},
             null_is_value=True,
             options={'algorithm': {'type': 'str',
                                    'default': 'EAGLE3',
@@ -117,14 +118,16 @@ TABLE = (
             description=(
                 'Speculative decoding. Set C(algorithm) to an empty string to serve without speculation.',
             )),
-    Setting('args', 'dict', {},
+    Setting('args', 'dict',
+            {},
             comment='other launch_server flags: {flag: value}; true = bare flag',
             description=(
                 'Other launch_server flags, C({flag: value}); C(true) = a bare flag; C(false) = C(--no-flag) where '
                 "the version's parser has one, omitted where false is SGLang's own default, else refused. "
                 'Version-specific names are translated or refused by the plan (plugins/module_utils/sglang/argv.py).',
             )),
-    Setting('env', 'dict', {},
+    Setting('env', 'dict',
+            {},
             comment='extra environment for the server process',
             description=(
                 'Extra environment for the server process (written to C(server.env)).',
@@ -136,7 +139,8 @@ TABLE = (
                 'API key; kept only in C(/etc/sglang/<instance>/api-key.yaml) (0640 root:O(server_group)), which '
                 "SGLang reads through C(--config) inside the process, so the key is not in the server's argv (C(ps)).",
             )),
-    Setting('cuda_visible_devices', 'list', [],
+    Setting('cuda_visible_devices', 'list',
+            [],
             elements='int',
             comment='e.g. [0, 1, 2, 3]; empty = all GPUs of the host',
             description=(
@@ -167,7 +171,8 @@ TABLE = (
             description=(
                 'SGLang version; default C(sglang_installed_version), else asked from the venv.',
             )),
-    Setting('patches', 'list', [],
+    Setting('patches', 'list',
+            [],
             elements='str',
             follows=('sglang_patches_applied', 'patches_applied'),
             description=(
@@ -178,7 +183,8 @@ TABLE = (
             description=(
                 'Hash of the patch state (default C(sglang_patch_state)); a change restarts the server.',
             )),
-    Setting('base_env', 'dict', {},
+    Setting('base_env', 'dict',
+            {},
             follows=('sglang_server_env', 'server_env'),
             description=(
                 'Base environment (default C(sglang_server_env) from roles/sglang).',
@@ -272,24 +278,27 @@ TABLE = (
                 "instance's cgroup, its C(LLMSERVE_SGLANG_INSTANCE) environment marker or the server's process group;"
                 ' nothing else is touched.',
             )),
-    Setting('unit_hardening', 'dict', {'NoNewPrivileges': 'yes',
-                                       'ProtectSystem': 'full',
-                                       'ProtectHome': 'read-only',
-                                       'PrivateTmp': 'yes',
-                                       'ProtectKernelTunables': 'yes',
-                                       'ProtectKernelModules': 'yes',
-                                       'ProtectControlGroups': 'yes',
-                                       'RestrictSUIDSGID': 'yes',
-                                       'LockPersonality': 'yes',
-                                       'RestrictRealtime': 'yes'},
+    Setting('unit_hardening', 'dict',
+            {'NoNewPrivileges': 'yes',
+             'ProtectSystem': 'full',
+             'ProtectHome': 'read-only',
+             'PrivateTmp': 'yes',
+             'ProtectKernelTunables': 'yes',
+             'ProtectKernelModules': 'yes',
+             'ProtectControlGroups': 'yes',
+             'RestrictSUIDSGID': 'yes',
+             'LockPersonality': 'yes',
+             'RestrictRealtime': 'yes'},
             description=(
                 'Hardening settings of the [Service] section (GPU compatible: no PrivateDevices).',
             )),
-    Setting('unit_limits', 'dict', {'LimitNOFILE': 1048576, 'LimitMEMLOCK': 'infinity'},
+    Setting('unit_limits', 'dict',
+            {'LimitNOFILE': 1048576, 'LimitMEMLOCK': 'infinity'},
             description=(
                 'Resource limits of the [Service] section.',
             )),
-    Setting('unit_extra', 'dict', {},
+    Setting('unit_extra', 'dict',
+            {},
             comment='more [Service] settings',
             description=(
                 'More [Service] settings.',
@@ -335,7 +344,8 @@ TABLE = (
                 'C(refuse) stops the deploy naming what could not be checked and why. C(warn) lets it pass with one '
                 'warning line naming the same; the server may then fail at start-up instead.',
             )),
-    Setting('adopt_dirs', 'list', [],
+    Setting('adopt_dirs', 'list',
+            [],
             elements='str',
             comment='existing directories (home, config, log) the role may chmod/chown',
             description=(
@@ -399,7 +409,8 @@ TABLE = (
             description=(
                 'Poll interval (s).',
             )),
-    Setting('stage_timeouts', 'dict', {},
+    Setting('stage_timeouts', 'dict',
+            {},
             description=(
                 'Per start-up stage timeouts, see llmserve.sglang.server_ready.',
             )),

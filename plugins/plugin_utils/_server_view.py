@@ -26,8 +26,6 @@ import copy
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.host.net import local_url
 from ansible_collections.llmserve.sglang.plugins.module_utils.server.layout import paths, valid_instance
-from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import api
-from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import client
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import gates
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import speculative
 from ansible_collections.llmserve.sglang.plugins.plugin_utils import _server_settings as _settings

@@ -701,8 +701,9 @@ def check_firmware(facts):
     by_kind = {}
     for event in facts.get("firmware") or []:
         by_kind.setdefault(event["kind"], []).append(event)
-    return [problem("gpu_firmware", ERROR, "%s: x%d since the driver loaded; driver said: %s" % (
-        events[0]["meaning"], len(events), events[-1]["line"]), xid_mod.DRAIN_REBOOT)
+    return [problem("gpu_firmware", ERROR,
+                    "%s: x%d since the driver loaded; driver said: %s" % (events[0]["meaning"], len(events), events[-1]["line"]),
+                    xid_mod.DRAIN_REBOOT)
             for _kind, events in sorted(by_kind.items())]
 
 
@@ -712,7 +713,7 @@ def check_answers(gpu):
         return []
     return [problem("gpu_answers", ERROR, "%s answers nvidia-smi with errors for %s" % (
         _gpu_label(gpu), ", ".join(gpu["smi_errors"][:6]) + (" (+%d more)" % (len(gpu["smi_errors"]) - 6)
-                                                           if len(gpu["smi_errors"]) > 6 else "")),
+                                                             if len(gpu["smi_errors"]) > 6 else "")),
         xid_mod.DRAIN_REBOOT, gpu["index"])]
 
 

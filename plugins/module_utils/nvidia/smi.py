@@ -16,6 +16,7 @@ __metaclass__ = type
 
 import csv
 import glob
+import math
 import os
 import re
 import shutil
@@ -74,7 +75,7 @@ class Unparseable(Refused):
 
     def __init__(self, why):
         Refused.__init__(self, "unparseable nvidia-smi output: %s (check the nvidia-smi on PATH or nvidia_smi_path, "
-                                  "and 'nvidia-smi -q' by hand)" % why)
+                               "and 'nvidia-smi -q' by hand)" % why)
 
 
 # A number as nvidia-smi prints one (``143771``, ``700.00 W``, ``41250000 us``, ``0 %``); nan/inf and exponents are
@@ -106,7 +107,7 @@ def reading(row, field, broken=None):
         raise Unparseable("field %s is %r, not a number" % (field, value[:40]))
     number = float(match.group(1))
     low, high = RANGES.get(field, COUNT_RANGE)
-    if number != number or not low <= number <= high:  # NaN compares false
+    if math.isnan(number) or not low <= number <= high:
         if broken is not None:
             broken.append("%s=%s" % (field, value.strip()[:40]))
         return None
@@ -147,7 +148,7 @@ def parse_csv(text, fields=None):
     for number, row in enumerate(rows, 1):
         if len(row) != len(fields):
             raise Unparseable("row %d has %d fields, %d asked for (%s)" % (number, len(row), len(fields),
-                                                                          ",".join(fields)[:200]))
+                                                                           ",".join(fields)[:200]))
         values = [None if is_missing(cell) else cell.strip() for cell in row]
         result.append(dict(zip(fields, values)))
     return result

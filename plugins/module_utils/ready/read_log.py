@@ -16,7 +16,7 @@ __metaclass__ = type
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.ready.params import BadInput
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.log import (LogReader, LogUnreadable, clean, in_order,
-                                                                              read_tail)
+                                                                                 read_tail)
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.signatures import Classifier
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.stages import StageTracker
 

@@ -92,7 +92,7 @@ INSTANCE_SPEC = {
 def instance_spec(names, **options):
     """A module's argument spec: copies of the :data:`INSTANCE_SPEC` entries ``names`` plus its own ``options``."""
     spec = dict((k, dict(INSTANCE_SPEC[k], **({"choices": list(INSTANCE_SPEC[k]["choices"])}
-                                               if "choices" in INSTANCE_SPEC[k] else {}))) for k in names)
+                                              if "choices" in INSTANCE_SPEC[k] else {}))) for k in names)
     spec.update(options)
     return spec
 

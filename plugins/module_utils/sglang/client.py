@@ -117,8 +117,7 @@ class Stream(object):
             timer.daemon = True
             timer.start()
         try:
-            for payload in self._payloads():
-                yield payload
+            yield from self._payloads()
         finally:
             if timer is not None:
                 timer.cancel()

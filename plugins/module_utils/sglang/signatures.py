@@ -272,7 +272,7 @@ BUILTIN = [
                         r"Mooncake store is not initialized", R_MOONCAKE, 86, True),
     ("transfer_engine", r"[Ss]egment descriptor not found|Failed to get segment descriptor", R_KV_PEER, 84, True),
     ("transfer_engine", r"NIXL_ERR_\w+|nixlBackendError|nixl_agent\.cpp\S*\].{0,80}(?:[Ff]ail|[Ee]rror)|\bUCX\s+ERROR\b|"
-             r"UCX endpoint create failed|Unexpected UCX error|Can't register memory for|registerMem: registration failed",
+                        r"UCX endpoint create failed|Unexpected UCX error|Can't register memory for|registerMem: registration failed",
      R_NIXL, 87, True),
     # reasoner_grammar_backend.py (0.5.15.post1, 0.5.23): the parser's think tokens are not single tokens here.
     ("bad_args", r"think_(?:start|end)_token\b.{0,120}?(?:must encode to exactly one token|could not be encoded by the "
@@ -472,6 +472,7 @@ def _fill_limits(remedy, line):
         m = _TORCH_DTYPE_RE.search(line)
         return remedy % m.group(1) if m else None
     return None
+
 
 # Where a bare exception was raised (the traceback frame just above it) says what it is.
 FRAME_RULES = [

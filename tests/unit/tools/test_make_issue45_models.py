@@ -12,7 +12,7 @@ from localrun import local_run
 from ansible_collections.llmserve.sglang.plugins.module_utils.models.verify import verify_pair
 
 _spec = importlib.util.spec_from_file_location("make45", os.path.join(testpaths.REPO, "tests", "gpu",
-                                                                       "make_issue45_models.py"))
+                                                                      "make_issue45_models.py"))
 make45 = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(make45)
 

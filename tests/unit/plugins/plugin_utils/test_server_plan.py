@@ -94,7 +94,7 @@ def test_the_model_check_is_on_by_default_and_judges_as_the_launch_reads():
     # where servability cannot be judged: refused unless the inventory says warn; no third word
     assert sp.plan(dict(defaults(), model_check_unknown="warn"), host())["preflight"]["model_check"]["unknown"] == "warn"
     assert any("model_check_unknown" in r for r in sp.plan(dict(defaults(), model_check_unknown="ignore"),
-                                                            host())["refusals"])
+                                                           host())["refusals"])
     s = dict(defaults(), args={"tokenizer_path": "/models/tok", "trust-remote-code": True, "skip-tokenizer-init": "true",
                                "chat-template": "chatml"})
     mc = sp.plan(s, host())["preflight"]["model_check"]

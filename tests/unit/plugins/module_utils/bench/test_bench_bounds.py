@@ -162,7 +162,7 @@ def _serve(behaviour):
 
 
 def _good(out):
-    for _ in range(3):
+    for _event in range(3):
         out.write(b'data: {"text": "a", "meta_info": {"completion_tokens": 1}}\n\n')
         out.flush()
         time.sleep(0.01)

@@ -198,7 +198,7 @@ def test_write_file_refuses_a_planted_link_and_a_fifo_by_name(tmp_path):
 
 RAW = {"meta": {"max_new_tokens": 64}, "results": [
     {"mode": m, "concurrency": c, "repeat": 0, "median_per_request_tps": 100.0 / c * (2 if m == "eagle3" and c < 8
-                                                                                    else 1),
+                                                                                      else 1),
      "output_throughput": 100.0, "completed": 8, "failed": 0} for m in ("baseline", "eagle3") for c in (1, 8, 64)]}
 
 

@@ -3,7 +3,6 @@
 """host/run.py's bounds (issue 42, item 5): a deadline that kills the program's whole process group, a cap on what
 it prints, each refusal named; the program within both bounds answers in full beside them."""
 import json
-import os
 import sys
 
 import pytest

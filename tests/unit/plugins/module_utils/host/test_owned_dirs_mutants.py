@@ -156,7 +156,6 @@ def test_parents_are_made_root_0755_whatever_the_umask(tmp_path, umask):
     assert _mode(target) == 0o750 and os.stat(str(target)).st_uid == NOBODY
 
 
-
 @pytest.mark.parametrize("umask", [0, 0o022])
 def test_a_new_directory_is_root_0700_from_its_first_moment_until_its_mode_is_set(tmp_path, monkeypatch, umask):
     # between mkdir and the final chown/chmod the directory must not be open to others (umask 0 would make a

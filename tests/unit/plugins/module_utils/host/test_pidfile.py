@@ -142,9 +142,12 @@ def test_any_content_is_a_pid_in_range_or_a_refusal_never_an_exception(tmp_path,
 SEEN = {"state": "S", "ppid": 1, "pgid": 4242, "starttime": 1000, "btime": 17000, "exe": "/usr/bin/python3.12",
         "start": 17010.0}
 RECORD = {"pid": 4242, "starttime": 1000, "btime": 17000, "exe": "/usr/bin/python3.12"}
+_UNSET = object()  # judge's default (SEEN, RECORD): None is a value of its own there (nothing seen, no record)
 
 
-def judge(seen=SEEN, record=RECORD, pid=4242, problem=None, caller_pgid=77):
+def judge(seen=_UNSET, record=_UNSET, pid=4242, problem=None, caller_pgid=77):
+    seen = SEEN if seen is _UNSET else seen
+    record = RECORD if record is _UNSET else record
     return pidfile.judge("/run/x/server.pid", pid, problem, record, seen, caller_pgid)
 
 

@@ -1051,7 +1051,7 @@ def test_the_careful_path_tiles_the_data_in_offset_order_not_name_order(raw):
     assert not _library_loads(_st(gap, b"\0" * 5))
     e = _refused(U.header_of_bytes, _st(gap, b"\0" * 5), "x.safetensors")
     assert e.field == "tensor a" and e.what == "data_offsets [2, 4] leaves a gap after the tensor before it " \
-                                                "(the data so far ends at 1)"
+                                               "(the data so far ends at 1)"
 
 
 @pytest.mark.parametrize("name", ["__METADATA__", "XX__metadata__XX", "__metadata"])

@@ -232,7 +232,8 @@ def test_gpu_processes_word_for_word():
     warnings = []
     assert pf.check_gpu_procs(runner=lambda cmd: None, warnings=warnings) == {
         "name": "gpu_processes", "ok": True, "msg": "nvidia-smi did not list the GPUs' compute processes: other processes on the GPUs not checked"}
-    assert warnings == ["nvidia-smi did not list the GPUs' compute processes: other processes on the GPUs not checked"]   # not checked, and said in a warning line (issue 43)
+    # not checked, and said in a warning line (issue 43)
+    assert warnings == ["nvidia-smi did not list the GPUs' compute processes: other processes on the GPUs not checked"]
     assert pf.check_gpu_procs(owner_pid=1, runner=lambda cmd: "%d, python3, 100\n" % os.getpid()) == {
         "name": "gpu_processes", "ok": False,
         "msg": "other processes hold GPU memory: %d python3 (100 MiB); stop them before starting the server" % os.getpid()}

@@ -16,7 +16,7 @@ from ansible_collections.llmserve.sglang.plugins.module_utils.ready.params impor
 from ansible_collections.llmserve.sglang.plugins.module_utils.ready.read_process import ProcessSource
 from ansible_collections.llmserve.sglang.plugins.module_utils.server import instance as si
 from ansible_collections.llmserve.sglang.plugins.module_utils.server import supervise
-from test_server_stop import gpu, instance  # noqa: F401  (gpu: the fake nvidia-smi fixture)
+from test_server_stop import gpu, instance  # noqa: F401  gpu: the fake nvidia-smi fixture  # pylint: disable=unused-import
 
 SUPERVISE = supervise.__file__.replace(".pyc", ".py")
 
@@ -62,7 +62,7 @@ def test_the_supervisor_records_both_identities_and_the_server_is_ours(supervise
     assert rec["identity"]["exe"] == os.path.realpath(subprocess.check_output(["sh", "-c", "command -v sleep"],
                                                                               universal_newlines=True).strip())
     assert pidfile.verdict(supervised, rec["identity"]) == {"state": "ours", "pid": st["pid"], "group": True,
-                                                             "msg": None}
+                                                            "msg": None}
     assert ready_source(supervised).first_look(has_log=False) == st["pid"]
     assert supervise.stop_server(supervised, 5) == "stopped"
     assert not alive(st["pid"]) and not os.path.exists(supervised)
