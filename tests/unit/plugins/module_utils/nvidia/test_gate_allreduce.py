@@ -68,7 +68,7 @@ def probe(tmp_path, monkeypatch):
 def alive(pid):
     try:
         with open("/proc/%d/stat" % pid) as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+            return f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")  # X: dead, being released
     except OSError:
         return False
 
