@@ -42,7 +42,7 @@ from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.version imp
 from ansible_collections.llmserve.sglang.plugins.module_utils.server.orphans import MARKER as ORPHAN_MARKER
 from ansible_collections.llmserve.sglang.plugins.plugin_utils import _server_settings as _settings
 from ansible_collections.llmserve.sglang.plugins.plugin_utils import _server_view as server_view
-from ansible_collections.llmserve.sglang.plugins.plugin_utils._server_view import OPTIONAL, SETTINGS  # noqa: F401  # pylint: disable=unused-import
+from ansible_collections.llmserve.sglang.plugins.plugin_utils._server_view import OPTIONAL
 
 MANAGED = "Managed by llmserve.sglang.server: changes here are overwritten."
 API_KEY_ENV = "SGLANG_SERVER_API_KEY"

@@ -3,7 +3,9 @@
 """SGLang double: a stdlib-only stand-in for the ``sglang`` package (see docs/sglang-double.md)."""
 import os
 
-from sglang.version import __version__  # noqa: F401
+from sglang.version import __version__
+
+__all__ = ["__version__"]
 
 # Like the real package (seen with 0.5.15.post1 on the lent GPU, issue 43): importing it makes the compile-cache
 # folders it is pointed at, with the process's umask and owner; a folder it may not make raises PermissionError.

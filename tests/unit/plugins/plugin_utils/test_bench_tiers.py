@@ -3,9 +3,6 @@
 """The adaptive setting's tiers (issue 44 item 6): where the two static curves cross, a measured shorter chain that
 beats both gives a middle tier (3 -> 1 -> 0 by running batch); without such a measurement, today's two tiers. The
 baseline and EAGLE-3 curves are the H100's of issue 44; the 1-step chain is made up for the test (none was measured)."""
-# testpaths is imported for its side effect: it puts the checkout on sys.path as the collection.
-import testpaths  # noqa: F401  # pylint: disable=unused-import
-
 import pytest
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.bench import modes

@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 from ansible_collections.llmserve.sglang.plugins.plugin_utils import _server_plan as sp
+from ansible_collections.llmserve.sglang.plugins.plugin_utils._server_view import SETTINGS
 
 REPO = testpaths.REPO
 
@@ -49,8 +50,8 @@ def running(pl, pid=4242):
 def test_settings_table_is_the_argument_spec():
     with open(os.path.join(REPO, "roles", "server", "meta", "argument_specs.yml")) as f:
         spec = yaml.safe_load(f)["argument_specs"]["main"]["options"]
-    assert sorted("server_" + n for n in sp.SETTINGS) == sorted(spec)
-    for name, kind in sp.SETTINGS.items():
+    assert sorted("server_" + n for n in SETTINGS) == sorted(spec)
+    for name, kind in SETTINGS.items():
         assert spec["server_" + name]["type"] == kind, name
 
 

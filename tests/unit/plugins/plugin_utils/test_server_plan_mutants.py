@@ -10,6 +10,7 @@ import json
 import pytest
 
 from ansible_collections.llmserve.sglang.plugins.plugin_utils import _server_plan as sp
+from ansible_collections.llmserve.sglang.plugins.plugin_utils._server_view import SETTINGS
 
 from test_server_plan import defaults, host, multinode, replica_pair, running  # pylint: disable=import-error
 
@@ -521,7 +522,7 @@ def test_what_is_an_absolute_path(path, ok):
 @pytest.mark.parametrize("name", sorted(sp.RANGES))
 def test_every_range_at_below_and_above_its_bounds(name):
     lo, hi = sp.RANGES[name]
-    step = 1 if sp.SETTINGS[name] == "int" else 0.01
+    step = 1 if SETTINGS[name] == "int" else 0.01
 
     def refused(value):
         _s, bad = sp.validate(dict(defaults(), **{name: value}))
