@@ -54,9 +54,20 @@ options:
     description: Python of the SGLang virtualenv; when given, the installed C(sglang) version is read with it.
     type: path
   gather_gpu:
-    description: Also gather C(ansible_facts.gpu) (as llmserve.sglang.gpu_facts does), for hosts that lack them.
+    description:
+      - Also gather C(ansible_facts.gpu) (as llmserve.sglang.gpu_facts does), for hosts that lack them.
+      - With O(purpose=deploy) and left out, the action plugin sets it when the settings start the instance and the
+        host has no GPU facts; else false.
     type: bool
-    default: false
+  purpose:
+    description:
+      - Read for C(deploy) (roles/server's main entry point) or only C(read) (stop, status, other playbooks).
+      - With C(deploy), when C(server_state) is C(started), the action plugin fills O(python) with C(server_python)
+        (unless C(server_sglang_version) names the version) and O(gather_gpu) as described there; the module itself
+        reads nothing more.
+    type: str
+    choices: [read, deploy]
+    default: read
   user:
     description: Service user whose existence is reported.
     type: str
@@ -132,6 +143,13 @@ recorded:
   description: The argv.json recorded at the last start (python, argv, version, view), or null.
   returned: always
   type: dict
+entry:
+  description:
+    - Added on the controller - the settings the stop and status entry points pass on (they run without a plan)
+      C(config_dir), C(stop_timeout), C(stop_grace_unready) (roles/server's, with their defaults).
+  returned: always
+  type: dict
+  sample: {"config_dir": "/etc/sglang", "stop_timeout": 120, "stop_grace_unready": 10}
 view:
   description:
     - The instance's resolved view (plugin_utils/_server_view.py), added on the controller - C(instance), C(paths),
@@ -201,7 +219,8 @@ def main():
             ("instance", "config_dir", "log_dir", "manager"),
             home=dict(type="path", default="/var/lib/sglang"),
             python=dict(type="path"),
-            gather_gpu=dict(type="bool", default=False),
+            gather_gpu=dict(type="bool"),
+            purpose=dict(type="str", choices=["read", "deploy"], default="read"),
             user=dict(type="str", default="sglang"),
             group=dict(type="str", default="sglang"),
             model_paths=dict(type="list", elements="str", default=[]),

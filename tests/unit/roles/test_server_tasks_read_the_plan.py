@@ -19,13 +19,9 @@ from test_server_plan import defaults, host  # noqa: E402  pylint: disable=impor
 TASKS = os.path.join(testpaths.REPO, "roles", "server", "tasks")
 RAW = re.compile(r"(?<![.\w])server_([a-z0-9_]+)")
 EXCEPTIONS = {
-    # before the plan: what server_info asks the host for
-    "main.yml": {"python", "sglang_version", "state"},
-    # the key the endpoint modules send (module_defaults); the plan never publishes it
+    # the key the endpoint modules send (module_defaults); neither the plan nor server_info publishes it
     "deploy.yml": {"api_key"},
-    # the stop and status entry points run without a plan
-    "status.yml": {"api_key", "config_dir"},
-    "stop.yml": {"stop_grace_unready", "stop_timeout"},
+    "status.yml": {"api_key"},
 }
 
 
