@@ -35,19 +35,11 @@ import struct
 import sys
 from array import array
 from itertools import chain
+from math import prod
 from operator import ge, itemgetter, mul, sub
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.host import boundary
 from ansible_collections.llmserve.sglang.plugins.module_utils.host.boundary import Refused, describe_mode
-
-try:
-    from math import prod
-except ImportError:  # Python < 3.8
-    def prod(values):
-        out = 1
-        for v in values:
-            out *= v
-        return out
 
 MIB = 1 << 20
 

@@ -19,10 +19,7 @@ __metaclass__ = type
 
 import re
 
-try:
-    from urllib.parse import urlsplit
-except ImportError:  # pragma: no cover - Python 2 is not supported
-    from urlparse import urlsplit  # noqa: F401
+from urllib.parse import urlsplit
 
 # C0 and C1 control characters, DEL, and the Unicode line and paragraph separators: each ends a line for one of the
 # readers of what the collection writes (systemd ends a unit line at CR as at LF, YAML 1.1 at NEL, U+2028, U+2029).

@@ -28,7 +28,7 @@ from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import vers
 # GET /ready (sglang/gates.py): 200 once the warm-up passed and the server takes requests; before it, /health.
 READY_ENDPOINT_SINCE = gates.GATES["ready"]
 
-DEFAULTS = {
+DEFAULTS = {  # type: dict[str, object]
     "url": DEFAULT_URL,
     "health_path": None,  # chosen by the SGLang version: see readiness_path()
     "timeout": 1800.0,

@@ -23,10 +23,7 @@ __metaclass__ = type
 
 import re
 
-try:
-    from urllib.parse import quote
-except ImportError:  # pragma: no cover - Python 2 is not supported on targets
-    from urllib import quote  # noqa: F401
+from urllib.parse import quote
 
 # package -> (import name, launcher module). The launcher module's --help is argparse's.
 PACKAGES = {

@@ -25,15 +25,8 @@ import ssl
 import threading
 import time
 
-try:
-    import http.client as httplib
-except ImportError:  # pragma: no cover - Python 2 is not supported on targets
-    import httplib  # noqa: F401
-
-try:
-    from urllib.parse import urlsplit
-except ImportError:  # pragma: no cover
-    from urlparse import urlsplit  # noqa: F401
+import http.client as httplib
+from urllib.parse import urlsplit
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.host import values
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import gates
