@@ -145,7 +145,7 @@ def crossover(base: t.Mapping[int, t.Any], spec: t.Mapping[int, t.Any]) -> dict:
     pays = [c for c in points if spec[c] > base[c]]
     stops = next((c for c in points if spec[c] <= base[c]), None)
     out: dict[str, t.Any] = {"points": points, "pays_at": pays, "stops_paying_at": stops, "last_paying": None,
-           "crossover": None, "threshold": None}
+                             "crossover": None, "threshold": None}
     if not points:
         return out
     if stops is None:

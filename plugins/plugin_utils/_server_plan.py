@@ -599,7 +599,7 @@ def plan(raw_settings: t.Mapping[str, t.Any] | None, host: t.Mapping[str, t.Any]
     nodes, rank, spec = view["nodes"], view["rank"], view["spec"]
     dist_addr = _topology(s, view, host, bad)
     out: Plan = {"refusals": bad.items, "warnings": [], "manager": manager, "nodes": nodes, "node_rank": rank,
-           "nnodes": len(nodes), "action": "none", "why": "", "write": [], "remove": [], "dirs": [], "files": []}
+                 "nnodes": len(nodes), "action": "none", "why": "", "write": [], "remove": [], "dirs": [], "files": []}
     if p is None:
         return out
     out["paths"] = p
