@@ -33,7 +33,7 @@ run (mode ``eagle3_threshold``) must follow the better curve on both sides of th
 Controller side; plots need matplotlib (Agg backend, no display). Without matplotlib the report is still
 written and says the plots were skipped.
 """
-from __future__ import absolute_import, annotations, division, print_function
+from __future__ import annotations
 
 import errno
 import io
@@ -49,8 +49,6 @@ from ansible_collections.llmserve.sglang.plugins.plugin_utils import _bench_spec
 from ansible_collections.llmserve.sglang.plugins.module_utils.host import boundary, owned_dirs, untrusted
 from ansible_collections.llmserve.sglang.plugins.module_utils.host.boundary import Refused, printable
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import api
-
-__metaclass__ = type
 
 BASELINE = "baseline"
 ADAPTIVE = curves.ADAPTIVE  # the adaptive setting of the measured crossover, measured before anything is applied

@@ -22,9 +22,7 @@ overlap, each span equal to the product of the shape (no u64 overflow at any ste
 (a whole number of bytes); the file exactly 8 + N + the last offset long.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import errno
 import json

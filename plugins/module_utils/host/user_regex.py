@@ -13,9 +13,7 @@ inside a module. A pattern is refused, naming the option and its index, when it 
 quantifiers in a row that repeat the same thing (``.*.*x``: a power of the line's length). What it is matched
 against is bounded too: the log reader's lines are clipped (``sglang/signatures.clip``).
 """
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import re
 import sys

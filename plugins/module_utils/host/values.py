@@ -13,9 +13,7 @@ Kinds: text of one line (:func:`control_name`: no CR, LF, NUL, ... anywhere), a 
 ``[Service]`` settings, Prometheus label names and values, and words that a runbook's shell line carries.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import re
 

@@ -6,9 +6,7 @@
 """server_ready's settings: their defaults (declared here once: the module's argument spec reads
 them) and the check that turns bad ones into one clear line before anything is probed."""
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import copy
 

@@ -17,9 +17,7 @@ out, with a note, when the installed package lacks it (``--health-check-port`` i
 for by name (``router_args``) that the package lacks is refused before anything is touched.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import re
 

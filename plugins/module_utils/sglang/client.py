@@ -15,9 +15,7 @@ Every call returns ``(status, body, error)`` and never raises: ``body`` is the p
 asked is made once. sglang/api.py says what the answers mean.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import json
 import socket
