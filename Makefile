@@ -37,9 +37,12 @@ system-deps: ## podman, runc, debootstrap (the local fleet), shellcheck (sanity)
 	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq podman runc debootstrap shellcheck acl >/dev/null && \
 	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus >/dev/null; }
 
-lint: setup ## yamllint + ansible-lint --profile production
+# mypy over module_utils and plugin_utils (.mypy.ini), the collection imported through the tracked collections/ link
+MYPY_PACKAGES := $(foreach p,module_utils plugin_utils,-p ansible_collections.llmserve.sglang.plugins.$(p))
+lint: setup ## yamllint + ansible-lint --profile production + mypy (module_utils, plugin_utils)
 	$(BIN)/yamllint -s .
 	$(BIN)/ansible-lint --profile production
+	MYPYPATH=collections $(BIN)/mypy --config-file .mypy.ini $(MYPY_PACKAGES)
 
 # xdist: the unit tests wait on sockets and processes more than they compute; UNIT_WORKERS=0 runs them in one process.
 UNIT_WORKERS ?= auto

@@ -11,9 +11,7 @@ A subclass writes only ``decide(args, task_vars, result)``: the task's arguments
 module's DOCUMENTATION equal to it): the arguments are then validated, typed and defaulted as a module's would be.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 from ansible.plugins.action import ActionBase
 

@@ -18,9 +18,7 @@
 - :func:`summary`: summary.json, in exactly the shape issue 34 gives.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import math
 

@@ -33,13 +33,14 @@ run (mode ``eagle3_threshold``) must follow the better curve on both sides of th
 Controller side; plots need matplotlib (Agg backend, no display). Without matplotlib the report is still
 written and says the plots were skipped.
 """
-from __future__ import absolute_import, annotations, division, print_function
+from __future__ import annotations
 
 import errno
 import io
 import json
 import math
 import os
+import typing as t
 from pathlib import Path
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.bench import modes
@@ -48,8 +49,6 @@ from ansible_collections.llmserve.sglang.plugins.plugin_utils import _bench_spec
 from ansible_collections.llmserve.sglang.plugins.module_utils.host import boundary, owned_dirs, untrusted
 from ansible_collections.llmserve.sglang.plugins.module_utils.host.boundary import Refused, printable
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import api
-
-__metaclass__ = type
 
 BASELINE = "baseline"
 ADAPTIVE = curves.ADAPTIVE  # the adaptive setting of the measured crossover, measured before anything is applied
@@ -112,7 +111,7 @@ def by_mode(results: list[dict]) -> dict[str, dict[int, list[dict]]]:
     return table
 
 
-def stats(values: list[float]) -> dict:
+def stats(values: t.Sequence[float | None]) -> dict:
     vals = [float(v) for v in values if v is not None]
     n = len(vals)
     if not n:
@@ -128,11 +127,11 @@ def curve(rows: dict[int, list[dict]], metric=decode_throughput) -> dict[int, di
 
 
 def mean_of(rows: dict[int, list[dict]], key: str):
-    vals = [r.get(key) for reps in rows.values() for r in reps if r.get(key) is not None]
+    vals: list[t.Any] = [r.get(key) for reps in rows.values() for r in reps if r.get(key) is not None]
     return sum(vals) / len(vals) if vals else None
 
 
-def crossover(base: dict[int, float], spec: dict[int, float]) -> dict:
+def crossover(base: t.Mapping[int, t.Any], spec: t.Mapping[int, t.Any]) -> dict:
     """Where ``spec`` stops beating ``base`` ({concurrency: throughput} each, compared on common points).
 
     Returns pays_at (concurrencies where spec > base), stops_paying_at (first c where spec <= base, None if it
@@ -143,8 +142,8 @@ def crossover(base: dict[int, float], spec: dict[int, float]) -> dict:
     points = sorted(c for c in base if c in spec and base[c] is not None and spec[c] is not None)
     pays = [c for c in points if spec[c] > base[c]]
     stops = next((c for c in points if spec[c] <= base[c]), None)
-    out = {"points": points, "pays_at": pays, "stops_paying_at": stops, "last_paying": None,
-           "crossover": None, "threshold": None}
+    out: dict[str, t.Any] = {"points": points, "pays_at": pays, "stops_paying_at": stops, "last_paying": None,
+                             "crossover": None, "threshold": None}
     if not points:
         return out
     if stops is None:
@@ -373,7 +372,7 @@ def choose_tiers(by_steps: dict[int, dict[int, float]]) -> dict:
     for b in batches:
         got = dict((s, c[b]) for s, c in by_steps.items() if b in c and c[b] is not None)
         best[b] = max(got, key=lambda s: (got[s], -s))
-    out = {"tiers": None, "best": best}
+    out: dict[str, t.Any] = {"tiers": None, "best": best}
     if not shorter:
         out["why"] = "no shorter chain measured (benchmark_modes eagle3_steps1, eagle3_steps2): two tiers"
         return out
@@ -531,7 +530,8 @@ def curve_lines(raw: dict, rec: dict | None, conf: dict | None) -> list[str]:
                      + " | ".join(_cell((got.get(m) or {}).get("decode")) for m in curves.CURVES + (CONFIRM,))
                      + f" | {_cell(ratio, '{:.2f}')} |")
     if rec is not None:
-        patched = {True: "applied", False: "absent"}.get(rec.get("patched"), "not known")
+        patched_words: dict[bool | None, str] = {True: "applied", False: "absent"}
+        patched = patched_words.get(rec.get("patched"), "not known")
         lines += ["", "## Recommended setting", "", f"SGLang `{rec.get('version') or '?'}` (adaptive config format: "
                   f"{rec.get('capability') or 'unknown'}; {curves.STEP0_PATCH}: {patched}): "
                   f"**{rec.get('setting') or rec['action']}** - {rec['reason']}.", ""]
@@ -576,16 +576,16 @@ def load_of(raw: dict) -> dict:
         words = ("synthetic (%s words a prompt), not recorded per point" % meta["input_len"]
                  if "input_len" in meta else "not recorded")
         return {"loads": [], "words": words}
-    words = []
+    parts = []
     for load in loads:
         if load.get("kind") == "prompts":
-            words.append("the user's prompt set %s (%s entries: %s conversations, %s prompts; %s characters at the "
+            parts.append("the user's prompt set %s (%s entries: %s conversations, %s prompts; %s characters at the "
                          "median, %s the longest), in one fixed order" % (
                              load.get("file"), load.get("entries"), load.get("conversations"), load.get("prompts"),
                              load.get("chars_median"), load.get("chars_max")))
         else:
-            words.append("synthetic (%s words a prompt, distinct per request)" % load.get("input_len", "?"))
-    return {"loads": loads, "words": "; ".join(words)}
+            parts.append("synthetic (%s words a prompt, distinct per request)" % load.get("input_len", "?"))
+    return {"loads": loads, "words": "; ".join(parts)}
 
 
 def markdown(raw: dict, analysis: dict, rec: dict | None, conf: dict | None, plots: list[str],

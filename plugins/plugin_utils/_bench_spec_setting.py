@@ -11,9 +11,7 @@ batch size is one. The server's own ``/server_info`` gives the version and the c
 threshold is padded to.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import adaptive
 

@@ -13,9 +13,7 @@ its kind (module_utils/host/values.py): host and instance names are plain words 
 sglang-<instance>``, ``-l <host>``), label names are Prometheus' and not ``__``-reserved, label values one line.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import json
 

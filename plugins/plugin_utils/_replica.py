@@ -9,9 +9,7 @@ ranks 0..n-1 (``--node-rank``). Rank 0 alone serves HTTP (/generate, /metrics); 
 server/plan.py (the ranks), monitoring/targets.py (what to scrape) and the router's worker URLs all ask here.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.host.net import host_port
 

@@ -8,9 +8,7 @@ A long module (server_ready, model_stage) returns after a slice of work with ``_
 between the calls. The loop is the same for every such action; each supplies only its progress line.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 
 def run_resumable(action, module, args, task_vars, key, on_pending):

@@ -8,9 +8,7 @@ file, the environment file or the gateway's argv passes the one rule for its kin
 roles/server's plan does. The router_plan action runs it; the _replica_urls filter shares :func:`replica_urls`.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import json
 import re

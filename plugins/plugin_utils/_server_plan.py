@@ -20,13 +20,12 @@ The checks are layered once: argument_specs check the types, ``validate()`` here
 (before anything running is touched), server_preflight checks the host (SGLang's own parser, paths, GPUs, port).
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import hashlib
 import json
 import re
+import typing as t
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.host import owned_dirs
 from ansible_collections.llmserve.sglang.plugins.module_utils.host.values import (
@@ -42,7 +41,7 @@ from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.version imp
 from ansible_collections.llmserve.sglang.plugins.module_utils.server.orphans import MARKER as ORPHAN_MARKER
 from ansible_collections.llmserve.sglang.plugins.plugin_utils import _server_settings as _settings
 from ansible_collections.llmserve.sglang.plugins.plugin_utils import _server_view as server_view
-from ansible_collections.llmserve.sglang.plugins.plugin_utils._server_view import OPTIONAL
+from ansible_collections.llmserve.sglang.plugins.plugin_utils._server_view import OPTIONAL, Spec, View
 
 MANAGED = "Managed by llmserve.sglang.server: changes here are overwritten."
 API_KEY_ENV = "SGLANG_SERVER_API_KEY"
@@ -61,14 +60,194 @@ PREFETCH_SINCE = gates.GATES["weight_prefetch"]
 ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 FLAG_RE = re.compile(r"^(--)?[A-Za-z0-9][A-Za-z0-9_-]*$")
 
+# The settings as validate() returns them: every name of _server_settings.TABLE, checked and normalised, plus spec_on.
+Settings = t.Dict[str, t.Any]
+Action = t.Literal["none", "start", "restart", "stop"]
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# The plan's contract: what roles/server's tasks read as __server_plan.<key> (tests/unit/plugins/plugin_utils/
+# test_server_contracts.py holds every key read by a task or a named consumer, and every key a task reads declared)
+# --------------------------------------------------------------------------------------------------------------------
+
+class File(t.TypedDict):
+    """A file of the instance, with its text (the instance controller writes the ones in ``write``)."""
+
+    path: str
+    content: str
+    mode: str
+    owner: str
+    group: str
+    secret: bool
+    sha256: str
+
+
+class Dir(t.TypedDict):
+    """A directory of the instance and what it must be."""
+
+    path: str
+    owner: str
+    group: str
+    mode: str
+
+
+class Service(t.TypedDict):
+    """What the tasks pass to the instance's controller, the lock and the service user, whatever the action."""
+
+    user: str
+    group: str
+    home: str
+    adopt_dirs: list[str]
+    stop_timeout: int
+    stop_grace_unready: int
+    log_keep: int
+    on_failure: str
+    lock_stale_after: int
+    preflight: bool
+    wait: bool
+
+
+class ModelCheck(t.TypedDict):
+    """llmserve.sglang.model_verify's arguments (:func:`model_check_args`)."""
+
+    python: str
+    env: dict[str, str]
+    user: str | None
+    cache_dir: str
+    trust_remote_code: bool
+    model_impl: str
+    tokenizer_path: str | None
+    skip_tokenizer_init: bool
+    unknown: str
+    chat_template: str | None
+
+
+class Preflight(t.TypedDict):
+    """llmserve.sglang.server_preflight's arguments, and whether model_verify runs first."""
+
+    python: str
+    argv: list[str]
+    model_path: str
+    tp: int
+    nnodes: int
+    gpu_count: int | None
+    host: str
+    port: int
+    owner_unit: str | None
+    owner_pid: int | None
+    env: dict[str, str]
+    become_user: str
+    verify_model: bool
+    model_check: ModelCheck
+    become_error: str | None
+
+
+class Ready(t.TypedDict):
+    """llmserve.sglang.server_ready's arguments."""
+
+    url: str
+    log_path: str
+    unit: str | None
+    pid_file: str | None
+    node_rank: int
+    timeout: int
+    stall_timeout: int
+    stage_timeouts: dict[str, t.Any] | None
+    interval: float
+    tail_lines: int
+    progress_interval: float
+    chat_probe: bool
+    sglang_version: str
+    host: dict[str, t.Any]  # :func:`ready_host`
+
+
+class Watch(t.TypedDict):
+    """The peer watch of a multi-node start (its peers and token filled in by :func:`settle`)."""
+
+    name: str | None
+    endpoint: str
+    port: int
+    timeout: int
+    peers: list[str]
+    token: str | None
+
+
+class SpecCheck(t.TypedDict):
+    """tasks/spec_check.yml's arguments (llmserve.sglang.spec_check)."""
+
+    run: bool
+    mode: str
+    requests: int
+    max_new_tokens: int
+    request_timeout: float
+
+
+class ModelStorage(t.TypedDict):
+    """Where the weights are read from (:func:`model_storage`)."""
+
+    network: list[str]
+    apply: dict[str, t.Any]
+    notes: list[str]
+
+
+class _PlanAlways(t.TypedDict):
+    """The keys of every plan, a refused one included."""
+
+    refusals: list[str]
+    warnings: list[str]
+    manager: str
+    nodes: list[str]
+    node_rank: int
+    nnodes: int
+    action: Action
+    why: str
+    write: list[str]
+    remove: list[str]
+    dirs: list[Dir]
+    files: list[File]
+
+
+class Plan(_PlanAlways, total=False):
+    """The contract of :func:`plan`: what roles/server's tasks carry out (``__server_plan``).
+
+    Past the keys of every plan: ``paths`` .. ``service`` once the instance's paths are known; ``watch`` also for a
+    stop; the rest for a start that passed every check. ``peer_token`` comes from the server_plan action.
+    """
+
+    paths: dict[str, str]
+    label: str
+    running: bool
+    pid: int
+    service: Service
+    watch: Watch | None
+    version: str
+    view: View
+    argv: list[str]
+    env: dict[str, str]
+    model_storage: ModelStorage
+    dirs_missing: list[str]
+    create_user: bool
+    user_pending: bool
+    fingerprint: str
+    changed: bool
+    daemon_reload: bool
+    needs_write: bool
+    preflight: Preflight
+    ready: Ready
+    peer_endpoint: str
+    instance: str
+    restart: str
+    spec_check: SpecCheck
+    peer_token: str
+
 
 class Refusals(object):
     """Collects 'server_X=VALUE: problem: fix' lines."""
 
-    def __init__(self):
-        self.items = []
+    def __init__(self) -> None:
+        self.items: list[str] = []
 
-    def add(self, name, value, problem, fix, secret=False):
+    def add(self, name: str, value: t.Any, problem: str, fix: str, secret: bool = False) -> None:
         shown = "(hidden)" if secret else json.dumps(value, sort_keys=True, default=str)
         if len(shown) > 80:
             shown = shown[:77] + "..."
@@ -78,18 +257,18 @@ class Refusals(object):
 _to_int, _to_float, _to_bool = to_int, to_float, to_bool  # host/values: the one coercer family
 
 
-def _abs_path(v):
+def _abs_path(v: t.Any) -> bool:
     return isinstance(v, str) and v.startswith("/") and not re.search(r"\s", v) and "/../" not in v + "/"
 
 
-def _scalar(v):
+def _scalar(v: t.Any) -> bool:
     return v is None or isinstance(v, (str, int, float, bool))
 
 
-def validate(raw):
+def validate(raw: t.Mapping[str, t.Any]) -> tuple[Settings, Refusals]:
     """Check and normalise every setting. Returns (settings, refusals)."""
     bad = Refusals()
-    s = {}
+    s: Settings = {}
     for setting in _settings.TABLE:  # kinds here, then the declared choices and ranges
         name, kind = setting.name, setting.kind
         v = raw.get(name)
@@ -205,11 +384,11 @@ def validate(raw):
     return s, bad
 
 
-def _example(name):
+def _example(name: str) -> int:
     return {"tp": 8, "port": 30000, "ready_interval": 2, "progress_interval": 15}.get(name, 1)
 
 
-def _validate_spec(s, raw, bad, started):
+def _validate_spec(s: Settings, raw: t.Mapping[str, t.Any], bad: Refusals, started: bool) -> None:
     # the one "is it on" rule and the one check of a spec that is on (sglang/speculative.py); the renderer trusts it
     s["spec_on"] = bool(speculative.algorithm(s["speculative"]))
     if not s["spec_on"] or not started:
@@ -219,7 +398,7 @@ def _validate_spec(s, raw, bad, started):
         bad.add("speculative", shown, problem, fix)
 
 
-def _validate_env(s, bad):
+def _validate_env(s: Settings, bad: Refusals) -> None:
     for name in ("env", "base_env"):
         for k, v in sorted(s[name].items(), key=lambda kv: str(kv[0])):
             if not ENV_NAME_RE.match(str(k)):
@@ -253,7 +432,7 @@ ARG_RANGES = {
 }
 
 
-def _validate_text(s, bad):
+def _validate_text(s: Settings, bad: Refusals) -> None:
     """Text that reaches a header, a unit line or an argv element: one line of printable characters."""
     names = ("api_key", "served_model_name", "model_path", "python", "home", "config_dir", "log_dir", "host")
     checks = [(name, s[name], s[name]) for name in names]
@@ -267,7 +446,7 @@ def _validate_text(s, bad):
                     "remove it (a stray line break from a vault or a file lookup: use | trim)", secret=name == "api_key")
 
 
-def _validate_args(s, bad):
+def _validate_args(s: Settings, bad: Refusals) -> None:
     for k, v in sorted(s["args"].items(), key=lambda kv: str(kv[0])):
         if not FLAG_RE.match(str(k)):
             bad.add("args", {k: v}, "has a key that is not an SGLang option name", "give option names like mem-fraction-static")
@@ -295,7 +474,7 @@ def _validate_args(s, bad):
 # What the plan writes
 # --------------------------------------------------------------------------------------------------------------------
 
-def env_text(s, env):
+def env_text(s: Settings, env: t.Mapping[str, str]) -> str:
     lines = ["# " + MANAGED,
              "# Environment of SGLang instance '%s' (the API key, if any, is in api-key.yaml, read by SGLang via --config)."
              % s["instance"]]
@@ -303,14 +482,14 @@ def env_text(s, env):
     return "\n".join(lines) + "\n"
 
 
-def api_key_text(s):
+def api_key_text(s: Settings) -> str:
     # JSON strings are YAML double-quoted scalars: SGLang's yaml.safe_load reads back exactly the key.
     return ("# SGLang --config file of instance '%s': SGLang merges it inside the process (prepare_server_args),\n"
             "# so the API key stays out of the server's argv (ps, /proc/PID/cmdline). %s\n"
             "api-key: %s\n" % (s["instance"], MANAGED, json.dumps(s["api_key"])))
 
 
-def unit_text(s, p, argv, node_rank, nnodes):
+def unit_text(s: Settings, p: dict[str, str], argv: list[t.Any], node_rank: int, nnodes: int) -> str:
     cmd = [s["python"], "-m", "sglang.launch_server"]
     exec_lines = shell_join(cmd)
     for a in (str(x) for x in argv):
@@ -350,13 +529,13 @@ def unit_text(s, p, argv, node_rank, nnodes):
     return "\n".join(out) + "\n"
 
 
-def _unit_value(v):
+def _unit_value(v: t.Any) -> str:
     if isinstance(v, bool):
         return "yes" if v else "no"
     return str(v)
 
 
-def launch_spec_text(s, p, argv):
+def launch_spec_text(s: Settings, p: dict[str, str], argv: list[t.Any]) -> str:
     spec = {
         "_comment": "SGLang instance %s on a host without systemd: read by %s (start --spec). %s"
                     % (s["instance"], p["supervisor"], MANAGED),
@@ -367,7 +546,7 @@ def launch_spec_text(s, p, argv):
     return json.dumps(spec, indent=4, sort_keys=True) + "\n"
 
 
-def sha256(text):
+def sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
@@ -375,7 +554,7 @@ def sha256(text):
 # The plan
 # --------------------------------------------------------------------------------------------------------------------
 
-def _topology(s, view, host, bad):
+def _topology(s: Settings, view: View, host: t.Mapping[str, t.Any], bad: Refusals) -> str | None:
     """The refusals of the replica the view found (its nodes and this host's rank), and the rendezvous address
     (rank 0's)."""
     name = host.get("name") or "localhost"
@@ -394,13 +573,13 @@ def _topology(s, view, host, bad):
     return "%s:%d" % (addr, s["dist_init_port"])
 
 
-def _running(state):
+def _running(state: t.Mapping[str, t.Any]) -> bool:
     """A unit waiting to be restarted after a crash (activating/auto-restart) does not count as running."""
     active = state.get("active_state") or "inactive"
     return active in ("active", "reloading") or (active == "activating" and state.get("sub_state") != "auto-restart")
 
 
-def plan(raw_settings, host):
+def plan(raw_settings: t.Mapping[str, t.Any] | None, host: t.Mapping[str, t.Any]) -> Plan:
     """The whole decision. ``host`` holds what server_info read and a few inventory facts:
 
     name, groups, service_mgr, check_mode, helper_python, helpers {name: text}, rank0 {dist_init_host, default_ipv4,
@@ -419,8 +598,8 @@ def plan(raw_settings, host):
     p = view["paths"] if _abs_path(s["config_dir"]) and _abs_path(s["log_dir"]) else None
     nodes, rank, spec = view["nodes"], view["rank"], view["spec"]
     dist_addr = _topology(s, view, host, bad)
-    out = {"refusals": bad.items, "warnings": [], "manager": manager, "nodes": nodes, "node_rank": rank,
-           "nnodes": len(nodes), "action": "none", "why": "", "write": [], "remove": [], "dirs": [], "files": []}
+    out: Plan = {"refusals": bad.items, "warnings": [], "manager": manager, "nodes": nodes, "node_rank": rank,
+                 "nnodes": len(nodes), "action": "none", "why": "", "write": [], "remove": [], "dirs": [], "files": []}
     if p is None:
         return out
     out["paths"] = p
@@ -447,7 +626,7 @@ def plan(raw_settings, host):
                          "python of the venv that holds sglang" % (s["python"], host.get("version_error") or "no answer"))
     if bad.items:
         return out
-    out["version"] = version
+    out["version"] = t.cast(str, version)  # refused above when empty
     out["view"] = view
 
     # ---- the command line and the environment
@@ -482,7 +661,7 @@ def plan(raw_settings, host):
     env[ORPHAN_MARKER] = s["instance"]
     if s["cuda_visible_devices"]:
         env["CUDA_VISIBLE_DEVICES"] = ",".join(str(d) for d in s["cuda_visible_devices"])
-    out.update(argv=launch["argv"], env=dict((k, str(v)) for k, v in env.items()), warnings=launch["warnings"])
+    out.update({"argv": launch["argv"], "env": dict((k, str(v)) for k, v in env.items()), "warnings": launch["warnings"]})
     out["model_storage"] = storage
     out["warnings"].extend(storage["notes"])
 
@@ -595,7 +774,7 @@ def plan(raw_settings, host):
     return out
 
 
-def _arg(args, name):
+def _arg(args: t.Mapping[str, t.Any], name: str) -> t.Any:
     """An SGLang option from server_args, whichever spelling the inventory used (tokenizer-path, tokenizer_path)."""
     for key in (name, name.replace("-", "_"), "--" + name):
         if key in args:
@@ -603,7 +782,7 @@ def _arg(args, name):
     return None
 
 
-def model_check_args(s, env, user):
+def model_check_args(s: Settings, env: dict[str, str], user: str | None) -> ModelCheck:
     """What llmserve.sglang.model_verify needs to judge the checkpoint as this launch will read it."""
     args = s["args"] or {}
     tokenizer = _arg(args, "tokenizer-path")
@@ -618,14 +797,14 @@ def model_check_args(s, env, user):
             "chat_template": str(chat) if chat else None}
 
 
-def model_storage(s, spec, model_fs, version):
+def model_storage(s: Settings, spec: Spec, model_fs: t.Mapping[str, t.Any], version: str) -> ModelStorage:
     """Where the weights are read from, and what SGLang ``version`` offers when that is a network filesystem.
 
     ``spec``: the view's (its draft); ``model_fs``: {path: {mount, fstype, source, network}} from server_info.
     Returns {network: [paths], apply: {flag: value} added to the launch, notes: [text]}.
     """
     paths_ = [s["model_path"], spec["draft_model_path"]]
-    out = {"network": [], "apply": {}, "notes": []}
+    out: ModelStorage = {"network": [], "apply": {}, "notes": []}
     for path in paths_:
         fs = model_fs.get(path) if path else None
         if fs and fs.get("network"):
@@ -647,7 +826,7 @@ def model_storage(s, spec, model_fs, version):
     return out
 
 
-def become_error(user, become, method):
+def become_error(user: str, become: t.Mapping[str, t.Any], method: str | None) -> str | None:
     """Why a task with become_user cannot run on this host (no sudo), with the fix; None when it can.
 
     ``become``: server_info's {euid, sudo, su}; ``method``: the play's become method (ansible_become_method).
@@ -666,35 +845,36 @@ def become_error(user, become, method):
     return None
 
 
-def _file(path, content, mode, owner, group, secret=False):
+def _file(path: str, content: str, mode: str, owner: str, group: str, secret: bool = False) -> File:
     return {"path": path, "content": content, "mode": mode, "owner": owner, "group": group, "secret": secret,
             "sha256": sha256(content)}
 
 
-def settle(own, peers):
+def settle(own: Plan, peers: t.Mapping[str, Plan]) -> Plan:
     """A multi-node replica restarts as a whole: one node relaunching alone could never rejoin the others.
 
     ``own`` is this node's plan, ``peers`` maps the other nodes of the replica that take part in the play to their
     plans. Returns this node's plan with the action raised to restart when a peer (re)starts, and the peer watch's
     peers (``name=host:port``) and shared token (rank 0's).
     """
-    out = dict(own)
+    out = t.cast(Plan, dict(own))
     if own.get("refusals") or own.get("nnodes", 1) < 2:
         return out
     moving = sorted(n for n, pl in peers.items() if pl.get("action") in ("start", "restart"))
     if moving and own.get("action") == "none" and own.get("restart") != "never":
         out["action"] = "restart"
         out["why"] = "node %s of the replica (re)starts" % ", ".join(moving)
-    if out.get("watch"):
+    watch = out.get("watch")
+    if watch:
         rank0 = own["nodes"][0]
-        token_src = own if own.get("node_rank") == 0 else peers.get(rank0, {})
-        out["watch"] = dict(out["watch"], token=token_src.get("peer_token") or own.get("peer_token"),
-                            peers=["%s=%s" % (n, pl["peer_endpoint"]) for n, pl in sorted(peers.items())
-                                   if pl.get("peer_endpoint")])
+        token_src = own if own.get("node_rank") == 0 else peers.get(rank0)
+        out["watch"] = {**watch, "token": (token_src.get("peer_token") if token_src else None) or own.get("peer_token"),
+                        "peers": ["%s=%s" % (n, pl["peer_endpoint"]) for n, pl in sorted(peers.items())
+                                  if pl.get("peer_endpoint")]}
     return out
 
 
-def ready_host(s, nnodes, gpu_count, gpu):
+def ready_host(s: Settings, nnodes: int, gpu_count: int | None, gpu: t.Mapping[str, t.Any] | None) -> dict[str, t.Any]:
     """server_ready's ``host`` option: the launch's parallel layout and this host's GPUs (gpu_facts), unknowns left out."""
     topo = (gpu or {}).get("topology") or {}
     host = {"tp_size": s.get("tp") or 1, "nnodes": nnodes, "gpu_count": gpu_count,
@@ -704,20 +884,21 @@ def ready_host(s, nnodes, gpu_count, gpu):
     return dict((k, v) for k, v in host.items() if v is not None)
 
 
-def wait_failed(ready):
+def wait_failed(ready: t.Any) -> bool:
     """Whether server_ready's result is a failed wait: ``ready: false`` (roles/server registers the wait with
     failed_when false, so that Ansible does not print the whole result), or ``failed`` where no ``ready`` is given."""
     ready = ready if isinstance(ready, dict) else {}
     return ready.get("ready") is False or ("ready" not in ready and bool(ready.get("failed")))
 
 
-def came_up(ready):
+def came_up(ready: object) -> t.TypeGuard[dict[str, t.Any]]:
     """Whether server_ready's result is a READY (not skipped, not failed)."""
     ready = ready if isinstance(ready, dict) else {}
     return bool(ready) and not ready.get("skipped") and ready.get("ready", not ready.get("failed", True)) is True
 
 
-def failure_message(own, ready, failed_step, rollback_ready, failed_nodes, on_failure="rollback"):
+def failure_message(own: Plan, ready: dict[str, t.Any] | None, failed_step: dict[str, t.Any] | None,
+                    rollback_ready: dict[str, t.Any] | None, failed_nodes: list[str] | None, on_failure: str = "rollback") -> str:
     """The one block a failed start ends with, printed once per host: what ended the wait, the category, the key log
     line, the remedy, how the server that failed was stopped, what it left on the GPUs, the log, and what became of
     the previous configuration (one line each; the wait's whole result stays registered, -v shows it).
@@ -778,7 +959,7 @@ def failure_message(own, ready, failed_step, rollback_ready, failed_nodes, on_fa
     return "\n".join(lines)
 
 
-def report(own, ready=None):
+def report(own: Plan, ready: dict[str, t.Any] | None = None) -> list[str]:
     """What the role says at the end: the decision, the command line, the warnings, and how the start went."""
     lines = ["%s: %s (%s); sglang %s, node %d of %d" % (
         own.get("label"), own.get("action"), own.get("why"), own.get("version"), own.get("node_rank", 0),
@@ -788,11 +969,13 @@ def report(own, ready=None):
     lines += ["WARNING: %s" % w for w in own.get("warnings") or []]
     if came_up(ready) and ready.get("elapsed") is not None:
         srv = ready.get("server") or {}
+        view = own.get("view")
+        speculation = view.get("speculation") if view else None
         stages = " > ".join(st.get("stage", "?") for st in ready.get("stages") or [])
         lines.append("READY in %.1f s (sglang %s; model %s; %s; stages %s; speculation: %s)" % (
             float(ready["elapsed"]), srv.get("version") or own.get("version"), srv.get("served_model") or "?",
             own["ready"]["url"] if own.get("node_rank", 0) == 0 else "worker of %s" % own["nodes"][0], stages,
-            ((own.get("view") or {}).get("speculation") or {}).get("words") or "not known"))
+            (speculation or {}).get("words") or "not known"))
     elif own.get("action") == "none" and own.get("running"):
         lines.append("running, pid %s" % (own.get("pid") or "?"))
     return lines

@@ -14,9 +14,7 @@ A setting's ``default`` is what it resolves to where nothing else decides it: a 
 ``template`` (Jinja) keeps it in defaults/main.yml and ``default`` is what the template gives with the defaults.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import api
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import client

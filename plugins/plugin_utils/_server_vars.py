@@ -6,9 +6,7 @@ sees them - every ``server_<name>`` of plugin_utils/_server_view.SETTINGS that i
 action runs inside roles/server), templated, plus what the defaults follow (roles/sglang's facts, its install
 record, models_list)."""
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 from ansible_collections.llmserve.sglang.plugins.plugin_utils._server_view import SETTINGS, SGLANG_FOLLOWS, settings_from_vars
 

@@ -18,11 +18,10 @@ instance's ``argv.json``; status, stop, the benchmark, monitoring, the router an
 through the private filter ``_server_view`` instead of restating a setting's default.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import copy
+import typing as t
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.host.net import local_url
 from ansible_collections.llmserve.sglang.plugins.module_utils.server.layout import paths, valid_instance
@@ -39,12 +38,59 @@ RUNNING = ("host", "port", "url", "health_path", "python", "version", "model_pat
            "speculation")
 
 
-def settings_from_vars(hv):
+class Spec(t.TypedDict):
+    """Is speculation on, and with what (sglang/speculative.resolve): the draft's one name."""
+
+    on: bool
+    algorithm: str
+    draft_model_path: str | None
+    adaptive: bool
+
+
+class Gpus(t.TypedDict):
+    """The instance's GPUs on this host: what the GPU gate's all-reduce runs over."""
+
+    count: int
+    visible: list[t.Any]
+
+
+class View(t.TypedDict):
+    """The contract of :func:`build`: the fact ``server_view``, ``plan.view`` and argv.json's ``view`` (less ``args``).
+
+    Readers in YAML reach it as ``server_view.<key>`` or ``__server_plan.view.<key>``; a key added here is a key every
+    view has (tests/unit/plugins/plugin_utils/test_server_contracts.py).
+    """
+
+    instance: str
+    paths: dict[str, str] | None  # module_utils/server/layout.paths; None for an invalid instance name
+    host: str
+    port: int
+    url: str
+    health_path: str
+    python: str
+    version: str
+    model_path: str
+    served_model_name: str
+    spec: Spec
+    speculation: dict[str, t.Any]  # sglang/speculative.in_force: setting, algorithm, threshold, tiers, source, words
+    speculative: t.Any  # the setting itself: a mapping, or null/'' (off)
+    nodes: list[str]
+    rank: int
+    replica_problem: str | None
+    tp_group: str
+    min_accept_length: float
+    manager: str
+    args: dict[str, t.Any]
+    gpus: Gpus
+    nccl_env: dict[str, str]
+
+
+def settings_from_vars(hv: t.Mapping[str, t.Any] | None) -> dict[str, t.Any]:
     """The settings of a host from its variables (``hostvars[host]`` or an action's task vars): ``server_<name>``
     where set, else what roles/server/defaults/main.yml would give - roles/sglang's facts, its install record
     (``ansible_local``), :data:`DEFAULTS`."""
     hv = hv if hv is not None else {}
-    out = {}
+    out: dict[str, t.Any] = {}
     for name in SETTINGS:
         var = "server_" + name
         if var in hv and (hv[var] is not None or name in NULL_IS_VALUE):
@@ -67,21 +113,21 @@ def settings_from_vars(hv):
     return out
 
 
-def _int(v, default):
+def _int(v: t.Any, default: int) -> int:
     try:
         return int(v)
     except (TypeError, ValueError):
         return default
 
 
-def _float(v, default):
+def _float(v: t.Any, default: float) -> float:
     try:
         return float(v)
     except (TypeError, ValueError):
         return default
 
 
-def resolved(raw):
+def resolved(raw: t.Mapping[str, t.Any] | None) -> dict[str, t.Any]:
     """``raw`` settings with every missing one taken from :data:`DEFAULTS` (a copy; nothing is validated here:
     server/plan.validate refuses a bad value by name)."""
     s = copy.deepcopy(DEFAULTS)
@@ -91,7 +137,7 @@ def resolved(raw):
     return s
 
 
-def _recorded_listen(recorded):
+def _recorded_listen(recorded: t.Mapping[str, t.Any] | None) -> tuple[str | None, str | None]:
     """(host, port) from a recorded argv (an instance started before the view was recorded), or (None, None)."""
     argv = [str(a) for a in (recorded or {}).get("argv") or []]
     host = argv[argv.index("--host") + 1] if "--host" in argv[:-1] else None
@@ -99,7 +145,8 @@ def _recorded_listen(recorded):
     return host, port
 
 
-def build(raw, name=None, groups=None, version=None, recorded=None, manager=None):
+def build(raw: t.Mapping[str, t.Any] | None, name: str | None = None, groups: t.Mapping[str, list[str]] | None = None,
+          version: str | None = None, recorded: t.Mapping[str, t.Any] | None = None, manager: str | None = None) -> View:
     """The view of one instance.
 
     ``raw``: the settings (``settings_from_vars`` or server/plan's validated ones); ``name``, ``groups``: the
@@ -116,7 +163,7 @@ def build(raw, name=None, groups=None, version=None, recorded=None, manager=None
     nodes, problem = replica_nodes(name or "localhost", str(s["tp_group"] or ""), groups)
     spec = speculative.resolve(s["speculative"])
     ver = str(s["sglang_version"] or version or "")
-    out = {
+    out: View = {
         "instance": inst,
         "paths": paths(dict(s, instance=inst, config_dir=str(s["config_dir"]), log_dir=str(s["log_dir"])))
         if valid_instance(inst) else None,
@@ -144,7 +191,8 @@ def build(raw, name=None, groups=None, version=None, recorded=None, manager=None
     recorded = recorded if isinstance(recorded, dict) else {}
     was = recorded.get("view")
     if isinstance(was, dict) and was.get("instance") == inst:
-        out.update((k, was[k]) for k in RUNNING if k in was)
+        # what the host recorded (JSON it wrote at the start) is taken as it is
+        t.cast("dict[str, t.Any]", out).update((k, was[k]) for k in RUNNING if k in was)
     elif recorded.get("argv"):
         # a record written before the view was: where it listens, from its argv (as the role's status always did)
         rhost, rport = _recorded_listen(recorded)
@@ -159,7 +207,7 @@ def build(raw, name=None, groups=None, version=None, recorded=None, manager=None
     return out
 
 
-def of_host(hv, recorded=None, defaults=None):
+def of_host(hv: t.Mapping[str, t.Any], recorded: t.Any = None, defaults: t.Mapping[str, t.Any] | None = None) -> View:
     """The view of the instance of a host, from its variables (``hostvars[host]`` or an action's task vars).
 
     The one roles/server published in this run (the fact ``server_view``) when there is one and ``recorded`` is not
@@ -168,25 +216,25 @@ def of_host(hv, recorded=None, defaults=None):
     ``*_worker_port``/``*_server_port``), used when the host sets none; a name that is no setting is a ValueError.
     """
     if recorded is None and "server_view" in hv and isinstance(hv["server_view"], dict):
-        return hv["server_view"]
+        return t.cast(View, hv["server_view"])
     settings = settings_from_vars(hv)
-    for name, value in (defaults or {}).items():
-        if name not in SETTINGS:
-            raise ValueError("defaults names %r, which is no roles/server setting" % name)
-        settings.setdefault(name, value)
+    for setting, value in (defaults or {}).items():
+        if setting not in SETTINGS:
+            raise ValueError("defaults names %r, which is no roles/server setting" % setting)
+        settings.setdefault(setting, value)
     name = hv["inventory_hostname"] if "inventory_hostname" in hv else None
     groups = hv["groups"] if "groups" in hv else {}
     return build(settings, name=name, groups=dict((g, list(h)) for g, h in (groups or {}).items()),
                  recorded=recorded if isinstance(recorded, dict) else None)
 
 
-def _url(host, port):
+def _url(host: str, port: int) -> str:
     try:
         return local_url(host, port)
     except (TypeError, ValueError):
         return ""
 
 
-def record(view):
+def record(view: View) -> dict[str, t.Any]:
     """What ``argv.json`` keeps of the view (everything the readers need to find and judge the running server)."""
     return dict((k, v) for k, v in view.items() if k != "args")

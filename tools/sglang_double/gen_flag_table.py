@@ -207,9 +207,7 @@ def cli_flags_source(tables):
         "``deprecated`` (warns, stores nothing), ``deprecated_error`` (a retired flag the parser refuses).",
         '"""',
         "",
-        "from __future__ import absolute_import, division, print_function",
-        "",
-        "__metaclass__ = type",
+        "from __future__ import annotations",
         "",
         "SWITCHES = {",
     ]

@@ -28,9 +28,7 @@ It measures what ``sglang.bench_serving`` reports, under the same names:
 :func:`server_accept_length`.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import json
 import math

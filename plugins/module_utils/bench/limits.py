@@ -9,9 +9,7 @@ of seconds; anything else is refused naming the setting. A string is never a lis
 64, not ``[6, 4]``), a bool is not a number, NaN and infinity are no timeout.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import math
 import re

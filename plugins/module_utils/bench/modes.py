@@ -12,9 +12,7 @@ and the report would compare EAGLE-3 with itself. The server's ``/server_info`` 
 what it runs; every mode is checked against it before any load is sent.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import adaptive as adaptive_rule
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import speculative as spec_rule

@@ -13,9 +13,7 @@ the file, the line number and the field. The load sends the set in one shuffled 
 repeat sends the same requests), each with its own length, so the threshold is measured on the user's kind of text.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import os
 import random

@@ -11,9 +11,7 @@ tries - so modes, owners, POSIX ACLs, root-squashing NFS and LSMs all answer as 
 root and for another user, only the mode bits can be judged (``mode_allows``); ACLs are then not seen.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import grp
 import json

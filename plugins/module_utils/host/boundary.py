@@ -17,9 +17,7 @@ One of each, used by ``untrusted`` (reads), ``models/contain`` (writes and remov
   name is refused by name, never written through).
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import errno
 import os

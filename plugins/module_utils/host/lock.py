@@ -15,9 +15,7 @@ see its processes) or older than ``stale_after`` seconds; a stale lock is taken 
 atomically, so two takers never both win and a reader never sees half a holder.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import fcntl
 import json

@@ -9,9 +9,7 @@ The one home of "is this path on a network filesystem": weights read over NFS, L
 far slower than from a local disk, and each tensor-parallel rank reads every shard again unless told otherwise.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import os
 import re

@@ -10,9 +10,7 @@ an IPv6 literal is bracketed), which addresses are this machine (``on_this_host`
 the sockets listening on a port.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import os
 

@@ -25,9 +25,7 @@ chown-ing a directory as root (stdlib only; pure on the controller, acting on th
   and mode fixed): a first deploy that stopped half-way is finished by the next run.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import errno
 import grp

@@ -17,9 +17,7 @@ none (None), and no predicate calls it ours. Who holds a listening socket is hos
 the uid rule for fd tables it cannot read).
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import fnmatch
 import os

@@ -23,9 +23,7 @@ decides:
 Stdlib only and self-contained: roles/server installs it beside its supervisor as ``sglang_pidfile.py``.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import errno
 import os

@@ -11,9 +11,7 @@ is CPU ticks and I/O bytes summed over the process tree (GPU memory comes from
 nvidia/smi.gpu_info): a silent but busy phase (JIT compiles, NCCL set-up) is not a stall.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import os
 import shutil

@@ -19,9 +19,7 @@ driver), so the program is started with ``host/spawn`` in its own process group 
 - more than ``cap`` bytes on stdout or stderr (``CAP`` by default) kills the group too: rc 125 (``TOO_BIG``), named;
 - a program that cannot start is rc 127 (``NOT_RUN``), never a traceback.
 """
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import os
 import selectors

@@ -12,9 +12,7 @@ its deadline while it runs (models/stage). ansible-core 2.21's sanity refuses ``
 file descriptors, runs ``setup`` (a few os calls) and execs. A program not on PATH raises ``FileNotFoundError`` in the
 caller, as ``subprocess.Popen`` does.
 """
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import os
 import shutil

@@ -22,9 +22,7 @@ overlap, each span equal to the product of the shape (no u64 overflow at any ste
 (a whole number of bytes); the file exactly 8 + N + the last offset long.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import errno
 import json
@@ -35,19 +33,11 @@ import struct
 import sys
 from array import array
 from itertools import chain
+from math import prod
 from operator import ge, itemgetter, mul, sub
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.host import boundary
 from ansible_collections.llmserve.sglang.plugins.module_utils.host.boundary import Refused, describe_mode
-
-try:
-    from math import prod
-except ImportError:  # Python < 3.8
-    def prod(values):
-        out = 1
-        for v in values:
-            out *= v
-        return out
 
 MIB = 1 << 20
 

@@ -13,16 +13,15 @@ inside a module. A pattern is refused, naming the option and its index, when it 
 quantifiers in a row that repeat the same thing (``.*.*x``: a power of the line's length). What it is matched
 against is bounded too: the log reader's lines are clipped (``sglang/signatures.clip``).
 """
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import re
+import sys
 import warnings
 
-try:  # Python 3.11+: sre_parse is deprecated in favour of re._parser (the same parser)
+if sys.version_info >= (3, 11):  # sre_parse is deprecated in favour of re._parser (the same parser)
     from re import _parser as sre_parse  # pylint: disable=ungrouped-imports
-except ImportError:  # pragma: no cover - Python < 3.11
+else:  # pragma: no cover - Python < 3.11
     import sre_parse  # pylint: disable=deprecated-module
 
 MAX_LENGTH = 1000

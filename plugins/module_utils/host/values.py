@@ -13,16 +13,11 @@ Kinds: text of one line (:func:`control_name`: no CR, LF, NUL, ... anywhere), a 
 ``[Service]`` settings, Prometheus label names and values, and words that a runbook's shell line carries.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import re
 
-try:
-    from urllib.parse import urlsplit
-except ImportError:  # pragma: no cover - Python 2 is not supported
-    from urlparse import urlsplit  # noqa: F401
+from urllib.parse import urlsplit
 
 # C0 and C1 control characters, DEL, and the Unicode line and paragraph separators: each ends a line for one of the
 # readers of what the collection writes (systemd ends a unit line at CR as at LF, YAML 1.1 at NEL, U+2028, U+2029).

@@ -10,9 +10,7 @@ After a driver install the new kernel module is loaded only by a reboot. Whether
 its marker, and the loaded driver is not the wanted branch and flavour) and whether the host is serving.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 POLICIES = ("never", "if_needed", "always")
 PENDING = "an earlier run installed a driver that is not loaded yet"

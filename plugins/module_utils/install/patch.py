@@ -21,7 +21,7 @@ Design:
 * The applied set is recorded in a JSON state file (with each diff, so a patch that
   is dropped from the wanted list is reverted on the next run).
 """
-from __future__ import absolute_import, division, print_function
+from __future__ import annotations
 
 import hashlib
 import json
@@ -30,8 +30,6 @@ import re
 import tempfile
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import version as sglang_version
-
-__metaclass__ = type
 
 STATE_FORMAT = 1
 

@@ -9,7 +9,7 @@ torch fits it, and which wheels an exact (no dependency resolution) wheelhouse i
 Standard library only (runs on the target, Python >= 3.8). Facts about the virtualenv are read by running
 ``READ_SCRIPT`` with the virtualenv's own interpreter (it sees what the server will see, base site dirs included).
 """
-from __future__ import absolute_import, division, print_function
+from __future__ import annotations
 
 import json
 import os
@@ -18,8 +18,6 @@ import re
 from ansible_collections.llmserve.sglang.plugins.module_utils.install.patch import version_matches
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import version as sglang_version
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.argv import sm120_env
-
-__metaclass__ = type
 
 TORCH_FAMILY = ("torch", "torchvision", "torchaudio")
 KERNELS = ("sgl-kernel", "sglang-kernel")

@@ -13,11 +13,9 @@
 
 Standard library only.
 """
-from __future__ import absolute_import, division, print_function
+from __future__ import annotations
 
 import re
-
-__metaclass__ = type
 
 # Oldest glibc with a manylinux tag per machine (manylinux2014 = glibc 2.17 is the floor for non-x86).
 _GLIBC_FLOOR = {"x86_64": 5, "i686": 5}

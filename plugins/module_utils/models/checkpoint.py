@@ -14,9 +14,7 @@ Every file is read through host/untrusted (no link followed, nothing that blocks
 header held to safetensors' own rules); any error becomes a problem naming the file, never a traceback.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import os
 

@@ -14,9 +14,7 @@ one directory at a time with ``O_NOFOLLOW``: a symlink anywhere below the root i
 it appeared after the check. ``check_dest`` says which trees the role may own at all.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import errno
 import os

@@ -20,9 +20,7 @@ target token id (0 <= id < the target's ``vocab_size``), and without ``d2t`` the
 Every field is read with its type checked (host/untrusted): a wrong type is a refusal naming file and field.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 from itertools import islice
 from operator import add

@@ -10,9 +10,7 @@ on large updates, so threads use every core). A later start re-checks size and m
 files whose mtime moved; ``full`` hashes everything again. Stdlib only, Python >= 3.8.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import hashlib
 import json

@@ -5,9 +5,7 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Which models to stage, from where, and whether they fit: decided before anything is fetched (stdlib only)."""
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import fnmatch
 import ipaddress

@@ -14,9 +14,7 @@ with the filter ``tojson`` and the globals ``raise_exception`` and ``strftime_no
 that for every request: a template that does not render answers every chat request 400.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import json
 

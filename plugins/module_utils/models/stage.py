@@ -15,9 +15,7 @@ worker and its status file, dest ownership, and the crash-safe publish. Each kin
 url, tarball, copy); what they share (Limits, StageError, the reserved names, running a tool) is sources/base.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import json
 import os

@@ -5,9 +5,7 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Is a staged model whole, and does its draft fit? One verdict for model_verify and roles/server's preflight."""
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import hashlib
 import json

@@ -13,9 +13,7 @@ root complex (ACS P2P Request/Completion Redirect) and the IOMMU translates it (
 in ``tests/fixtures/nvidia/fabric/``.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import os
 import re

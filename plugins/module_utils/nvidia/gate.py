@@ -8,9 +8,7 @@ judge them (nvidia/health.py), run the optional DCGM and NCCL probes (nvidia/pro
 give every check its verdict. Stdlib only; runs on the target.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import binascii
 import os

@@ -11,9 +11,7 @@ injected ``run(argv) -> (rc, out, err)`` and ``which(name)``; :func:`evaluate` t
 The parsers read the real formats kept in ``tests/fixtures/nvidia/`` (``h200-health/`` is a real H200).
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import csv
 import os

@@ -11,9 +11,7 @@ it can be run by hand (from a file: its workers are spawned, and a spawned worke
 ``python3 gpu_health_probes.py > /tmp/probe.py && /opt/sglang/venv/bin/python /tmp/probe.py 256``.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import json
 import sys

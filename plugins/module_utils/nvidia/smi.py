@@ -10,9 +10,7 @@ Target-side code: Python standard library only, Python >= 3.8.  Every parser tak
 used from an Ansible module (``module.run_command``) and from unit tests alike.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import csv
 import glob

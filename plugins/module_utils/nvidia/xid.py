@@ -14,9 +14,7 @@ fallen off the bus.`` (older drivers: ``NVRM: Xid (0000:01:00): 3, ...``), with 
 Xids say the GPU, its memory, its links or its firmware failed and the GPU needs a reset, a reboot or service.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import re
 

@@ -15,9 +15,7 @@ plan: TP size, nodes, GPU names, compute capabilities, topology) and the launch'
 log (tp_size, pp_size, nnodes), which wins because it is what actually ran.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import re
 

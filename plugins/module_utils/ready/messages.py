@@ -9,9 +9,7 @@ The failure causes found in the log have their remedies in sglang/signatures.py;
 texts for how the wait itself ended.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 FIRED_UP = "The server is fired up and ready to roll!"
 

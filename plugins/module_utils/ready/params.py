@@ -6,9 +6,7 @@
 """server_ready's settings: their defaults (declared here once: the module's argument spec reads
 them) and the check that turns bad ones into one clear line before anything is probed."""
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import copy
 
@@ -28,7 +26,7 @@ from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import vers
 # GET /ready (sglang/gates.py): 200 once the warm-up passed and the server takes requests; before it, /health.
 READY_ENDPOINT_SINCE = gates.GATES["ready"]
 
-DEFAULTS = {
+DEFAULTS = {  # type: dict[str, object]
     "url": DEFAULT_URL,
     "health_path": None,  # chosen by the SGLang version: see readiness_path()
     "timeout": 1800.0,

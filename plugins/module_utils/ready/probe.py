@@ -12,9 +12,7 @@ step's predicates (verdicts.py) before the next, costlier look (see waiter.py fo
 how the wait ends: the predicates do.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.ready import verdicts
 from ansible_collections.llmserve.sglang.plugins.module_utils.ready.read_activity import ActivitySource

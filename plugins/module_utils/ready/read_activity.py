@@ -10,9 +10,7 @@ Fills the activity's part of a verdicts.Snapshot (``PART``): when anything last 
 the log source reports them through ``moved``) and since when a member of the tree has been stopped.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.host import proc_watch
 from ansible_collections.llmserve.sglang.plugins.module_utils.nvidia import smi as nvidia_smi

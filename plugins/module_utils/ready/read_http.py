@@ -10,9 +10,7 @@ ready, one real generation and the server's facts.
 Fills the HTTP part of a verdicts.Snapshot (``PART``). Nothing answering is a status of None with the error kept.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.ready.params import readiness_path
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import api

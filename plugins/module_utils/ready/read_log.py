@@ -10,9 +10,7 @@ start-up was read. A log that cannot be read at the first look is a refusal (Bad
 reads as no new lines.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.ready.params import BadInput
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.log import (LogReader, LogUnreadable, clean, in_order,

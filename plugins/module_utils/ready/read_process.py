@@ -11,9 +11,7 @@ Fills the process's part of a verdicts.Snapshot (``PART``), one method per step 
 ``see_unit`` (the unit's state, asked every interval), ``see_port`` (rank 0 answered: who holds the port).
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import json
 

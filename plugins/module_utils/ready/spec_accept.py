@@ -21,9 +21,7 @@ finishes (seen on 0.5.15.post1 with a random draft: one request unfinished for o
 and ``/server_info`` timed out behind it) is reported as a stall instead of hanging the play.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import json
 import re

@@ -16,9 +16,7 @@ the way the wait ended says more than the log (exit status 2 is argparse's; a st
 torch.distributed's set-up is NCCL's).
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.ready import messages
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import gates

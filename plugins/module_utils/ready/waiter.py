@@ -22,9 +22,7 @@ on the same monotonic clock.  That lets the action plugin print progress without
 connection per poll.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import os
 import time

@@ -19,9 +19,7 @@ Both take their clients (``sglang/client.Client``: the gateway's, and the worker
 and sleep, so a test gives real HTTP servers and a clock that moves only when the code sleeps.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import time
 

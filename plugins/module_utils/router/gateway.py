@@ -17,16 +17,11 @@ out, with a note, when the installed package lacks it (``--health-check-port`` i
 for by name (``router_args``) that the package lacks is refused before anything is touched.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import re
 
-try:
-    from urllib.parse import quote
-except ImportError:  # pragma: no cover - Python 2 is not supported on targets
-    from urllib import quote  # noqa: F401
+from urllib.parse import quote
 
 # package -> (import name, launcher module). The launcher module's --help is argparse's.
 PACKAGES = {

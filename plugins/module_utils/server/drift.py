@@ -16,9 +16,7 @@ never shown. The start-up phase timings are ``/server_info`` ``startup_time`` (0
 figures, the critical path over the scheduler ranks).
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 SECRET_FLAGS = ("--api-key", "--admin-api-key", "--watermark-config", "--watermark-key", "--watermark-key-b")
 IGNORED_FLAGS = ("--config",)

@@ -10,9 +10,7 @@ the only probe. SGLang answers ``/health`` within its own 1 s budget, so a probe
 server (modelplane#206): probes get more than that.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import gates
 

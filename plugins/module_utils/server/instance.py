@@ -11,9 +11,7 @@ restarts, clears start limits, and starts and ends the multi-node peer watch - t
 systemd and pid-file hosts behave alike. Commands run through an injected ``run(argv) -> (rc, out, err)``.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import glob
 import grp

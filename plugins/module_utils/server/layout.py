@@ -8,9 +8,7 @@ paths and of its directories (stdlib only; imported by plugin_utils/_server_plan
 the server_info module on the target).
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import re
 

@@ -18,9 +18,7 @@ and ends them (SIGTERM, SIGKILL after ``grace`` seconds). A process belongs to t
 Anything else is never signalled, whatever it holds.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import os
 import shutil

@@ -18,9 +18,7 @@ llmserve.sglang.server_instance (it must outlive the module). Both end when ``--
 The token comes from the environment (LLMSERVE_PEER_TOKEN), so it is not in the argv.  Standard library only.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type  # pylint: disable=invalid-name
+from __future__ import annotations
 
 import argparse
 import json

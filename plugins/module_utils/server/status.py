@@ -10,9 +10,7 @@ readiness path the instance's view chose (``/ready`` from 0.5.20, else ``/health
 ``/model_info`` and ``/server_info`` (each with its old name as the fallback). sglang/api.py reads the accept length.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import allreduce
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import api

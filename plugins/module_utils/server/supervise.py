@@ -31,9 +31,7 @@ epoch seconds, from /proc) and ``uptime``.  ``--spec`` reads the options from a 
 Standard library only, Python >= 3.8.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type  # pylint: disable=invalid-name
+from __future__ import annotations
 
 import json
 import os

@@ -20,9 +20,7 @@ So "speculate while at most T requests run" is ``{"1": {"candidate_steps": [S]},
 with K one above the largest captured size <= T (every batch up to T pads to a size < K).
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import re
 

@@ -17,9 +17,7 @@ must be on persistent disk or every start tunes again.
 Not run here: no SM120 GPU is lent to this project (docs/benchmark.md).
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import re
 

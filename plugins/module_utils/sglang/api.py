@@ -11,9 +11,7 @@ rank, each with ``avg_spec_accept_length`` once speculative decoding has run. Th
 they report the same number on DP > 1.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import math
 import re

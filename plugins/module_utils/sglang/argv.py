@@ -12,9 +12,7 @@ were read from the PyPI wheels (``sglang/srt/server_args.py``, from 0.5.23 also
 ``sglang/srt/arg_groups/fields/*.py``) and are checked against the real parsers by ``tests/real_parser``.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import json
 import re

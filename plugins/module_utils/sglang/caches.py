@@ -30,9 +30,7 @@ and a user's one is warned about (allreduce.rules). :func:`autotune_dir` names t
 a start tuned or reused it (allreduce.tuning_from_log).
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import gates
 

@@ -11,9 +11,7 @@ when it is stale). ``SWITCHES[version][name] = (kind, default)``: ``store_true``
 ``deprecated`` (warns, stores nothing), ``deprecated_error`` (a retired flag the parser refuses).
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 SWITCHES = {
     '0.5.9': {

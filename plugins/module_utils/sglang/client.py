@@ -15,9 +15,7 @@ Every call returns ``(status, body, error)`` and never raises: ``body`` is the p
 asked is made once. sglang/api.py says what the answers mean.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import json
 import socket
@@ -25,15 +23,8 @@ import ssl
 import threading
 import time
 
-try:
-    import http.client as httplib
-except ImportError:  # pragma: no cover - Python 2 is not supported on targets
-    import httplib  # noqa: F401
-
-try:
-    from urllib.parse import urlsplit
-except ImportError:  # pragma: no cover
-    from urlparse import urlsplit  # noqa: F401
+import http.client as httplib
+from urllib.parse import urlsplit
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.host import values
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import gates

@@ -14,9 +14,7 @@ needs (roles/sglang, tests/sglang_wheels). Support for a new SGLang release star
 and fails when a line, flag or endpoint named here is not in it.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.version import compare, is_version, release
 

@@ -20,9 +20,7 @@ to /etc/shadow is refused, not shown in a tail), nothing that blocks (a FIFO is 
 bytes asked for are read. ``read_tail`` is the one reader of a log's last bytes for the other modules.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import collections
 import os

@@ -24,9 +24,7 @@ SGLang binds it. The check refuses such a port and names both fixes (move the po
 it does not change the host's sysctls itself.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import client, gates
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.version import compare, is_version

@@ -21,9 +21,7 @@ AutoConfig, which needs a ``model_type`` it knows: one of ``CONFIG_MAPPING_NAMES
 else it raises - SGLang then reports ``model_not_found`` (issue 33, on the H200).
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import difflib
 import json

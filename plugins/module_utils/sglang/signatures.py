@@ -58,9 +58,7 @@ The categories live in ``CATEGORY_DOCS`` here and nowhere else; the module's
 documentation is checked against it by a unit test.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import os
 import re

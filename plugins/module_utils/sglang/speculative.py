@@ -18,9 +18,7 @@ bench/modes.py and the view (plugin_utils/_server_view.py, and through it every 
 trusts what it passed).
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import json
 

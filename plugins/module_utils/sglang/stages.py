@@ -11,9 +11,7 @@ warmup, ready.  Wording is taken from the SGLang 0.5.9, 0.5.10.post1 and
 ``sglang-1  | ``, journald) do not matter.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import re
 

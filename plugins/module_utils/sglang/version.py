@@ -9,9 +9,7 @@
 ``X.Y.Z`` part, which is what SGLang's command line changed on (``0.5.10.post1`` has the 0.5.10 flags).
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import re
 

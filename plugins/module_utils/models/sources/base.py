@@ -7,9 +7,7 @@
 deadlines (Limits), the containment check of a source's names, the pattern selection, running a transfer tool under
 the deadlines, and hashing while writing."""
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import json
 import os

@@ -7,9 +7,7 @@
 resumed from its copied length and hashed in the same pass, every core at work; and ``host``, a tree another host
 staged, read over SSH (its manifest) and copied with rsync --partial."""
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import hashlib
 import json

@@ -6,9 +6,7 @@
 """A ``hub`` source (stdlib only, Python >= 3.8): the Hugging Face Hub's API says what a repo holds at a revision
 (names, sizes, LFS sha256), and the ``hf download`` CLI fetches it, resuming from its own local-dir state."""
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import json
 import os

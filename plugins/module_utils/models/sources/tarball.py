@@ -7,9 +7,7 @@
 partial tree, its members checked - plain files and directories only, every name contained, none twice, room to
 unpack - then unpacked, each member hashed while it is written, and the archive removed."""
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import hashlib
 import os

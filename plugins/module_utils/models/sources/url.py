@@ -7,9 +7,7 @@
 each file is fetched with a Range request from the bytes already there, hashed while it is written. ``http_get`` and
 ``fetch_url`` are the HTTP of every source kind (the Hub's API, a tarball): the token goes only to its own origin."""
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import hashlib
 import json
