@@ -145,6 +145,20 @@ def _recorded_listen(recorded: t.Mapping[str, t.Any] | None) -> tuple[str | None
     return host, port
 
 
+def _serving(s: t.Mapping[str, t.Any], version: str | None,
+             recorded: t.Mapping[str, t.Any] | None) -> tuple[str, int, str, str]:
+    """(host, port, python, version) of the instance: the settings', or where a record written before the view was
+    names them, its argv's and its own (as the role's status always read them)."""
+    host, port = str(s["host"] or DEFAULTS["host"]), _int(s["port"], DEFAULTS["port"])
+    python, ver = str(s["python"]), str(s["sglang_version"] or version or "")
+    if recorded and recorded.get("argv"):
+        rhost, rport = _recorded_listen(recorded)
+        host, port = rhost or host, _int(rport, port)
+        python = str(recorded["python"]) if recorded.get("python") else python
+        ver = str(recorded["version"]) if recorded.get("version") else ver
+    return host, port, python, ver
+
+
 def build(raw: t.Mapping[str, t.Any] | None, name: str | None = None, groups: t.Mapping[str, list[str]] | None = None,
           version: str | None = None, recorded: t.Mapping[str, t.Any] | None = None, manager: str | None = None) -> View:
     """The view of one instance.
@@ -158,52 +172,43 @@ def build(raw: t.Mapping[str, t.Any] | None, name: str | None = None, groups: t.
     """
     s = resolved(raw)
     inst = str(s["instance"] or "")
-    host = str(s["host"] or DEFAULTS["host"])
-    port = _int(s["port"], DEFAULTS["port"])
+    recorded = recorded if isinstance(recorded, dict) else {}
+    was = recorded.get("view")
+    was = was if isinstance(was, dict) and was.get("instance") == inst else None
+    # this room's own reading first, then each room it asks once, in turn (net, replica, speculative, layout, gates)
+    host, port, python, ver = _serving(s, version, None if was else recorded)
+    min_accept_length = _float(s["spec_min_accept_length"], DEFAULTS["spec_min_accept_length"])
+    tp = _int(s["tp"], 1)
+    url = _url(host, port)
     nodes, problem = replica_nodes(name or "localhost", str(s["tp_group"] or ""), groups)
     spec = speculative.resolve(s["speculative"])
-    ver = str(s["sglang_version"] or version or "")
+    # what the setting applies, in words, and where it came from (a benchmark run and its date, or the inventory)
+    in_force = speculative.in_force(s["speculative"])
+    inst_paths = paths(dict(s, instance=inst, config_dir=str(s["config_dir"]), log_dir=str(s["log_dir"]))) \
+        if valid_instance(inst) else None
     out: View = {
-        "instance": inst,
-        "paths": paths(dict(s, instance=inst, config_dir=str(s["config_dir"]), log_dir=str(s["log_dir"])))
-        if valid_instance(inst) else None,
-        "host": host, "port": port, "url": _url(host, port),
+        "instance": inst, "paths": inst_paths,
+        "host": host, "port": port, "url": url,
         "health_path": gates.health_path([ver]),
-        "python": str(s["python"]), "version": ver,
+        "python": python, "version": ver,
         "model_path": str(s["model_path"] or ""), "served_model_name": str(s["served_model_name"] or ""),
-        "spec": spec,
-        # what the setting applies, in words, and where it came from (a benchmark run and its date, or the inventory)
-        "speculation": speculative.in_force(s["speculative"]),
+        "spec": spec, "speculation": in_force,
         # the setting itself (num_steps, adaptive_config, ...): what a benchmark mode starts from
         "speculative": copy.deepcopy(s["speculative"]) if isinstance(s["speculative"], dict) else s["speculative"],
         "nodes": nodes, "rank": nodes.index(name) if (name in nodes and not problem) else 0,
         # why server_tp_group gives no replica (sglang/replica's problem), or None
         "replica_problem": problem,
         "tp_group": str(s["tp_group"] or ""),
-        "min_accept_length": _float(s["spec_min_accept_length"], DEFAULTS["spec_min_accept_length"]),
+        "min_accept_length": min_accept_length,
         "manager": str(manager or s["service_manager"]), "args": dict(s["args"] or {}),
         # the instance's GPUs on this host (tp over its nodes; CUDA_VISIBLE_DEVICES' list when set) and the NCCL_*
         # settings of its env (no other env: it can hold secrets): what the GPU gate's all-reduce runs over and with
-        "gpus": {"count": max(1, _int(s["tp"], 1) // max(1, len(nodes))),
-                 "visible": list(s["cuda_visible_devices"] or [])},
+        "gpus": {"count": max(1, tp // max(1, len(nodes))), "visible": list(s["cuda_visible_devices"] or [])},
         "nccl_env": dict((k, str(v)) for k, v in dict(s["env"] or {}).items() if str(k).startswith("NCCL_")),
     }
-    recorded = recorded if isinstance(recorded, dict) else {}
-    was = recorded.get("view")
-    if isinstance(was, dict) and was.get("instance") == inst:
+    if was:
         # what the host recorded (JSON it wrote at the start) is taken as it is
         t.cast("dict[str, t.Any]", out).update((k, was[k]) for k in RUNNING if k in was)
-    elif recorded.get("argv"):
-        # a record written before the view was: where it listens, from its argv (as the role's status always did)
-        rhost, rport = _recorded_listen(recorded)
-        out["host"] = rhost or host
-        out["port"] = _int(rport, port)
-        out["url"] = _url(out["host"], out["port"])
-        if recorded.get("python"):
-            out["python"] = str(recorded["python"])
-        if recorded.get("version"):
-            out["version"] = str(recorded["version"])
-            out["health_path"] = gates.health_path([out["version"]])
     return out
 
 
