@@ -28,11 +28,12 @@ from ansible_collections.llmserve.sglang.plugins.plugin_utils._replica import wo
 POLICIES = declared.CHOICES["policy"]
 # Where credentials in a worker URL may go: nowhere (refused), or the 0600 environment file the unit reads.
 CREDENTIALS = declared.CHOICES["worker_credentials"]
-# Settings given to the gateway as one argv word each, or written into a unit line (router_<name>).
-WORDS = ("health_check_interval_secs", "health_failure_threshold", "health_success_threshold", "retry_max_retries",
-         "retry_initial_backoff_ms", "retry_max_backoff_ms", "request_timeout_secs", "shutdown_grace_period_secs",
-         "worker_startup_timeout_secs", "worker_startup_check_interval", "stop_timeout", "log_level",
-         "health_check_endpoint", "version", "venv", "config_dir", "python")
+# The gateway's flags with a check of their own below (addresses, ports, the policy, the probe timeout's floor).
+OWN_CHECK = ("host", "port", "policy", "prometheus_host", "prometheus_port", "health_check_timeout_secs")
+# Settings given to the gateway as one argv word each - every other declared flag, so a new one is checked without
+# a word here - or written into a unit line (router_<name>).
+WORDS = tuple(n for n in declared.FLAGS if n not in OWN_CHECK) + ("stop_timeout", "version", "venv", "config_dir",
+                                                                    "python")
 UNIT_TABLES = ("unit_hardening", "unit_limits", "unit_extra")
 # The role's settings the action templates for the plan and the view (router_<name>): every one main takes.
 SETTINGS = declared.SETTINGS

@@ -92,3 +92,14 @@ def test_a_declaration_refuses_what_it_cannot_generate():
     with pytest.raises(ValueError, match="x: kind 'number' is none of"):
         table.Setting("x", "number", 1, ("X.",))
     assert table.Setting("x", "path", "/x", ("X.",)).kind == "path"
+
+
+def test_every_gateway_flag_passes_a_rule_of_the_plan():
+    # a flag declared without a check of its own is one argv word: the plan's text rule takes it with no edit there
+    assert set(table.FLAGS) <= set(rp.WORDS) | set(rp.OWN_CHECK)
+    assert set(rp.OWN_CHECK) <= set(table.FLAGS) and not set(rp.OWN_CHECK) & set(rp.WORDS)
+    base = {"worker_urls": ["http://a:1"], "policy": "cache_aware", "health_check_timeout_secs": 3, "package": "smg",
+            "health_check_port": 0}
+    assert rp.plan(dict(base, retry_max_retries=5), "r", [])["refusals"] == []
+    bad = rp.plan(dict(base, retry_max_retries="5\nExecStartPre=/bin/sh"), "r", [])["refusals"]
+    assert len(bad) == 1 and bad[0].startswith("router_retry_max_retries=") and "newline" in bad[0]
