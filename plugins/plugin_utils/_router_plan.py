@@ -17,8 +17,10 @@ __metaclass__ = type
 
 import json
 import re
+from collections import ChainMap
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.host import values
+from ansible_collections.llmserve.sglang.plugins.module_utils.server import health
 from ansible_collections.llmserve.sglang.plugins.module_utils.router.gateway import PACKAGES
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import gates
 from ansible_collections.llmserve.sglang.plugins.plugin_utils import _router_settings as declared
@@ -92,7 +94,16 @@ def health_endpoint(r, members, hostvars):
     setting = r.get("health_check_endpoint", declared.DEFAULTS["health_check_endpoint"])
     if setting != "auto":
         return setting
-    return view.health_endpoint([] if r.get("worker_urls") else list(members or []), hostvars or {})
+    return workers_health_endpoint([] if r.get("worker_urls") else list(members or []), hostvars or {})
+
+
+def workers_health_endpoint(hosts, hostvars, record="llmserve_sglang"):
+    """/ready where every host's SGLang has it, else /health (module_utils/server/health.py): each host's version is
+    its instance view's (published by roles/server, else from its settings and roles/sglang's record ``record``, the
+    install record's name where a host names none). The _server_health_endpoint filter asks it too."""
+    versions = [view.of_host(ChainMap(hostvars[h] if h in hostvars else {}, {"server_sglang_record": record}))["version"]
+                for h in hosts or []]
+    return health.endpoint(versions)
 
 
 def _int(v):

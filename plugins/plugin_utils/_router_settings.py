@@ -14,9 +14,7 @@ gateway flag is one with ``argv='flag'`` (every supported package takes it) or `
 note, where the installed one lacks it; 0 = off).
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.router.gateway import DEFAULT_PACKAGE, PACKAGES
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import gates
@@ -36,7 +34,7 @@ class Setting(_server_settings.Setting):
     def __init__(self, name, kind, default, description, argv=None, required=False, main=True, **kw):
         if argv not in ARGV:
             raise ValueError("router_%s: argv %r is none of %s" % (name, argv, ARGV))
-        super(Setting, self).__init__(name, kind, default, description, **kw)
+        super().__init__(name, kind, default, description, **kw)
         self.argv, self.required, self.main = argv, required, main
 
 

@@ -18,9 +18,7 @@ publishes it as the fact ``router_view``; roles/router's tasks read it from the 
 roles/monitoring through :func:`of_host` (the private filter ``_router_view``) instead of restating a default.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.host.net import local_url
 from ansible_collections.llmserve.sglang.plugins.module_utils.host.values import to_int

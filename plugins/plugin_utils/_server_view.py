@@ -23,10 +23,8 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import copy
-from collections import ChainMap
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.host.net import local_url
-from ansible_collections.llmserve.sglang.plugins.module_utils.server import health
 from ansible_collections.llmserve.sglang.plugins.module_utils.server.layout import paths, valid_instance
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import gates
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import speculative
@@ -192,12 +190,3 @@ def _url(host, port):
 def record(view):
     """What ``argv.json`` keeps of the view (everything the readers need to find and judge the running server)."""
     return dict((k, v) for k, v in view.items() if k != "args")
-
-
-def health_endpoint(hosts, hostvars, record="llmserve_sglang"):
-    """/ready where every host's SGLang has it, else /health (module_utils/server/health.py): each host's version is
-    its instance view's (published by roles/server, else from its settings and roles/sglang's record ``record``, the
-    install record's name where a host names none). The _server_health_endpoint filter and roles/router's plan ask it."""
-    versions = [of_host(ChainMap(hostvars[h] if h in hostvars else {}, {"server_sglang_record": record}))["version"]
-                for h in hosts or []]
-    return health.endpoint(versions)
