@@ -2,7 +2,8 @@
 # Copyright: (c) 2026, llmserve.sglang contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Action plugin: roles/router's plan, on the controller (plugin_utils/_router_plan.py) - see the module's
-documentation in plugins/modules/router_plan.py. Fails, listing every refusal with its fix, when a setting is bad.
+documentation in plugins/modules/router_plan.py. Fails, listing every refusal with its fix, when a setting is bad;
+else returns the gateway's view (plugin_utils/_router_view.py) and publishes it as the fact ``router_view``.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -10,6 +11,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.llmserve.sglang.plugins.plugin_utils import _router_plan as router_plan
+from ansible_collections.llmserve.sglang.plugins.plugin_utils import _router_view as router_view
 from ansible_collections.llmserve.sglang.plugins.plugin_utils._action import CollectionAction
 
 
@@ -34,4 +36,8 @@ class ActionModule(CollectionAction):
             result["failed"] = True
             result["msg"] = "%s: %d router setting(s) refused, nothing was changed:\n- %s" % (
                 name, len(out["refusals"]), "\n- ".join(out["refusals"]))
+            return result
+        view = router_view.build(r, out, router_plan.health_endpoint(r, members, hostvars))
+        result["view"] = view
+        result["ansible_facts"] = {"router_view": view}
         return result

@@ -8,11 +8,9 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from collections import ChainMap
-
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.llmserve.sglang.plugins.module_utils.server import health
+from ansible_collections.llmserve.sglang.plugins.plugin_utils import _router_plan
 from ansible_collections.llmserve.sglang.plugins.plugin_utils import _server_view as view_mod
 from ansible_collections.llmserve.sglang.plugins.plugin_utils._server_plan import failure_message, report, settle, wait_failed
 
@@ -62,9 +60,7 @@ def server_health_endpoint(hosts, hostvars, record="llmserve_sglang"):
     """/ready where every worker host's SGLang has it, else /health (module_utils/server/health.py): each host's
     version is its instance view's (published by roles/server, else from its settings and roles/sglang's record)."""
     # ``record``: the install record's name where a host names none (server_sglang_record)
-    versions = [view_mod.of_host(ChainMap(hostvars[h] if h in hostvars else {}, {"server_sglang_record": record}))["version"]
-                for h in hosts or []]
-    return health.endpoint(versions)
+    return _router_plan.workers_health_endpoint(hosts, hostvars, record)
 
 
 def server_view(hv, recorded=None, defaults=None):

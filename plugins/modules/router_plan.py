@@ -25,6 +25,10 @@ description:
     name, user and group, listen addresses, C(router_args) (no value that reads as a flag), the unit's settings, and
     no control character (CR, LF, NUL, ...) in any of them. A refusal names the variable, the problem and the fix,
     with a secret hidden and a URL's password shown as C(***).
+  - Returns the gateway's view (RV(view), plugins/plugin_utils/_router_view.py) - where it listens, what it runs,
+    its workers, the health endpoint it probes on them (C(auto) decided here from the workers' SGLang versions) and
+    its flag table in its command line's order - and publishes it as the host's fact C(router_view), which
+    playbooks/restart.yml and roles/monitoring read (filter C(llmserve.sglang._router_view)).
   - Takes no options.
 author:
   - llmserve maintainers (@llmserve)
@@ -70,4 +74,23 @@ refusals:
   returned: always
   type: list
   elements: str
+view:
+  description:
+    - The gateway's view, also set as the fact C(router_view). It carries no secret (no C(router_api_key), worker
+      URLs' passwords masked).
+    - C(state), C(package), C(version), C(venv), C(python), C(install_os_packages), C(user), C(group), C(service_name), C(config_dir),
+      C(host), C(port), C(prometheus_host), C(prometheus_port), C(policy), C(log_level), C(health_check_port),
+      C(worker_scheme), C(worker_port), C(args), C(wait), C(ready_timeout), C(ready_interval) are the settings;
+      C(url) is where a client on the gateway's host reaches it; C(health_endpoint) what it probes on each worker;
+      C(workers), C(expected) and C(urls_in_env) the plan's; C(argv_workers) the URLs on its command line (none
+      when they go through the environment file); C(flags) and C(optional_flags) what router_argv renders.
+  returned: success
+  type: dict
+  sample:
+    url: http://127.0.0.1:30000
+    port: 30000
+    health_endpoint: /ready
+    workers: ["http://gpu1:30000", "http://gpu3:30000"]
+    expected: 2
+    flags: {host: 0.0.0.0, port: 30000, policy: cache_aware, health-check-endpoint: /ready}
 """

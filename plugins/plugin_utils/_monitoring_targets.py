@@ -23,6 +23,7 @@ from ansible_collections.llmserve.sglang.plugins.module_utils.host import values
 from ansible_collections.llmserve.sglang.plugins.module_utils.host.net import LOOPBACK, WILDCARD, host_port
 from ansible_collections.llmserve.sglang.plugins.module_utils.server.layout import valid_instance
 from ansible_collections.llmserve.sglang.plugins.plugin_utils._server_view import of_host
+from ansible_collections.llmserve.sglang.plugins.plugin_utils import _router_view
 from ansible_collections.llmserve.sglang.plugins.plugin_utils._replica import replica_nodes
 
 SERVER_JOB = "sglang"
@@ -38,7 +39,8 @@ def host_records(hosts, hostvars, kind, default_port):
 
     ``kind`` ``server``: where the instance listens, its replica and arguments, from its view (roles/server's
     settings and defaults, or what it published), ``default_port`` where the host sets no server_port;
-    ``router``: roles/router's metrics listener (router_prometheus_host/_port, ``default_port`` where unset).
+    ``router``: roles/router's metrics listener from its view (published, else its router_* settings and the role's
+    declared defaults), ``default_port`` where the host sets no router_prometheus_port and it is not None.
     """
     out = []
     for name in hosts or []:
@@ -50,8 +52,8 @@ def host_records(hosts, hostvars, kind, default_port):
             rec.update(address=_get(hv, "monitoring_address", _get(hv, "router_worker_address", "")), host=v["host"],
                        port=v["port"], tp_group=v["tp_group"], instance=v["instance"], args=v["args"])
         elif kind == "router":
-            rec.update(address=_get(hv, "monitoring_address", ""), host=_get(hv, "router_prometheus_host", "127.0.0.1"),
-                       port=_get(hv, "router_prometheus_port", default_port))
+            v = _router_view.of_host(hv, defaults={"prometheus_port": default_port})
+            rec.update(address=_get(hv, "monitoring_address", ""), host=v["prometheus_host"], port=v["prometheus_port"])
         else:
             raise ValueError("kind must be server or router, not %r" % (kind,))
         out.append(rec)

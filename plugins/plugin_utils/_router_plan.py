@@ -5,34 +5,38 @@
 is touched - the worker URLs (one per replica, rank 0, from the workers' instance views), how many must be healthy,
 and every setting the gateway would take badly, each refused with its own fix. Every value that reaches the unit
 file, the environment file or the gateway's argv passes the one rule for its kind (module_utils/host/values.py), as
-roles/server's plan does. The router_plan action runs it; the _replica_urls filter shares :func:`replica_urls`.
+roles/server's plan does. It also decides what the gateway probes on each worker (:func:`health_endpoint`); the
+router_plan action runs both and publishes the gateway's view (_router_view.build) as the fact ``router_view``. The
+settings, their defaults and choices are _router_settings' (one declaration). The _replica_urls filter shares
+:func:`replica_urls`.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections import ChainMap
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.host import values
+from ansible_collections.llmserve.sglang.plugins.module_utils.server import health
 from ansible_collections.llmserve.sglang.plugins.module_utils.router.gateway import PACKAGES
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import gates
+from ansible_collections.llmserve.sglang.plugins.plugin_utils import _router_settings as declared
 from ansible_collections.llmserve.sglang.plugins.plugin_utils import _server_view as view
 from ansible_collections.llmserve.sglang.plugins.plugin_utils._replica import worker_urls
 
-POLICIES = ("random", "round_robin", "cache_aware", "power_of_two", "manual")
+POLICIES = declared.CHOICES["policy"]
 # Where credentials in a worker URL may go: nowhere (refused), or the 0600 environment file the unit reads.
-CREDENTIALS = ("refuse", "env_file")
-# Settings given to the gateway as one argv word each, or written into a unit line (router_<name>).
-WORDS = ("health_check_interval_secs", "health_failure_threshold", "health_success_threshold", "retry_max_retries",
-         "retry_initial_backoff_ms", "retry_max_backoff_ms", "request_timeout_secs", "shutdown_grace_period_secs",
-         "worker_startup_timeout_secs", "worker_startup_check_interval", "stop_timeout", "log_level",
-         "health_check_endpoint", "version", "venv", "config_dir", "python")
+CREDENTIALS = declared.CHOICES["worker_credentials"]
+# The gateway's flags with a check of their own below (addresses, ports, the policy, the probe timeout's floor).
+OWN_CHECK = ("host", "port", "policy", "prometheus_host", "prometheus_port", "health_check_timeout_secs")
+# Settings given to the gateway as one argv word each - every other declared flag, so a new one is checked without
+# a word here - or written into a unit line (router_<name>).
+WORDS = tuple(n for n in declared.FLAGS if n not in OWN_CHECK) + ("stop_timeout", "version", "venv", "config_dir",
+                                                                    "python")
 UNIT_TABLES = ("unit_hardening", "unit_limits", "unit_extra")
-# The role's settings the plan reads (router_<name>).
-SETTINGS = ("worker_urls", "worker_group", "worker_scheme", "worker_port", "expected_workers", "policy",
-            "health_check_timeout_secs", "package", "health_check_port", "port", "prometheus_port",
-            "worker_credentials", "service_name", "user", "group", "host", "prometheus_host", "api_key", "args") \
-    + WORDS + UNIT_TABLES
+# The role's settings the action templates for the plan and the view (router_<name>): every one main takes.
+SETTINGS = declared.SETTINGS
 # A flag name of router_args; the flags the role sets itself (a second --worker-urls would add workers).
 FLAG_RE = re.compile(r"^(--)?[A-Za-z0-9][A-Za-z0-9_-]*\Z")
 ROLE_FLAGS = ("worker-urls", "api-key")
@@ -79,6 +83,25 @@ def replica_urls(hosts, hostvars, groups, scheme="http", default_port=view.DEFAU
                         "address": hv.get("router_worker_address") or hv.get("ansible_host") or name,
                         "port": v.get("port") or default_port})
     return worker_urls(workers, dict(groups or {}), scheme, default_port)
+
+
+def health_endpoint(r, members, hostvars):
+    """The endpoint the gateway probes on each worker: ``router_health_check_endpoint`` unless ``auto``; then /ready
+    where the SGLang of every host of ``router_worker_group`` (``members``) has it (0.5.20+), else /health - and
+    /health with ``router_worker_urls``, whose versions nobody knows."""
+    setting = r.get("health_check_endpoint", declared.DEFAULTS["health_check_endpoint"])
+    if setting != "auto":
+        return setting
+    return workers_health_endpoint([] if r.get("worker_urls") else list(members or []), hostvars or {})
+
+
+def workers_health_endpoint(hosts, hostvars, record="llmserve_sglang"):
+    """/ready where every host's SGLang has it, else /health (module_utils/server/health.py): each host's version is
+    its instance view's (published by roles/server, else from its settings and roles/sglang's record ``record``, the
+    install record's name where a host names none). The _server_health_endpoint filter asks it too."""
+    versions = [view.of_host(ChainMap(hostvars[h] if h in hostvars else {}, {"server_sglang_record": record}))["version"]
+                for h in hosts or []]
+    return health.endpoint(versions)
 
 
 def _int(v):

@@ -19,11 +19,12 @@ from __future__ import annotations
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import api
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import client
 
-KINDS = ("str", "int", "float", "bool", "dict", "list")
+KINDS = ("str", "int", "float", "bool", "dict", "list", "path")  # path: a str the argument spec types as one
+ROLE = "server"
 
 
 class Setting(object):
-    """One ``server_<name>`` setting (see the module's doc for the fields)."""
+    """One ``server_<name>`` setting (see the module's doc for the fields; roles/router's declaration shares it)."""
 
     __slots__ = ("name", "kind", "default", "description", "choices", "min", "max", "elements", "follows",
                  "template", "no_log", "optional", "null_is_value", "declared", "comment", "section", "options")
@@ -32,7 +33,7 @@ class Setting(object):
                  elements=None, follows=None, template=None, no_log=False, optional=False, null_is_value=False,
                  declared=True, comment="", section=(), options=None):
         if kind not in KINDS:
-            raise ValueError("server_%s: kind %r is none of %s" % (name, kind, ", ".join(KINDS)))
+            raise ValueError("%s: kind %r is none of %s" % (name, kind, ", ".join(KINDS)))
         self.name, self.kind, self.default, self.description = name, kind, default, tuple(description)
         self.choices = tuple(choices) if choices else None
         self.min, self.max, self.elements = min, max, elements

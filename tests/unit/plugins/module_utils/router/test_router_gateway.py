@@ -16,15 +16,15 @@ sys.path.insert(0, os.path.join(testpaths.REPO, "tests"))
 from sglang_wheels import gateway as G  # noqa: E402
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.router import gateway  # noqa: E402
+from ansible_collections.llmserve.sglang.plugins.plugin_utils import _router_view as router_view  # noqa: E402
 
 ROLE = os.path.join(testpaths.REPO, "roles", "router")
 REAL = [(p, v) for p, v, _m in G.GATEWAYS]
 
 
 def role_flags():
-    """The flags roles/router always sets (vars/main.yml __router_flags), with sample values."""
-    with open(os.path.join(ROLE, "vars", "main.yml")) as f:
-        names = list(yaml.safe_load(f)["__router_flags"])
+    """The flags roles/router always sets (its view's flag table, plugin_utils/_router_view.py), with sample values."""
+    names = list(router_view.build({})["flags"])
     sample = {"host": "127.0.0.1", "port": 30080, "policy": "round_robin", "prometheus-host": "127.0.0.1",
               "prometheus-port": 29000, "log-level": "info", "health-check-endpoint": "/ready"}
     return {n: sample.get(n, 7) for n in names}
