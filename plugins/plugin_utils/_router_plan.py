@@ -28,8 +28,9 @@ from ansible_collections.llmserve.sglang.plugins.plugin_utils._replica import wo
 POLICIES = declared.CHOICES["policy"]
 # Where credentials in a worker URL may go: nowhere (refused), or the 0600 environment file the unit reads.
 CREDENTIALS = declared.CHOICES["worker_credentials"]
-# The gateway's flags with a check of their own below (addresses, ports, the policy, the probe timeout's floor).
-OWN_CHECK = ("host", "port", "policy", "prometheus_host", "prometheus_port", "health_check_timeout_secs")
+# The gateway's flags with a check of their own below (addresses, ports, the policy); the probe timeout has its floor
+# and the word rule too (float() reads "3\n" as 3: the value would reach argv with its newline).
+OWN_CHECK = ("host", "port", "policy", "prometheus_host", "prometheus_port")
 # Settings given to the gateway as one argv word each - every other declared flag, so a new one is checked without
 # a word here - or written into a unit line (router_<name>).
 WORDS = tuple(n for n in declared.FLAGS if n not in OWN_CHECK) + ("stop_timeout", "version", "venv", "config_dir",

@@ -346,3 +346,11 @@ def test_systemd_itself_reads_one_execstart_from_a_unit_with_hostile_words(tmp_p
     raw = unit.replace("LimitNOFILE=65536", "LimitNOFILE=65536\rExecStartPre=/bin/true")
     assert [kind for kind, _line in systemd_reads(raw, tmp_path)] == ["ExecStartPre", "ExecStart"]
     assert "\r" in raw and full(unit_extra={"LimitNOFILE": "65536\rExecStartPre=/bin/true"})["refusals"]
+
+
+@pytest.mark.parametrize("value, refused", [(3, False), ("3", False), (2.5, False), ("3\n", True), ("3\r", True),
+                                            ("\u20283", True)])
+def test_the_probe_timeout_reaches_argv_on_one_line(value, refused):
+    # float() reads "3\n" as 3, so the floor alone let the newline through to the gateway's argv
+    found = refusals(health_check_timeout_secs=value)
+    assert bool([f for f in found if f.startswith("router_health_check_timeout_secs")]) is refused, found
