@@ -250,3 +250,44 @@ def test_credentials_are_masked_up_to_the_last_at(url, shown):
                                       ("http://h", False), ("http://[::1", False)])
 def test_has_credentials(url, has):
     assert values.has_credentials(url) is has
+
+
+@pytest.mark.parametrize("value, want", [
+    (8, 8), (-3, -3), (0, 0), ("8", 8), (" 8 ", 8), ("-8", -8), (8.0, 8), ("0", 0),
+    (True, None), (False, None), (8.5, None), ("8.0", None), ("8x", None), ("", None), (None, None), ([8], None),
+    ("٨", None),  # an Arabic-Indic digit: int() reads it, the one rule does not
+])
+def test_to_int_takes_whole_numbers_only(value, want):
+    got = values.to_int(value)
+    assert got == want and (got is None or type(got) is int)
+
+
+@pytest.mark.parametrize("value, want", [
+    (2, 2.0), ("0.5", 0.5), (" 1.5 ", 1.5), (0, 0.0), ("-1", -1.0),
+    (True, None), (False, None), ("x", None), (None, None), ("", None), ([1], None),
+])
+def test_to_float_takes_numbers_and_no_bool(value, want):
+    got = values.to_float(value)
+    assert got == want and (got is None or type(got) is float)
+
+
+@pytest.mark.parametrize("value, want", [
+    (True, True), (False, False), (1, True), (0, False),
+    ("true", True), ("Yes", True), (" ON ", True), ("y", True), ("t", True), ("1", True),
+    ("false", False), ("No", False), ("off", False), ("n", False), ("f", False), ("0", False), ("", False),
+    (2, None), (-1, None), ("maybe", None), ("truee", None), (None, None), (1.0, None), ([True], None),
+])
+def test_to_bool_reads_the_one_list_of_boolean_words(value, want):
+    assert values.to_bool(value) is want
+
+
+def test_the_boolean_words_are_disjoint_and_lower_case():
+    assert not set(values.TRUE_WORDS) & set(values.FALSE_WORDS)
+    assert all(w == w.strip().lower() for w in values.TRUE_WORDS + values.FALSE_WORDS)
+
+
+def test_a_url_whose_query_holds_another_url_keeps_its_password_hidden():
+    url = "http://user:s3cret@h:8000/x?next=http://other"
+    shown = values.without_credentials(url)
+    assert "s3cret" not in shown and shown == "http://user:***@h:8000/x?next=http://other"
+    assert values.without_credentials("http://h:8000/x?next=http://other") == "http://h:8000/x?next=http://other"

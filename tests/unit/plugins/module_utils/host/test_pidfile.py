@@ -5,6 +5,7 @@
 Real processes (a bystander ``sleep`` the test starts, PID 1, a pid after its process ended) and real files (a link, a
 FIFO, garbage); the verdict is pure (``judge``) and tested on its own for what a host cannot be made to show (a
 reused pid: the same pid with another start time, another boot, another executable)."""
+import json
 import os
 import subprocess
 import sys
@@ -315,3 +316,20 @@ def test_the_callers_own_group_is_never_signalled(tmp_path):
     p = write(tmp_path / "p", "%d\n" % leader)
     v = pidfile.verdict(p, pidfile.identity_of(leader))
     assert v == {"state": "ours", "pid": leader, "group": False, "msg": None}
+
+
+def test_a_caller_that_leads_its_own_group_never_signals_it(tmp_path):
+    """verdict() asks the caller's process group itself: a process that leads its own session (as the supervisor and
+    a stop run from a fresh session do) judges its own pid file - ours, but its group is not to be signalled - while
+    the same record judged from another group may signal it."""
+    code = ("import json, os, sys\n"
+            "from ansible_collections.llmserve.sglang.plugins.module_utils.host import pidfile\n"
+            "p = sys.argv[1]\n"
+            "open(p, 'w').write('%d\\n' % os.getpid())\n"
+            "print(json.dumps(pidfile.verdict(p, pidfile.identity_of(os.getpid()))))\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "server.pid")], env=env, start_new_session=True,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, check=True, timeout=60)
+    v = json.loads(out.stdout)
+    assert v["state"] == "ours" and v["group"] is False, v
+    # the other side (a group leader that is not the caller may have its group signalled): the bystander test above
