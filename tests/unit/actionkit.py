@@ -16,14 +16,18 @@ PKG = "ansible_collections.llmserve.sglang.plugins.action."
 
 
 class Host(object):
-    """The host's modules: each call gets the next scripted answer (a copy); ``calls`` holds (module, args)."""
+    """The host's modules: each call gets the next scripted answer (a copy); ``calls`` holds (module, args), and
+    ``task_vars`` the variables each call was given (ActionBase._execute_module needs the task's: the interpreter,
+    become, the connection's settings)."""
 
     def __init__(self, *answers):
         self.answers = list(answers)
         self.calls = []
+        self.task_vars = []
 
     def __call__(self, module_name=None, module_args=None, task_vars=None, **_kw):
         self.calls.append((module_name, dict(module_args or {})))
+        self.task_vars.append(task_vars)
         if len(self.calls) > len(self.answers):
             raise AssertionError("module %s called %d times, %d answer(s) scripted" % (
                 module_name, len(self.calls), len(self.answers)))
@@ -53,9 +57,13 @@ def action(name, args, host=None, check_mode=False, become_method=None, task_var
 
 
 def run(name, args, task_vars=None, host=None, **kw):
-    """The task's result, as ``run`` returns it to ansible-core's TaskExecutor."""
+    """The task's result, as ``run`` returns it to ansible-core's TaskExecutor; each module call got the task's
+    variables."""
     task_vars = dict(task_vars or {})
-    return action(name, args, host=host, task_vars=task_vars, **kw).run(task_vars=task_vars)
+    act = action(name, args, host=host, task_vars=task_vars, **kw)
+    result = act.run(task_vars=task_vars)
+    assert all(seen == task_vars for seen in act._execute_module.task_vars), act._execute_module.task_vars
+    return result
 
 
 def _trusted(value):

@@ -253,3 +253,15 @@ def test_one_host_without_a_replica_group_has_no_rendezvous():
                       server_dist_init_host="10.9.0.1"))
     assert pl["nodes"] == ["gpu1"] and pl["nnodes"] == 1 and "--dist-init-addr" not in pl["argv"]
     assert pl["watch"] is None and pl["peer_endpoint"].split(":")[0] == "10.9.0.1"
+
+
+@pytest.mark.parametrize("name, tp_group", [("gpu1", "tp"), ("gpu1", "")])
+def test_a_variable_that_cannot_render_fails_no_plan_that_does_not_read_it(name, tp_group):
+    # rank 0 (and a host outside any replica) reads its own addresses: the inventory's other variables of the host,
+    # one that cannot render among them, are not templated
+    broken = {"broken": trust_as_template("{{ no_such_variable }}"), "ansible_host": "gpu1.example"}
+    pl = good(plan_of(inventory_hostname=name, server_tp=16 if tp_group else 8, server_tp_group=tp_group,
+                      groups={"all": ["gpu1", "gpu2"], "tp": ["gpu1", "gpu2"]},
+                      hostvars={"gpu1": broken, "gpu2": {}}, ansible_host="gpu1.example"))
+    assert pl["peer_endpoint"].split(":")[0] == "gpu1.example"
+    assert pl["nnodes"] == (2 if tp_group else 1)
