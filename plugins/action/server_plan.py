@@ -33,13 +33,15 @@ def _helpers():
     return out
 
 
-def _addresses(hv):
-    facts = hv.get("ansible_facts") or {}
+def _addresses(hv, template=lambda v: v):
+    """The addresses a replica's node may be reached on, from its variables; ``template`` renders only these (another
+    variable of that host that cannot render is none of the plan's business)."""
+    facts = template(hv.get("ansible_facts")) or {}
     info = hv.get("__server_info") or {}
     return {
-        "dist_init_host": hv.get("server_dist_init_host"),
+        "dist_init_host": template(hv.get("server_dist_init_host")),
         "default_ipv4": (facts.get("default_ipv4") or {}).get("address") or info.get("default_ipv4"),
-        "ansible_host": hv.get("ansible_host"),
+        "ansible_host": template(hv.get("ansible_host")),
     }
 
 
@@ -75,8 +77,8 @@ class ActionModule(CollectionAction):
             "become": info.get("become") or {},
             "become_method": self._templar.template(task_vars.get("ansible_become_method"))
             or getattr(self._play_context, "become_method", None),
-            "rank0": _addresses(self._templar.template(rank0)) if tp_group and nodes[0] != name else {},
-            "own": _addresses(dict(task_vars, __server_info=info)),
+            "rank0": _addresses(rank0, self._templar.template) if tp_group and nodes and nodes[0] != name else {},
+            "own": _addresses(dict(task_vars, __server_info=info), self._templar.template),
         }
         if tp_group and nodes and nodes[0] == name:
             host["rank0"] = host["own"]
