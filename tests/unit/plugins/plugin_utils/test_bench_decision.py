@@ -142,6 +142,27 @@ def test_a_tie_within_one_point_goes_to_the_simpler_setting_and_says_so():
     assert "adaptive refused" not in rec["reason"]
 
 
+def test_a_loss_exactly_one_point_above_the_least_still_goes_to_the_simpler_setting():
+    # the load: 2 % at batch 1, where the baseline loses 50 % (1 point in all); EAGLE-3 loses nothing (level at 8)
+    table = {1: (100.0, 200.0, None), 8: (800.0, 800.0, None)}
+    rec = curves.recommend(curves_of(table), "0.5.23", "slots_zero", False, None, CONF, {1: 1, 8: 49})
+    assert rec["losses"]["baseline"]["weighted"] == 0.01 and rec["losses"]["eagle3"]["weighted"] == 0.0
+    assert rec["setting"] == "baseline"
+    assert "; static EAGLE-3 loses 0.0%, within 1 point of it: the simpler setting goes; adaptive refused: " \
+        in rec["reason"]
+    # where two curves give the same tok/s, the best is named the baseline (the simpler one)
+    assert rec["losses"]["eagle3"]["worst"] == point(1, 200.0, 200.0, "eagle3", 0.0)
+    assert rec["losses"]["baseline"]["where"] == [point(1, 100.0, 200.0, "eagle3", 0.5)]
+    assert curves.confirm(curves_of(table) + [res("applied", 8, 800.0)])["points"][0]["best_setting"] == "baseline"
+
+
+def test_a_batch_whose_share_of_the_load_is_nil_is_not_the_worst_point():
+    # 5e-324 of 2: the share rounds to 0 - batch 1 weighs nothing, so the baseline's 50 % there is not its worst
+    rec = curves.recommend(curves_of(TWO), "0.5.23", "slots_zero", False, None, CONF, {1: 5e-324, 8: 2})
+    assert rec["profile"] == {1: 0.0, 8: 1.0} and rec["setting"] == "baseline"
+    assert rec["worst"] == {"batch": 8, "loss": 0.0}
+
+
 def test_adaptive_measured_nowhere_that_filled_is_said():
     # the candidate is adaptive and SGLang could run it, but the adaptive curve was not measured
     rec = curves.recommend(curves_of(TWO), "0.5.23", "slots_zero", True, CAND, CONF)
@@ -156,6 +177,9 @@ def test_adaptive_measured_only_above_the_smallest_batch_has_no_loss_there_and_i
     rec = curves.recommend(curves_of(table), "0.5.23", "slots_zero", True, CAND, CONF)
     assert rec["why_not_adaptive"] == ["the adaptive setting was not measured at batch 1 or below"]
     assert rec["candidates"] == ["baseline", "eagle3"] and "adaptive" not in rec["losses"]
+    # where adaptive is refused already (no patch), that is the one reason given
+    rec = curves.recommend(curves_of(table), "0.5.23", "slots_zero", False, CAND, CONF)
+    assert rec["why_not_adaptive"] == [NO_PATCH % "0.5.23"]
 
 
 def test_a_batch_adaptive_skipped_counts_the_loss_of_its_nearest_measured_batch_below():
@@ -184,6 +208,11 @@ def test_an_unfilled_adaptive_point_takes_its_batch_out_only_where_adaptive_can_
             r["running"] = 8.0
     assert curves.recommend(results, "0.5.23", "slots_zero", True, CAND, CONF)["deciding"] == [1, 8]
     assert curves.recommend(results, "0.5.23", "slots_zero", False, CAND, CONF)["deciding"] == [1, 8, 16]
+    # every adaptive point short of its batch: no adaptive loss is figured, even where the static points decide
+    results = [dict(r, running=r["concurrency"] / 2.0) if r["mode"] == "eagle3_threshold" else r
+               for r in curves_of(THREE)]
+    rec = curves.recommend(results, "0.5.23", "slots_zero", False, CAND, CONF)
+    assert rec["deciding"] == [1, 8, 16] and sorted(rec["losses"]) == ["baseline", "eagle3"]
     # a batch with no adaptive point at all still decides where adaptive can run
     results = [r for r in curves_of(THREE) if not (r["mode"] == "eagle3_threshold" and r["concurrency"] == 8)]
     assert curves.recommend(results, "0.5.23", "slots_zero", True, CAND, CONF)["deciding"] == [1, 8, 16]
@@ -194,8 +223,9 @@ def test_nothing_deciding_refuses_and_keeps_the_inputs_beside_the_refusal():
     rec = curves.recommend(results, "0.5.23", "slots_zero", True, CAND, CONF)
     assert rec["setting"] is None and rec["action"] == "refuse" and rec["deciding"] == []
     assert rec["not_filled"] == [(8, "baseline", 2.0, None)]
-    assert rec["reason"].startswith("no batch size was measured in both the baseline and static EAGLE-3 with the "
-                                    "batch filled: nothing decides.")
+    assert rec["reason"] == ("no batch size was measured in both the baseline and static EAGLE-3 with the batch "
+                             "filled: nothing decides. Raise --max-running-requests (benchmark_max_batch), run the "
+                             "load from a less busy host, or give the run more time (benchmark_time_budget)")
 
 
 # ---- the measured table
@@ -225,8 +255,8 @@ def test_profile_of_no_measured_point():
 
 
 def test_profile_samples_count_each_once_at_the_nearest_batch_and_one_running_request_counts():
-    weights, how = curves.profile([3, 4, 1, 1], [1, 4])
-    assert weights == {1: 0.5, 4: 0.5} and how == "4 running-batch samples from Prometheus"
+    weights, how = curves.profile([3, 4, 4, 1], [1, 4])
+    assert weights == {1: 0.25, 4: 0.75} and how == "4 running-batch samples from Prometheus"
     # equally far on the log2 axis (4 between 2 and 8): the smaller batch
     assert curves.profile([4], [2, 8])[0] == {2: 1.0}
 
@@ -340,6 +370,11 @@ def test_the_first_mode_stops_where_a_point_did_not_fill_and_shows_what_ran(runn
                                                "the client's ceiling" % shown}
 
 
+def test_the_did_not_fill_stop_names_the_last_batch():
+    done = [res("baseline", 1, 100.0), res("baseline", 2, 200.0), res("baseline", 4, 400.0, running=2.0)]
+    assert curves.next_point("baseline", 8, done, PLAN)["why"].startswith("batch 4 did not fill (2.0 running)")
+
+
 def test_saturation_needs_two_points_and_a_figure_at_each():
     one = [res("baseline", 1, 100.0)]
     assert curves.next_point("baseline", 2, one, PLAN)["measure"] is True
@@ -347,6 +382,9 @@ def test_saturation_needs_two_points_and_a_figure_at_each():
     for a, b in ((100.0, None), (None, 100.0), (0.0, 100.0)):
         done = [res("baseline", 1, a), res("baseline", 2, b)]
         assert curves.next_point("baseline", 4, done, PLAN)["measure"] is True, (a, b)
+    # exactly 10 % more is not less than 10 %: doubling goes on
+    done = [res("baseline", 1, 1024.0), res("baseline", 2, 1024 * 1.1)]
+    assert curves.next_point("baseline", 4, done, PLAN)["measure"] is True
     # saturation is read from the two points just below, not the first two
     done = [res("baseline", 1, 100.0), res("baseline", 2, 105.0), res("baseline", 4, 300.0)]
     assert curves.next_point("baseline", 8, done, PLAN)["measure"] is True
@@ -374,6 +412,13 @@ def test_a_later_mode_stops_once_its_order_has_settled_behind(r2, r4, settled):
         assert go == {"measure": False, "why": "order settled: eagle3 at 0.85x then 0.80x of the best other curve"}
     else:
         assert go == {"measure": True, "why": "on the grid"}
+
+
+def test_two_points_behind_are_enough_to_settle_the_order():
+    table = {1: (100.0, 80.0), 2: (200.0, 150.0), 4: (400.0, None)}
+    assert curves.next_point("eagle3", 4, grid(table), dict(PLAN, mode_index=1)) == {
+        "measure": False, "why": "order settled: eagle3 at 0.80x then 0.75x of the best other curve"}
+    assert curves.next_point("eagle3", 2, grid(table)[:-1], dict(PLAN, mode_index=1))["measure"] is True  # one point
 
 
 def test_the_order_is_read_at_the_last_two_points_against_the_best_other_curve():
