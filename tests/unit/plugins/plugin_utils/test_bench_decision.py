@@ -138,7 +138,11 @@ def test_a_tie_within_one_point_goes_to_the_simpler_setting_and_says_so():
     assert rec["losses"]["baseline"]["weighted"] == pytest.approx(0.005)
     assert rec["losses"]["adaptive"]["weighted"] == pytest.approx(0.99 * 0.005)
     assert rec["setting"] == "baseline"
-    assert rec["reason"].endswith("; adaptive EAGLE-3 loses 0.5%, within 1 point of it: the simpler setting goes")
+    assert rec["reason"] == (
+        "the baseline (no speculation) for this load (the load profile given (benchmark_load_profile)): it loses 0.5% "
+        "of the best measured throughput over it, at worst 50.0% at batch 1 (where eagle3 gives 200 tok/s); static "
+        "EAGLE-3 would lose 24.8%, at worst 25.0% at batch 8; adaptive EAGLE-3 would lose 0.5%, at worst 0.5% at "
+        "batch 8; adaptive EAGLE-3 loses 0.5%, within 1 point of it: the simpler setting goes")
     assert "adaptive refused" not in rec["reason"]
 
 
@@ -358,6 +362,7 @@ def test_the_first_mode_is_the_plans_and_the_baseline_without_one():
 
 
 @pytest.mark.parametrize("running,client,shown", [(1.5, None, "1.5"), (None, 1.25, "1.2 (client)"),
+                                                  (float("nan"), None, "nan"),  # a sample of no number fills nothing
                                                   (None, None, None)])
 def test_the_first_mode_stops_where_a_point_did_not_fill_and_shows_what_ran(running, client, shown):
     done = [res("baseline", 1, 100.0), res("baseline", 2, 190.0)]
@@ -493,6 +498,10 @@ def test_without_elapsed_time_nothing_is_spent_and_a_budget_of_one_second_still_
     done = [res("baseline", 1, 100.0, duration=30.0), res("eagle3", 2, 100.0, duration=30.0)]
     plan = {"first_mode": "baseline", "budget_s": 240, "modes_total": 4, "repeats": 2}
     assert curves.next_point("baseline", 2, done, plan)["measure"] is True
+    # no repeats given: one run - batch 2's 30 s fits 70 s spent of 100
+    plan = {"first_mode": "baseline", "budget_s": 100, "modes_total": 1, "elapsed_s": 70}
+    assert curves.next_point("baseline", 2, done, plan)["measure"] is True
+    assert curves.next_point("baseline", 2, done, dict(plan, elapsed_s=70.5))["measure"] is False
     plan = {"first_mode": "baseline", "budget_s": 1, "modes_total": 1, "elapsed_s": 0}
     assert curves.next_point("baseline", 2, done, plan)["measure"] is False
     assert curves.next_point("baseline", 2, done, dict(plan, budget_s=0))["measure"] is True  # 0: no budget
