@@ -50,7 +50,7 @@ ROOMS = {
     "models/verify": ([MU + "models/verify.py"],
                       [UT + "models/test_models_manifest.py", UT + "models/test_models_stage.py",
                        UT + "models/test_models_draft.py", UT + "models/test_models_servable.py",
-                       UT + "models/test_verify_mutants.py"]),
+                       UT + "models/test_verify_mutants.py", UT + "models/test_models_serving.py"]),
     "models/draft": ([MU + "models/draft.py"], [UT + "models/test_models_draft.py", UT + "models/test_models_servable.py"]),
     # host/ in three rooms (one run each stays under an hour on 2 cores): the untrusted-file reader, the owned
     # directories (root safety), and the rest.
