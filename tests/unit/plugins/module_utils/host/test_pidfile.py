@@ -327,7 +327,7 @@ def test_a_caller_that_leads_its_own_group_never_signals_it(tmp_path):
             "p = sys.argv[1]\n"
             "open(p, 'w').write('%d\\n' % os.getpid())\n"
             "print(json.dumps(pidfile.verdict(p, pidfile.identity_of(os.getpid()))))\n")
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p or os.getcwd() for p in sys.path))
     out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "server.pid")], env=env, start_new_session=True,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, check=True, timeout=60)
     v = json.loads(out.stdout)

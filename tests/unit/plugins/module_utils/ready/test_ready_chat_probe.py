@@ -100,3 +100,12 @@ def test_not_asked_no_verdict():
 ])
 def test_the_servers_message_is_quoted_on_one_line(detail, said):
     assert messages.server_said(detail) == said
+
+
+@pytest.mark.parametrize("length", [299, 300, 301, 1200])
+def test_the_key_line_quotes_at_most_300_characters_of_a_long_answer(length):
+    # the why quotes up to 1000 characters (messages.server_said); the key line, what a summary shows, 300
+    said = ("x" * (length - 1)) + "!"
+    ending = verdicts.chat_fails(verdicts.Snapshot(chat=(False, {"status": 400, "error": said}), chat_probe=True))
+    assert ending.key["line"] == said[:min(length, 1000)][:300]
+    assert len(ending.key["line"]) == min(length, 300)
