@@ -103,7 +103,7 @@ ROOMS = {
     "nvidia/gate": ([MU + "nvidia/gate.py"], [UT + "nvidia/test_gate_verdicts.py", UT + "nvidia/test_gate_allreduce.py",
                                               UT + "nvidia/test_gate_reuses_facts.py"]),
     "ready/waiter": ([MU + "ready/waiter.py"], [UT + "ready/test_server_ready_waiter.py", UT + "ready/test_ready_own_errors.py",
-                                               UT + "ready/test_server_ready_host_and_order.py"]),
+                                               UT + "ready/test_server_ready_host_and_order.py", UT + "ready/test_waiter_loop.py"]),
     "modules/main": (["plugins/modules/server_ready.py"], ["tests/unit/plugins/modules/test_server_ready_main.py",
                                                            "tests/unit/plugins/modules/test_server_ready_doc.py"]),
 }
