@@ -28,6 +28,8 @@ SERVER_ARGS = "[2026-01-01 00:00:00] server_args=ServerArgs(model_path='/models/
 LOAD = "[2026-01-01 00:00:05 TP0] Load weight begin. avail mem=78.50 GB\n"
 UVICORN = "INFO:     Uvicorn running on http://127.0.0.1:30000 (Press CTRL+C to quit)\n"
 FIRED_UP = "[2026-01-01 00:01:00] The server is fired up and ready to roll!\n"
+# a server that appends argv[2] to its log argv[1] and exits with the given status once its stdin closes
+WRITE_ON_RELEASE = "import sys\nsys.stdin.read()\nopen(sys.argv[1], 'a').write(sys.argv[2])\nsys.exit(%d)"
 
 
 class Clock(object):
@@ -84,6 +86,7 @@ def test_the_deadline_ends_the_wait_at_timeout_and_not_before():
     assert 3.0 <= r["elapsed"] <= 3.1 and clock.t - T0 >= 3.0
     assert set(clock.sleeps) == {waiter_mod.TICK} and r["polls"] == len(clock.sleeps) + 1
     assert r["msg"].startswith("not ready within timeout 3s in stage starting") and r["stage"] == "starting"
+    assert r["stage_label"] == "starting" and r["stages"] == [{"stage": "starting", "began": 0.0}]
     assert r["health_status"] is None and r["health_path"] is None and r["health_calls"] == 0
     assert r["log_warnings"] == {"count": 0, "lines": []} and r["key_line"] is None and r["remedy"]
     assert "gpu" in r and "cause_line" not in r  # a failure reports the GPUs (None: no nvidia-smi answered)
@@ -93,6 +96,16 @@ def test_the_tick_option_sets_the_pause_between_looks():
     clock = Clock()
     r = waiter({"url": closed_url(), "timeout": 3, "tick": 0.5}, clock).run()
     assert r["reason"] == "timeout" and set(clock.sleeps) == {0.5} and r["polls"] == len(clock.sleeps) + 1 == 7
+
+
+def test_the_elapsed_time_is_kept_to_the_hundredth():
+    # 3 ticks of 0.125 s: 0.375 s, said as 0.38
+    clock = Clock()
+    r = waiter({"url": closed_url(), "tick": 0.125, "timeout": 0.3}, clock).run()
+    assert r["reason"] == "timeout" and r["elapsed"] == 0.38 and clock.t - T0 == 0.375
+    clock = Clock()
+    r = waiter({"url": closed_url(), "tick": 0.125}, clock).run(budget=0.3)
+    assert r["done"] is False and r["elapsed"] == 0.38 and clock.t - T0 == 0.375
 
 
 def test_a_budget_hands_back_a_state_that_resumes_on_the_same_clock():
@@ -149,16 +162,25 @@ def test_a_stage_change_ends_a_call_with_a_budget_but_the_http_stages_do_not(tmp
     assert r["state"]["reported_stage"] == "load_weights"
     # resumed: the stage it reported does not end the next call, nor do the http and warmup stages
     w2 = waiter(params, clock, state=json.loads(json.dumps(r["state"])))
-    clock.at.append((1.5, append(log, "max_total_num_tokens=1000, chunked_prefill_size=8192\n" + UVICORN)))
+    clock.at.append((1.5, append(log, "max_total_num_tokens=1000, chunked_prefill_size=8192\n")))
+    clock.at.append((2.0, append(log, UVICORN)))
     r2 = w2.run(budget=3, return_on_stage_change=True)
     assert r2["done"] is False and r2["stage"] == "warmup" and 3.5 <= r2["elapsed"] < 3.7
-    # without return_on_stage_change a stage change does not end the call
+    assert [x["stage"] for x in r2["stages"]][-2:] == ["http", "warmup"]
+    # by default a stage change does not end the call
     clock2 = Clock()
     log.write_text(SERVER_ARGS)
     w3 = waiter(params, clock2)
     clock2.at.append((0.5, append(log, LOAD)))
-    r3 = w3.run(budget=2, return_on_stage_change=False)
+    r3 = w3.run(budget=2)
     assert r3["done"] is False and r3["stage"] == "load_weights" and 2.0 <= r3["elapsed"] < 2.1
+
+
+def test_a_first_call_without_a_stage_change_runs_its_whole_budget(tmp_path):
+    log = tmp_path / "server.log"
+    log.write_text("")
+    r = waiter({"url": closed_url(), "log_path": str(log)}, Clock()).run(budget=2, return_on_stage_change=True)
+    assert r["done"] is False and r["stage"] == "starting" and 2.0 <= r["elapsed"] < 2.1
 
 
 # -- crash, fatal line, stall -------------------------------------------------------------------------------------
@@ -205,8 +227,7 @@ def test_a_crash_is_explained_from_the_whole_log_and_the_exit_status(tmp_path):
     with open(os.path.join(FIX, "oom_kv_docker.log")) as f:
         rest = f.read()
     # the process writes the rest of the log and exits 3 once told to (the clock's 1.0 s)
-    p = subprocess.Popen([sys.executable, "-c", "import sys\nsys.stdin.read()\nopen(sys.argv[1], 'a').write(sys.argv[2])"
-                          "\nsys.exit(3)", str(log), rest], stdin=subprocess.PIPE)
+    p = subprocess.Popen([sys.executable, "-c", WRITE_ON_RELEASE % 3, str(log), rest], stdin=subprocess.PIPE)
     clock = Clock()
     clock.at.append((1.0, p.stdin.close))
     try:
@@ -223,8 +244,8 @@ def test_a_last_line_cut_by_the_exit_counts_when_it_was_read(tmp_path):
     log = tmp_path / "server.log"
     log.write_text(SERVER_ARGS)
     # the process dies mid-line: "Load weight begin." without its newline
-    p = subprocess.Popen([sys.executable, "-c", "import sys\nsys.stdin.read()\nopen(sys.argv[1], 'a').write(sys.argv[2])"
-                          "\nsys.exit(1)", str(log), LOAD.rstrip("\n")], stdin=subprocess.PIPE)
+    p = subprocess.Popen([sys.executable, "-c", WRITE_ON_RELEASE % 1, str(log), LOAD.rstrip("\n")],
+                         stdin=subprocess.PIPE)
     clock = Clock()
     clock.at.append((1.0, p.stdin.close))
     try:
@@ -263,7 +284,8 @@ def test_a_silent_idle_process_is_a_stall_after_stall_timeout_and_not_before(tmp
     assert "62/64" in r["log_tail"][-1] and "stopped" not in r["remedy"]
 
 
-@pytest.mark.parametrize("budgets, reason, ends", [({"load_weights": 2}, "stalled", 2.0), ({"kv_cache": 2}, "timeout", 5.0)])
+@pytest.mark.parametrize("budgets, reason, ends", [({"load_weights": 2}, "stalled", 2.0),
+                                                   ({"kv_cache": 2}, "timeout", 5.0)])
 def test_a_stage_budget_ends_the_wait_in_its_stage_only(tmp_path, sleeper, budgets, reason, ends):
     log = tmp_path / "server.log"
     log.write_text(SERVER_ARGS + LOAD)
@@ -363,6 +385,7 @@ def test_ready_by_the_log_proves_it_with_one_generation_and_no_health_call(sglan
     log.write_text(SERVER_ARGS + UVICORN + FIRED_UP)
     r = waiter({"url": sglang, "sglang_version": "0.5.19", "log_path": str(log)}, Clock()).run()
     assert r["failed"] is False and r["ready_by"] == "log+generation" and r["server"] == FACTS
+    assert r["stage"] == r["stage_label"] == "ready"
     assert r["health_status"] is None and [p for p, _ in Sglang.posts] == ["/generate"]
 
 
@@ -374,6 +397,17 @@ def test_ready_says_which_warning_lines_it_survived(sglang, tmp_path):
     assert r["failed"] is False and r["log_warnings"] == {"count": 1, "lines": [warning]}
     assert r["msg"] == ("SGLang server ready after %.1fs, with 1 warning line(s) it survived (first: %s)"
                         % (r["elapsed"], warning))
+
+
+def test_a_log_that_says_ready_while_the_endpoint_does_not_is_unhealthy_naming_the_url(sglang, tmp_path,
+                                                                                          monkeypatch):
+    log = tmp_path / "server.log"
+    log.write_text(SERVER_ARGS + UVICORN + FIRED_UP)
+    monkeypatch.setattr(Sglang, "do_GET", lambda self: self.reply(503, {}))
+    r = waiter({"url": sglang, "sglang_version": "0.5.19", "log_path": str(log), "verify_generation": False},
+               Clock()).run()
+    assert r["failed"] is True and r["reason"] == "unhealthy" and r["health_status"] == 503
+    assert r["msg"].startswith("log says ready but %s/health answers 503" % sglang) and r["elapsed"] >= 15
 
 
 def test_a_failed_generation_is_unhealthy(sglang, monkeypatch):
@@ -388,7 +422,8 @@ def test_a_chat_that_fails_is_unhealthy_with_the_servers_words(sglang, monkeypat
     monkeypatch.setattr(Sglang, "chat", 400)
     r = waiter({"url": sglang, "sglang_version": "0.5.19", "chat_probe": True}, Clock()).run()
     assert r["failed"] is True and r["reason"] == "unhealthy" and r["category"] == "chat_template"
-    assert "template does not render" in r["msg"] and "ready_by" not in r
+    assert r["msg"].startswith("ready, but a 1-token /v1/chat/completions answers 400: template does not render")
+    assert "ready_by" not in r
     # without the chat probe the same server is ready
     assert waiter({"url": sglang, "sglang_version": "0.5.19"}, Clock()).run()["failed"] is False
 
@@ -440,16 +475,32 @@ def test_a_unit_that_fails_ends_the_wait_naming_it(tmp_path, monkeypatch, sleepe
     assert 1.0 <= r["elapsed"] <= 1.5 and "systemctl" in ran
 
 
+def test_the_costly_looks_run_every_interval_not_every_tick(tmp_path, monkeypatch, sleeper):
+    fake_systemctl(tmp_path, monkeypatch, {"LoadState": "loaded", "ActiveState": "active", "SubState": "running",
+                                           "MainPID": sleeper.pid})
+    ran = []
+
+    def run(argv, **kw):
+        ran.append(argv[0])
+        return local_run(argv, **kw)
+    clock = Clock()
+    r = waiter({"url": closed_url(), "unit": "sglang-test", "interval": 0.25, "tick": 0.125}, clock,
+               run=run).run(budget=1.0)
+    # the first look, then one at 0, 0.25, 0.5, 0.75 and 1.0 (9 polls)
+    assert r["done"] is False and clock.sleeps == [0.125] * 8 and ran.count("systemctl") == 1 + 5
+
+
 # -- the waiter's own failure -------------------------------------------------------------------------------------
 
 def raised(chain):
     """The exception of a call chain whose functions live in the files named: [(file, function), ...], the last
-    one raising; each function is on line 2 of its file and calls the next on line 3 (or raises there). It is caught
-    in server_ready's main(), as the module catches the waiter's own failures."""
+    one raising; the k-th (from 0) calls the next, or raises, on line k + 3 of its file. It is caught in server_ready's
+    main(), as the module catches the waiter's own failures."""
     scope = {}
-    for i, (path, name) in enumerate(reversed(chain)):
-        body = "raise KeyError('stage')" if i == 0 else "return %s()" % chain[len(chain) - i][1]
-        exec(compile("\ndef %s():\n    %s\n" % (name, body), path, "exec"), scope)  # noqa: S102 (test-made code)
+    for k, (path, name) in enumerate(chain):
+        body = "return %s()" % chain[k + 1][1] if k + 1 < len(chain) else "raise KeyError('stage')"
+        code = "\n" * (k + 1) + "def %s():\n    %s\n" % (name, body)
+        exec(compile(code, path, "exec"), scope)  # noqa: S102 (test-made code)
     catch = "def main():\n    try:\n        %s()\n    except KeyError as e:\n        return e\n" % chain[0][1]
     exec(compile(catch, "/c/plugins/modules/server_ready.py", "exec"), scope)  # noqa: S102
     return scope["main"]()
@@ -459,12 +510,12 @@ def raised(chain):
     # ours calls another's code that raises: ours is named, and who raised
     ([("/c/module_utils/ready/probe.py", "poll"), ("/c/module_utils/ready/read_log.py", "see"),
       ("/usr/lib/python3/json/decoder.py", "raw_decode")],
-     "in see (read_log.py:3) raised by raw_decode (decoder.py:3)"),
+     "in see (read_log.py:4) raised by raw_decode (decoder.py:5)"),
     # ours raised: named once
     ([("/c/module_utils/ready/probe.py", "poll"), ("/c/module_utils/ready/read_log.py", "see")],
-     "in see (read_log.py:3)"),
+     "in see (read_log.py:4)"),
     # none of ours: the frame that raised
-    ([("/usr/lib/a.py", "outer"), ("/usr/lib/b.py", "inner")], "in inner (b.py:3)"),
+    ([("/usr/lib/a.py", "outer"), ("/usr/lib/b.py", "inner")], "in inner (b.py:4)"),
 ])
 def test_the_waiters_own_failure_names_where_it_broke(chain, where):
     r = error_result(raised(chain), {"api_key": "s3cret"})
@@ -482,7 +533,7 @@ def test_a_failure_in_a_poll_reports_the_stage_reached(tmp_path, monkeypatch):
     log = tmp_path / "server.log"
     log.write_text(SERVER_ARGS + LOAD)
     clock = Clock()
-    w = waiter({"url": closed_url(), "log_path": str(log)}, clock)
+    w = waiter({"url": closed_url(), "log_path": str(log), "api_key": "s3cret"}, clock)
 
     def broken(s, costly):
         raise RuntimeError("s3cret in the way")
@@ -490,4 +541,4 @@ def test_a_failure_in_a_poll_reports_the_stage_reached(tmp_path, monkeypatch):
     r = w.run()
     assert r["reason"] == "error" and r["done"] is True and r["stage"] == "load_weights"
     assert [s["stage"] for s in r["stages"]] == ["starting", "init", "load_weights"] and 0.3 <= r["elapsed"] < 0.5
-    assert "RuntimeError: s3cret in the way" in r["msg"]
+    assert "RuntimeError: <api_key> in the way" in r["msg"] and "s3cret" not in r["msg"]
