@@ -1,21 +1,18 @@
 # Copyright: (c) 2026, llmserve.sglang contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """server_ready's main(), in process: the waiter's verdict decides the module's exit - a failed wait fails the task
-with its reason and category, a ready one exits 0, an unfinished one hands its state back to the action.
-The argument spec is the documented one, check mode validates without waiting, bad options fail before anything is
-probed with their reason, and the real waiter's verdicts reach the task whole."""
+with its reason and category, a ready one exits 0, an unfinished one hands its state back to the action. Check mode
+validates without waiting, bad options fail before anything is probed with their reason, and the real waiter's
+verdicts reach the task whole."""
 import json
 import os
 import subprocess
 import sys
-import threading
-from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import pytest
-import yaml
 from ansible.module_utils.testing import patch_module_args
+from netutil import JSONHandler, serve
 
-from ansible_collections.llmserve.sglang.plugins.doc_fragments.server_endpoint import ModuleDocFragment
 from ansible_collections.llmserve.sglang.plugins.module_utils.host import run as host_run
 from ansible_collections.llmserve.sglang.plugins.module_utils.ready import waiter as waiter_mod
 from ansible_collections.llmserve.sglang.plugins.modules import server_ready
@@ -60,51 +57,6 @@ def test_an_unfinished_wait_hands_its_state_back(monkeypatch, capsys):
 # -- the module as users call it: its documented options, check mode, refusals and the real waiter ---------------
 
 NOT_RUNNING = 2 ** 22 + 12345  # above pid_max's ceiling: never a running process
-
-
-class _Built(Exception):
-    pass
-
-
-def built(monkeypatch):
-    """What main() hands to AnsibleModule (caught there, nothing runs)."""
-    def catch(**kw):
-        raise _Built(kw)
-
-    monkeypatch.setattr(server_ready, "AnsibleModule", catch)
-    with patch_module_args({}):
-        with pytest.raises(_Built) as got:
-            server_ready.main()
-    return got.value.args[0]
-
-
-def spec_of(doc_options):
-    """The argument spec the documentation promises (what ansible-test validate-modules holds a module to)."""
-    spec = {}
-    for name, doc in doc_options.items():
-        want = {"type": doc.get("type", "str")}
-        for key in ("default", "elements", "choices"):
-            if key in doc:
-                want[key] = doc[key]
-        if doc.get("required"):
-            want["required"] = True
-        if "suboptions" in doc:
-            want["options"] = spec_of(doc["suboptions"])
-        spec[name] = want
-    return spec
-
-
-def test_the_argument_spec_is_the_documented_one(monkeypatch):
-    kw = built(monkeypatch)
-    options = dict(yaml.safe_load(ModuleDocFragment.DOCUMENTATION)["options"])
-    options.update(yaml.safe_load(server_ready.DOCUMENTATION)["options"])
-    got = kw["argument_spec"]
-    # no_log=False only says "not a secret" (it is the action plugin's own state): compared apart
-    assert got["resume_state"].pop("no_log") is False
-    assert got["api_key"].pop("no_log") is True  # the key: never logged nor returned
-    assert got == spec_of(options)
-    assert kw["mutually_exclusive"] == [("unit", "pid", "pid_file")] and kw["supports_check_mode"] is True
-    assert set(kw) == {"argument_spec", "mutually_exclusive", "supports_check_mode"}
 
 
 class Recording(waiter_mod.Waiter):
@@ -234,32 +186,20 @@ def test_a_ready_result_is_returned_whole(monkeypatch, capsys):
 
 # -- the real waiter end to end, in process ---------------------------------------------------------------------
 
-class _Server(BaseHTTPRequestHandler):
-    def _send(self, code, body):
-        data = json.dumps(body).encode()
-        self.send_response(code)
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def do_GET(self):
+class _Server(JSONHandler):
+    def do_GET(self):  # noqa: N802 (http.server's name)
         answers = {"/health": {}, "/v1/models": {"data": [{"id": "kimi-k2.5"}]},
                    "/server_info": {"version": "0.5.19", "model_path": "/m"}}
-        self._send(200 if self.path in answers else 404, answers.get(self.path, {}))
+        self.reply(200 if self.path in answers else 404, answers.get(self.path, {}))
 
-    def do_POST(self):
+    def do_POST(self):  # noqa: N802
         self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        self._send(200, {"text": "x"})
-
-    def log_message(self, *a):
-        pass
+        self.reply(200, {"text": "x"})
 
 
 @pytest.fixture
 def ready_server():
-    srv = HTTPServer(("127.0.0.1", 0), _Server)
-    t = threading.Thread(target=srv.serve_forever, daemon=True)
-    t.start()
+    srv = serve(_Server)
     yield "http://127.0.0.1:%d" % srv.server_port
     srv.shutdown()
     srv.server_close()
