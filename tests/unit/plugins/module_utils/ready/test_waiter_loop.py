@@ -44,6 +44,8 @@ class Clock(object):
         return self.t
 
     def sleep(self, seconds):
+        if self.t - T0 > 600:  # no wait here needs 600 s: a loop that cannot end fails the test, it does not spin
+            raise AssertionError("the wait ran past 600 s of its clock")
         self.sleeps.append(seconds)
         self.t += seconds
         for when, action in list(self.at):
@@ -59,6 +61,14 @@ def closed_url():
 def waiter(params, clock, state=None, **kw):
     """A Waiter on ``clock``; 60 s of it at most unless the test says (a broken loop ends, it does not hang)."""
     return Waiter(dict({"timeout": 60}, **params), state=state, clock=clock, sleep=clock.sleep, **kw)
+
+
+def release(p):
+    """End a WRITE_ON_RELEASE server however the wait ended (it waits on its stdin)."""
+    p.stdin.close()
+    if p.poll() is None:
+        p.kill()
+    p.wait()
 
 
 def append(path, text):
@@ -233,7 +243,7 @@ def test_a_crash_is_explained_from_the_whole_log_and_the_exit_status(tmp_path):
     try:
         r = waiter({"url": closed_url(), "log_path": str(log), "pid": p.pid, "timeout": 600}, clock).run()
     finally:
-        p.wait()
+        release(p)
     assert r["reason"] == "crashed" and r["category"] == "oom_kv" and "Not enough memory" in r["key_line"]
     assert r["process"]["exit_status"] == 3 and r["process"]["alive"] is False
     assert r["msg"].startswith("server process %d exited (exit status 3) in stage kv_cache " % p.pid), r["msg"]
@@ -251,7 +261,7 @@ def test_a_last_line_cut_by_the_exit_counts_when_it_was_read(tmp_path):
     try:
         r = waiter({"url": closed_url(), "log_path": str(log), "pid": p.pid, "timeout": 600}, clock).run()
     finally:
-        p.wait()
+        release(p)
     assert r["reason"] == "crashed" and r["stage"] == "load_weights"
     assert [x["stage"] for x in r["stages"]] == ["starting", "init", "load_weights"]
     assert 1.0 <= r["stages"][-1]["began"] <= r["elapsed"]
@@ -270,7 +280,7 @@ def test_a_hang_is_fitted_to_the_stage_the_log_reached(tmp_path):
         r = waiter({"url": closed_url(), "log_path": str(log), "pid": p.pid, "host": {"tp_size": 1, "nnodes": 1}},
                    clock).run()
     finally:
-        p.wait()
+        release(p)
     assert r["reason"] == "crashed" and r["category"] == "watchdog_hang"
     assert r["remedy"].startswith("it hung in init distributed with no peer to wait for"), r["remedy"]
 
