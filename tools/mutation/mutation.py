@@ -107,9 +107,13 @@ ROOMS = {
     "nvidia/gate": ([MU + "nvidia/gate.py"], [UT + "nvidia/test_gate_verdicts.py", UT + "nvidia/test_gate_allreduce.py",
                                               UT + "nvidia/test_gate_reuses_facts.py"]),
     "ready/waiter": ([MU + "ready/waiter.py"], [UT + "ready/test_server_ready_waiter.py", UT + "ready/test_ready_own_errors.py",
-                                               UT + "ready/test_server_ready_host_and_order.py"]),
-    "modules/main": (["plugins/modules/server_ready.py"], ["tests/unit/plugins/modules/test_server_ready_main.py",
-                                                           "tests/unit/plugins/modules/test_server_ready_doc.py"]),
+                                               UT + "ready/test_server_ready_host_and_order.py", UT + "ready/test_waiter_loop.py"]),
+    # each module's main(): the documented options, check mode, refusals and what reaches the task
+    "modules/main": (["plugins/modules/server_ready.py", "plugins/modules/owned_dir.py", "plugins/modules/server_instance.py"],
+                     ["tests/unit/plugins/modules/test_server_ready_main.py", "tests/unit/plugins/modules/test_server_ready_doc.py",
+                      "tests/unit/plugins/modules/test_main_argspec.py", "tests/unit/plugins/modules/test_owned_dir_main.py",
+                      "tests/unit/plugins/modules/test_owned_dir_module.py",
+                      "tests/unit/plugins/modules/test_server_instance_main.py"]),
 }
 # Tests a room's mutants do not run (pytest -k): ones that start the SGLang double as real processes and wait on it
 # take tens of seconds per mutant; the room's other tests hold the same rules without a server.

@@ -140,7 +140,7 @@ def http_server():
 
 
 def test_ready_over_http_without_log(http_server):
-    r = Waiter({"url": "http://127.0.0.1:%d" % http_server.server_port}).run()
+    r = Waiter({"url": "http://127.0.0.1:%d" % http_server.server_port, "timeout": 30}).run()
     assert not r["failed"] and r["health_status"] == 200
     assert r["server"] == {"models": ["kimi-k2.5"], "served_model": "kimi-k2.5", "version": "0.5.23",
                            "model_path": "/m"}
@@ -148,7 +148,7 @@ def test_ready_over_http_without_log(http_server):
 
 def test_health_200_generation_fails_is_unhealthy(http_server, monkeypatch):
     monkeypatch.setattr(_Handler, "generate_status", 500)
-    r = Waiter({"url": "http://127.0.0.1:%d" % http_server.server_port}, sleep=lambda s: None).run()
+    r = Waiter({"url": "http://127.0.0.1:%d" % http_server.server_port, "timeout": 30}, sleep=lambda s: None).run()
     assert r["failed"] and r["reason"] == "unhealthy"
 
 
