@@ -1,0 +1,160 @@
+# Copyright: (c) 2026, llmserve.sglang contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Issue 47: the rules of the failure classifier (sglang/signatures.py) that its mutants showed no test held. The
+waiter classifies across polls from the state it saved (Classifier.dump), so a verdict must not depend on where the
+log was cut between two polls; the remedy names what the log names (the flag, the path, the draft)."""
+import json
+
+import pytest
+
+from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.signatures import (
+    DRAFT_FLAG, R_SHM, R_VOCAB, R_VOCAB_DRAFT, Classifier, build_table, classify_text, frame_of, has_peers, is_noise,
+    match_line)
+
+# A start-up that has set every part of the classifier's state: the launch's paths and layout, a weight file, a line
+# the server survives, a telling line nothing matched, a peer named in a failure, a traceback with an echoed raise.
+HEAD = [
+    "[2026-05-01 10:00:00] server_args=ServerArgs(model_path='/models/target', tp_size=2, nnodes=1, "
+    "speculative_draft_model_path='/models/draft', speculative_algorithm='EAGLE3')",
+    "[2026-05-01 10:00:05 TP0] Loading safetensors checkpoint shards from model-00001-of-00002.safetensors",
+    "E0326 14:23:05.675921 18944 rdma_context.cpp:265] Failed to register memory 0x7f105035d000: Input/output error [5]",
+    "[2026-05-01 10:00:06 TP1] Worker heartbeat failed to reach the monitor",
+    "[2026-05-01 10:00:07 TP1] [Rank 1] Watchdog caught collective operation timeout: connection to 10.0.0.2:29500 reset",
+    "Traceback (most recent call last):",
+    '  File "/venv/lib/python3.12/site-packages/sglang/srt/managers/scheduler.py", line 10, in run',
+    "    raise RuntimeError(msg)",
+]
+TAIL = [
+    "RuntimeError",
+    "E0326 14:23:06.000001 18944 rdma_context.cpp:270] Failed to register memory 0x7f105035e000: Input/output error [5]",
+    "[2026-05-01 10:00:09] Received sigquit from a child process. It usually means the child failed.",
+]
+
+
+def fed(lines, c=None, start=0):
+    c = c or Classifier()
+    for i, line in enumerate(lines):
+        c.feed(line, "load_weights", float(start + i + 1))
+    return c
+
+
+def test_the_saved_state_holds_everything_the_next_poll_needs():
+    state = fed(HEAD).dump()
+    # every part is set here (a round trip of empty parts would prove nothing) ...
+    assert [k for k, v in state.items() if v in (None, 0, [], {})] == []
+    # ... and each comes back from the saved state as it was, through JSON as the module saves it
+    again = Classifier(state=json.loads(json.dumps(state)))
+    assert again.dump() == state
+    # a log read in two polls gets the verdict of the log read at once, its warnings and its first strong line
+    whole, split = fed(HEAD + TAIL), fed(TAIL, again, start=len(HEAD))
+    assert split.verdict() == whole.verdict() and split.warnings_seen() == whole.warnings_seen()
+    assert split.first_strong_at == whole.first_strong_at == 5.0 and whole.warnings_seen()["count"] == 2
+
+
+def test_a_fresh_classifier_and_one_from_no_state_start_empty():
+    fresh = Classifier().dump()
+    assert Classifier(state={}).dump() == Classifier(state=None).dump() == fresh
+    assert fresh["best"] is None and fresh["frames"] == [] and fresh["warnings"] == 0 and fresh["paths"] == {}
+
+
+# -- a device-side index assert: the draft's vocabulary only when the launch runs speculation --------------------------
+INDEX_ASSERT = ("/pytorch/aten/src/ATen/native/cuda/Indexing.cu:1422: indexSelectLargeIndex: block: [0,0,0], thread: "
+                "[0,0,0] Assertion `srcIndex < srcSelectDimSize` failed.")
+DRAFT_FRAME = 'File "/venv/lib/python3.12/site-packages/sglang/srt/speculative/eagle_worker.py", line 1, in forward'
+PLAIN_FRAME = 'File "/venv/lib/python3.12/site-packages/sglang/srt/managers/scheduler.py", line 1, in run'
+
+
+@pytest.mark.parametrize("given, draft", [
+    ({}, False),
+    ({"launch": {"speculative": 1}}, True),                # the server_args line named an algorithm
+    ({"launch": {"tp_size": 2}}, False),
+    ({"paths": {"/m/d": DRAFT_FLAG}}, True),               # ... or the draft's path alone
+    ({"paths": {"/m/t": "--model-path"}}, False),
+    ({"frames": [DRAFT_FRAME]}, True),                     # ... or the assert came from where the draft runs
+    ({"frames": [PLAIN_FRAME]}, False),                    # a traceback elsewhere is no speculation
+])
+def test_an_index_assert_names_the_draft_vocabulary_only_with_speculation(given, draft):
+    m = match_line(build_table(), INDEX_ASSERT, "http", **given)
+    assert m["category"] == "cuda_error" and m["remedy"] == (R_VOCAB_DRAFT if draft else R_VOCAB)
+
+
+# -- the tokenizer's and the model's remedies name the flag and the value the log names -------------------------------
+TWO_PATHS = {"/models/a": "--model-path", "/models/a/tok": "--tokenizer-path"}
+
+
+@pytest.mark.parametrize("line, given, named", [
+    # the longest launch value the line names is the flag's; the value quoted is that flag's, not the shorter one
+    ("OSError: Can't load tokenizer for /models/a/tok, make sure the path is right", {"paths": TWO_PATHS},
+     "the tokenizer given to --tokenizer-path (/models/a/tok) could not be loaded"),
+    ("OSError: Can't load tokenizer for /models/a, make sure the path is right", {"paths": TWO_PATHS},
+     "the tokenizer given to --model-path (/models/a) could not be loaded"),
+    # raised where the draft loads: the draft's flag, with the path the message quotes (either quotes) or none
+    ('OSError: Can\'t load tokenizer for "/models/draft-tok".', {"frames": [DRAFT_FRAME]},
+     "the tokenizer given to --speculative-draft-model-path (/models/draft-tok) could not be loaded"),
+    ("OSError: Can't load tokenizer for '/models/draft-tok'.", {"frames": [DRAFT_FRAME]},
+     "the tokenizer given to --speculative-draft-model-path (/models/draft-tok) could not be loaded"),
+    ("OSError: Can't load tokenizer for the draft, make sure the path is right", {"frames": [DRAFT_FRAME]},
+     "the tokenizer given to --speculative-draft-model-path (the value given) could not be loaded"),
+    ("OSError: /models/a/tok does not appear to have a file named config.json.", {"paths": TWO_PATHS},
+     "the path given to --tokenizer-path (/models/a/tok) was not found"),
+])
+def test_the_remedy_names_the_flag_and_the_value_the_line_names(line, given, named):
+    m = match_line(build_table(), line, "starting", **given)
+    assert m["remedy"].startswith(named), m["remedy"]
+    # without the launch's paths or a draft frame no flag is named
+    assert "given to --" not in match_line(build_table(), line, "starting")["remedy"]
+
+
+# -- a SIGBUS where only a collective maps new pages: shared memory when the ranks have peers --------------------------
+LAUNCH = "[2026-01-01 00:00:00] server_args=ServerArgs(model_path='/models/m', tp_size=1, pp_size=%d, nnodes=%d)\n"
+CAPTURE = ("[2026-01-01 00:00:09 TP0] Capture cuda graph begin. This can take up to several minutes.\n"
+           "Bus error (core dumped)")
+
+
+@pytest.mark.parametrize("pp, nodes, kind", [(1, 1, "weights_sigbus"), (2, 1, "shm_exhausted"), (1, 2, "shm_exhausted")])
+def test_a_sigbus_in_a_collective_stage_is_shared_memory_for_pipeline_and_multi_node_peers(pp, nodes, kind):
+    v = classify_text(LAUNCH % (pp, nodes) + CAPTURE)
+    assert v["category"] == kind and (v["remedy"] == R_SHM) is (kind == "shm_exhausted")
+
+
+def test_has_peers_reads_each_parallel_dimension():
+    assert has_peers(None) is None and has_peers({}) is None
+    assert has_peers({"tp_size": 1, "pp_size": 1, "nnodes": 1}) is False
+    assert [has_peers({k: 2}) for k in ("tp_size", "pp_size", "nnodes")] == [True, True, True]
+    assert has_peers({"dp_size": 4}) is False  # data-parallel replicas share nothing a collective maps
+
+
+# -- the small readers: a frame line, a notice, a long line's excerpt -------------------------------------------------
+def test_frame_of_gives_the_path_and_the_function():
+    assert frame_of(PLAIN_FRAME) == ("/venv/lib/python3.12/site-packages/sglang/srt/managers/scheduler.py", "run")
+    assert frame_of("RuntimeError: run failed in scheduler.py") is None
+
+
+def test_a_warning_is_noise_and_an_error_is_not():
+    assert is_noise("[2026-01-01 00:00:01] WARNING: Fail to set RLIMIT_NOFILE") is True
+    assert is_noise("UserWarning: To silence this warning, set TOKENIZERS_PARALLELISM") is True
+    assert is_noise("RuntimeError: CUDA error: out of memory") is False
+
+
+@pytest.mark.parametrize("size", [498, 500, 501, 2000])
+def test_a_key_line_is_quoted_whole_up_to_500_characters_and_a_window_past_it(size):
+    line = "RuntimeError: CUDA error: an illegal memory access was encountered " + "x" * size
+    line = line[:size]
+    m = match_line(build_table(), line, "http")
+    assert m["category"] == "cuda_error" and len(m["line"]) == min(size, 500)
+    assert m["line"].startswith("RuntimeError: CUDA error: an illegal memory access")
+
+
+CUDA_FAULT = "RuntimeError: CUDA error: an illegal memory access was encountered"
+
+
+@pytest.mark.parametrize("before, after", [(1000, 1000), (1000, 0), (3, 2000)])
+def test_a_flattened_paste_is_quoted_as_the_window_a_quarter_before_the_match(before, after):
+    # an indented paste of one long line: the window is 500 characters of the stripped text, 125 of them before the
+    # match where there are that many, and it ends at the text's end rather than run short
+    line = "  " + "a" * before + " " + CUDA_FAULT + " " + "b" * after
+    text = line.strip()
+    at = text.index("illegal memory access")  # where the cuda_error signature matches
+    start = max(0, min(at - 125, len(text) - 500))
+    m = match_line(build_table(), line, "http")
+    assert m["category"] == "cuda_error" and m["line"] == text[start:start + 500] and CUDA_FAULT in m["line"]
