@@ -8,7 +8,7 @@ import json
 import pytest
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.signatures import (
-    DRAFT_FLAG, R_SHM, R_VOCAB, R_VOCAB_DRAFT, Classifier, build_table, classify_text, frame_of, has_peers, is_noise,
+    DRAFT_FLAG, R_MODEL_FEATURE, R_MODEL_TYPE, R_SHM, R_VOCAB, R_VOCAB_DRAFT, Classifier, build_table, classify_text, frame_of, has_peers, is_noise,
     match_line)
 
 # A start-up that has set every part of the classifier's state: the launch's paths and layout, a weight file, a line
@@ -158,3 +158,29 @@ def test_a_flattened_paste_is_quoted_as_the_window_a_quarter_before_the_match(be
     start = max(0, min(at - 125, len(text) - 500))
     m = match_line(build_table(), line, "http")
     assert m["category"] == "cuda_error" and m["line"] == text[start:start + 500] and CUDA_FAULT in m["line"]
+
+
+# -- a config.json without a model_type: the remedy names the folder and the flag that gave it ------------------------
+NO_TYPE = "ValueError: Unrecognized model in %s. Should have a `model_type` key in its config.json, or contain one of"
+NO_TYPE_BARE = "ValueError: Should have a `model_type` key in its config.json"
+LONG = "/srv/models/organisation/very-long-model-name-v2-instruct-2605"  # 61 characters: the last 40 are quoted
+
+
+@pytest.mark.parametrize("line, given, where", [
+    (NO_TYPE % "/models/t/sub", {"paths": {"/models/t": "--model-path"}}, " of /models/t/sub (--model-path)"),
+    (NO_TYPE % "/models/t", {"paths": {"/models/t": "--model-path", "/models/d": DRAFT_FLAG}}, " of /models/t (--model-path)"),
+    (NO_TYPE_BARE, {"paths": {"/models/d": DRAFT_FLAG}, "frames": [DRAFT_FRAME]}, " of /models/d (%s)" % DRAFT_FLAG),
+    (NO_TYPE_BARE, {"frames": [DRAFT_FRAME]}, " of the model (%s)" % DRAFT_FLAG),
+    (NO_TYPE % LONG, {"paths": {LONG: "--model-path"}}, " of %s (--model-path)" % LONG[-40:]),
+    (NO_TYPE % LONG, {}, " of %s" % LONG[-40:]),
+    (NO_TYPE % "/x/y", {"frames": [PLAIN_FRAME]}, " of /x/y"),  # no flag named: none guessed
+    (NO_TYPE_BARE, {}, ""),
+])
+def test_no_model_type_names_the_folder_and_its_flag(line, given, where):
+    m = match_line(build_table(), line, "starting", **given)
+    assert m["category"] == "model_unsupported" and m["remedy"] == R_MODEL_TYPE % where
+
+
+def test_a_model_class_without_a_method_names_both():
+    m = match_line(build_table(), "AttributeError: 'Qwen2ForCausalLM' object has no attribute 'set_embed'", "http")
+    assert m["remedy"] == R_MODEL_FEATURE % ("Qwen2ForCausalLM", "set_embed")
