@@ -8,8 +8,8 @@ import json
 import pytest
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.signatures import (
-    DRAFT_FLAG, R_MODEL_FEATURE, R_MODEL_TYPE, R_SHM, R_VOCAB, R_VOCAB_DRAFT, Classifier, build_table, classify_text, frame_of, has_peers, is_noise,
-    match_line)
+    DRAFT_FLAG, R_MODEL_FEATURE, R_MODEL_TYPE, R_PORT, R_PORT_FLAG, R_SHM, R_VOCAB, R_VOCAB_DRAFT, Classifier,
+    build_table, classify_text, frame_of, has_peers, is_noise, match_line)
 
 # A start-up that has set every part of the classifier's state: the launch's paths and layout, a weight file, a line
 # the server survives, a telling line nothing matched, a peer named in a failure, a traceback with an echoed raise.
@@ -184,3 +184,14 @@ def test_no_model_type_names_the_folder_and_its_flag(line, given, where):
 def test_a_model_class_without_a_method_names_both():
     m = match_line(build_table(), "AttributeError: 'Qwen2ForCausalLM' object has no attribute 'set_embed'", "http")
     assert m["remedy"] == R_MODEL_FEATURE % ("Qwen2ForCausalLM", "set_embed")
+
+
+@pytest.mark.parametrize("line, remedy", [
+    ("ValueError: metrics_port at 40290 is not available in 30 seconds.",
+     R_PORT_FLAG % ("--metrics-port", " (40290)", "--metrics-port")),
+    ("RuntimeError: dist_init_port is used by a process already", R_PORT_FLAG % ("--dist-init-port", "", "--dist-init-port")),
+    ("OSError: [Errno 98] Address already in use", R_PORT),  # no flag's name: the generic remedy
+])
+def test_a_taken_port_names_its_flag_and_number_when_the_line_does(line, remedy):
+    m = match_line(build_table(), line, "init")
+    assert m["category"] == "port_in_use" and m["remedy"] == remedy
