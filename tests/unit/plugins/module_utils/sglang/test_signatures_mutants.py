@@ -195,3 +195,14 @@ def test_a_model_class_without_a_method_names_both():
 def test_a_taken_port_names_its_flag_and_number_when_the_line_does(line, remedy):
     m = match_line(build_table(), line, "init")
     assert m["category"] == "port_in_use" and m["remedy"] == remedy
+
+
+@pytest.mark.parametrize("line, kind", [
+    ("RuntimeError: DataLoader worker (pid 81) is killed by signal: Bus error. It is possible that dataloader's workers "
+     "are out of shared memory.", "shm_exhausted"),
+    ("Bus error (core dumped) while mapping /dev/shm/nccl-7Hc2Qp", "shm_exhausted"),
+    ("Bus error (core dumped)", "weights_sigbus"),  # at load time with no peers: the mapped weights
+])
+def test_a_sigbus_whose_line_names_shared_memory_is_shared_memory(line, kind):
+    m = match_line(build_table(), line, "load_weights", launch={"tp_size": 1})
+    assert m["category"] == kind and (m["remedy"] == R_SHM) is (kind == "shm_exhausted")
