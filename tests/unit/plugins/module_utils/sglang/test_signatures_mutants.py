@@ -206,3 +206,10 @@ def test_a_taken_port_names_its_flag_and_number_when_the_line_does(line, remedy)
 def test_a_sigbus_whose_line_names_shared_memory_is_shared_memory(line, kind):
     m = match_line(build_table(), line, "load_weights", launch={"tp_size": 1})
     assert m["category"] == kind and (m["remedy"] == R_SHM) is (kind == "shm_exhausted")
+
+
+def test_a_log_without_a_stage_banner_is_at_the_stage_given_else_starting():
+    assert classify_text(CUDA_FAULT)["stage"] == "starting"
+    assert classify_text(CUDA_FAULT, stage="http")["stage"] == "http"
+    banner = "[2026-01-01 00:00:05 TP0] Load weight begin. avail mem=78 GB\n"
+    assert classify_text(banner + CUDA_FAULT, stage="http")["stage"] == "load_weights"  # the log's own stage wins
