@@ -213,3 +213,10 @@ def test_a_log_without_a_stage_banner_is_at_the_stage_given_else_starting():
     assert classify_text(CUDA_FAULT, stage="http")["stage"] == "http"
     banner = "[2026-01-01 00:00:05 TP0] Load weight begin. avail mem=78 GB\n"
     assert classify_text(banner + CUDA_FAULT, stage="http")["stage"] == "load_weights"  # the log's own stage wins
+
+
+def test_carriage_returns_split_lines_as_newlines_do():
+    # a progress bar redrawn with \r and then the failure: the key line is the failure's own line
+    bar = "Loading safetensors checkpoint shards:  50% Completed | 1/2 [00:01<00:01]"
+    v = classify_text(bar + "\r" + CUDA_FAULT + "\r\n")
+    assert v["category"] == "cuda_error" and v["line"] == CUDA_FAULT
