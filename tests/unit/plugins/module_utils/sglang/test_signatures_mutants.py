@@ -220,3 +220,13 @@ def test_carriage_returns_split_lines_as_newlines_do():
     bar = "Loading safetensors checkpoint shards:  50% Completed | 1/2 [00:01<00:01]"
     v = classify_text(bar + "\r" + CUDA_FAULT + "\r\n")
     assert v["category"] == "cuda_error" and v["line"] == CUDA_FAULT
+
+
+def test_a_saved_state_without_some_parts_restores_them_empty():
+    # a state saved before a part existed (warnings, peer_line: issue 46) or trimmed: the missing parts start empty
+    state = fed(HEAD).dump()
+    kept = {"best": state["best"], "paths": state["paths"]}
+    again = Classifier(state=kept).dump()
+    assert again == dict(Classifier().dump(), **kept)
+    split = fed(TAIL, Classifier(state=kept), start=len(HEAD))
+    assert split.warnings_seen()["count"] == 1 and split.verdict()["category"] == fed(HEAD + TAIL).verdict()["category"]
