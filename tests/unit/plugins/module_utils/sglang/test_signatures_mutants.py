@@ -230,3 +230,22 @@ def test_a_saved_state_without_some_parts_restores_them_empty():
     assert again == dict(Classifier().dump(), **kept)
     split = fed(TAIL, Classifier(state=kept), start=len(HEAD))
     assert split.warnings_seen()["count"] == 1 and split.verdict()["category"] == fed(HEAD + TAIL).verdict()["category"]
+
+
+# -- a traceback cut before its exception: its innermost known frame places it, while it is the log's last word -------
+NCCL_FRAME = 'File "/venv/lib/python3.12/site-packages/torch/distributed/distributed_c10d.py", line 4159, in barrier'
+
+
+@pytest.mark.parametrize("head, stage", [([], "starting"), (["Traceback (most recent call last):"], "load_weights")])
+def test_a_cut_traceback_is_placed_by_its_frame_weakly_at_the_stage_it_was_cut(head, stage):
+    c = fed(head + ["  " + NCCL_FRAME, "    work = default_pg.barrier(opts=opts)"])
+    v = c.verdict()
+    assert v == {"category": "nccl", "remedy": v["remedy"], "priority": 35, "strong": False, "line": NCCL_FRAME,
+                 "stage": stage}
+    assert v["remedy"] == classify_text(NCCL_FRAME + "\nRuntimeError: barrier")["remedy"]  # the frame's own remedy
+
+
+@pytest.mark.parametrize("after, placed", [(6, True), (7, False)])
+def test_a_cut_traceback_places_only_within_six_lines_of_its_last_frame(after, placed):
+    c = fed(["  " + NCCL_FRAME] + ["    code line %d" % i for i in range(after)])
+    assert (c.verdict()["category"] == "nccl") is placed
