@@ -249,3 +249,10 @@ def test_a_cut_traceback_is_placed_by_its_frame_weakly_at_the_stage_it_was_cut(h
 def test_a_cut_traceback_places_only_within_six_lines_of_its_last_frame(after, placed):
     c = fed(["  " + NCCL_FRAME] + ["    code line %d" % i for i in range(after)])
     assert (c.verdict()["category"] == "nccl") is placed
+
+
+def test_nothing_recognised_is_unknown_quoting_the_most_telling_line():
+    unknown = "no known failure line in the log; read log_tail and journal_tail"
+    v = fed(["[2026-01-01] Starting the server", "[2026-01-01] Worker 3 failed to report", "[2026-01-01] bye"]).verdict()
+    assert v == {"category": "unknown", "line": "[2026-01-01] Worker 3 failed to report", "remedy": unknown}
+    assert fed(["[2026-01-01] Starting the server"]).verdict() == {"category": "unknown", "line": None, "remedy": unknown}
