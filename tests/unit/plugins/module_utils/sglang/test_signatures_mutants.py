@@ -256,3 +256,17 @@ def test_nothing_recognised_is_unknown_quoting_the_most_telling_line():
     v = fed(["[2026-01-01] Starting the server", "[2026-01-01] Worker 3 failed to report", "[2026-01-01] bye"]).verdict()
     assert v == {"category": "unknown", "line": "[2026-01-01] Worker 3 failed to report", "remedy": unknown}
     assert fed(["[2026-01-01] Starting the server"]).verdict() == {"category": "unknown", "line": None, "remedy": unknown}
+
+
+@pytest.mark.parametrize("size, frame", [(599, True), (600, False)])
+def test_a_frame_line_is_a_frame_below_600_characters_and_a_paste_from_there(size, frame):
+    line = NCCL_FRAME.rjust(size)
+    assert len(line) == size
+    assert (fed([line]).verdict()["category"] == "nccl") is frame
+
+
+@pytest.mark.parametrize("between, outer", [(6, True), (7, False)])
+def test_a_frame_within_six_lines_continues_the_traceback_and_a_later_one_starts_another(between, outer):
+    app = 'File "/app/main.py", line 3, in <module>'  # a frame no rule knows: the one above it places the traceback
+    c = fed(["  " + NCCL_FRAME] + ["    code line %d" % i for i in range(between)] + ["  " + app, "    main()"])
+    assert (c.verdict()["category"] == "nccl") is outer
