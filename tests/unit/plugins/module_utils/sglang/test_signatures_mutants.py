@@ -270,3 +270,33 @@ def test_a_frame_within_six_lines_continues_the_traceback_and_a_later_one_starts
     app = 'File "/app/main.py", line 3, in <module>'  # a frame no rule knows: the one above it places the traceback
     c = fed(["  " + NCCL_FRAME] + ["    code line %d" % i for i in range(between)] + ["  " + app, "    main()"])
     assert (c.verdict()["category"] == "nccl") is outer
+
+
+# -- a message-less exception quotes the raise/assert its traceback echoed: a short echo, within six lines ------------
+SCHED_FRAME = '  File "/venv/lib/python3.12/site-packages/sglang/srt/managers/scheduler.py", line 10, in run'
+
+
+@pytest.mark.parametrize("size, quoted", [(299, True), (300, False)])
+def test_an_echo_under_300_characters_is_quoted_by_the_bare_exception_below_it(size, quoted):
+    echo = ("    assert self.req_to_token_pool is not None, " + "x" * 400)[:size]
+    line = fed([SCHED_FRAME, echo, "AssertionError"]).verdict()["line"]
+    assert line == ("AssertionError: (%s)" % echo.strip() if quoted else "AssertionError")
+
+
+@pytest.mark.parametrize("between, quoted", [(4, True), (5, False)])
+def test_a_bare_exception_quotes_the_echo_only_within_six_lines_of_the_frame(between, quoted):
+    lines = [SCHED_FRAME, "    assert pool_ok, 'the pool'"] + ["    code %d" % i for i in range(between)]
+    line = fed(lines + ["AssertionError"]).verdict()["line"]
+    assert line == ("AssertionError: (assert pool_ok, 'the pool')" if quoted else "AssertionError")
+
+
+@pytest.mark.parametrize("between, placed", [(5, True), (6, False)])
+def test_a_location_places_a_bare_exception_only_within_six_lines_after_it(between, placed):
+    lines = ["json.decoder.JSONDecodeError: Expecting value: line 1 column 1 (char 0)"]
+    lines += ["    code %d" % i for i in range(between)] + ["  ... in triton/runtime/cache.py, get_group"]
+    assert (fed(lines).verdict()["category"] == "jit_build") is placed
+
+
+def test_a_cut_tracebacks_frame_is_quoted_up_to_300_characters():
+    frame = 'File "/venv/lib/python3.12/site-packages/torch/distributed/%s.py", line 1, in barrier' % ("d" * 320)
+    assert fed(["  " + frame]).verdict()["line"] == frame[:300]
