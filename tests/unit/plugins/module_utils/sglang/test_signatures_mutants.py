@@ -300,3 +300,16 @@ def test_a_location_places_a_bare_exception_only_within_six_lines_after_it(betwe
 def test_a_cut_tracebacks_frame_is_quoted_up_to_300_characters():
     frame = 'File "/venv/lib/python3.12/site-packages/torch/distributed/%s.py", line 1, in barrier' % ("d" * 320)
     assert fed(["  " + frame]).verdict()["line"] == frame[:300]
+
+
+@pytest.mark.parametrize("size, draft", [(19999, True), (20000, False)])
+def test_speculation_is_read_from_lines_under_20000_characters(size, draft):
+    line = ("[2026-01-01] args: {'speculative_algorithm': 'EAGLE3', 'note': '" + "n" * size)[:size]
+    c = fed([line, INDEX_ASSERT])
+    assert len(line) == size and c.verdict()["remedy"] == (R_VOCAB_DRAFT if draft else R_VOCAB)
+
+
+@pytest.mark.parametrize("size, kind", [(2, "shm_exhausted"), (1, "weights_sigbus")])
+def test_an_older_launchs_tensor_parallel_size_counts_as_tp_size(size, kind):
+    old = "[2026-01-01 00:00:00] server_args=ServerArgs(model_path='/models/m', tensor_parallel_size=%d)\n" % size
+    assert classify_text(old + CAPTURE)["category"] == kind
