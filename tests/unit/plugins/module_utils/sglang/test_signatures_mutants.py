@@ -313,3 +313,13 @@ def test_speculation_is_read_from_lines_under_20000_characters(size, draft):
 def test_an_older_launchs_tensor_parallel_size_counts_as_tp_size(size, kind):
     old = "[2026-01-01 00:00:00] server_args=ServerArgs(model_path='/models/m', tensor_parallel_size=%d)\n" % size
     assert classify_text(old + CAPTURE)["category"] == kind
+
+
+def test_a_location_places_a_bare_exception_once_at_the_frames_priority():
+    lines = ["json.decoder.JSONDecodeError: Expecting value: line 1 column 1 (char 0)",
+             "  ... in triton/runtime/cache.py, get_group"]
+    v = fed(lines).verdict()
+    assert v["category"] == "jit_build" and v["priority"] == 35 and "generic" not in v
+    # placed is placed: a second location further down does not move it
+    again = fed(lines + ["  ... in sglang/srt/distributed/parallel_state.py, init"]).verdict()
+    assert again["category"] == "jit_build" and again["remedy"] == v["remedy"]
