@@ -323,3 +323,27 @@ def test_a_location_places_a_bare_exception_once_at_the_frames_priority():
     # placed is placed: a second location further down does not move it
     again = fed(lines + ["  ... in sglang/srt/distributed/parallel_state.py, init"]).verdict()
     assert again["category"] == "jit_build" and again["remedy"] == v["remedy"]
+
+
+@pytest.mark.parametrize("between, placed", [(5, True), (6, False)])
+def test_a_bare_exception_is_placed_by_frames_at_most_six_lines_above_it(between, placed):
+    lines = ["  " + NCCL_FRAME] + ["    code %d" % i for i in range(between)] + ["RuntimeError: boom"]
+    assert (fed(lines).verdict()["category"] == "nccl") is placed
+
+
+# -- a crash signal whose native backtrace runs through a transport's library ----------------------------------------
+SIGNAL = "Caught signal 11 (Segmentation fault)"
+
+
+@pytest.mark.parametrize("between, placed", [(5, True), (6, False)])
+def test_a_crash_signal_is_the_transport_whose_library_its_backtrace_names_within_six_lines(between, placed):
+    lines = [SIGNAL] + ["    code %d" % i for i in range(between)] + ["  #3 0x7f12 in ncclProxyService /usr/lib/libnccl.so.2"]
+    v = fed(lines).verdict()
+    assert v["line"] == SIGNAL and v["category"] == ("nccl" if placed else "scheduler_exception")
+    assert ("signal" in v) is not placed  # placed once: the mark is gone
+
+
+def test_the_backtrace_line_that_places_a_signal_is_still_read_for_its_peer():
+    peer = "#2 libnccl.so.2 connection to 10.0.0.2:29500 failed"
+    v = fed([SIGNAL, "  " + peer]).verdict()
+    assert v["category"] == "nccl" and v["line"] == peer and v["cause_line"] == SIGNAL
