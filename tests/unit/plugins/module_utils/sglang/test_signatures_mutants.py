@@ -347,3 +347,27 @@ def test_the_backtrace_line_that_places_a_signal_is_still_read_for_its_peer():
     peer = "#2 libnccl.so.2 connection to 10.0.0.2:29500 failed"
     v = fed([SIGNAL, "  " + peer]).verdict()
     assert v["category"] == "nccl" and v["line"] == peer and v["cause_line"] == SIGNAL
+
+
+# -- an nccl verdict quotes the first line naming the failing peer: a line under 2000 characters, 500 of it ----------
+NCCL_RAISED = "RuntimeError: NCCL error: unhandled system error"
+
+
+@pytest.mark.parametrize("size, quoted", [(1999, True), (2000, False)])
+def test_a_peer_line_under_2000_characters_is_quoted_by_its_first_500(size, quoted):
+    peer = ("[2026-05-01 TP1] [Rank 1] connection to 10.0.0.2:29500 closed by peer " + "p" * 3000)[:size]
+    v = fed([peer, NCCL_RAISED]).verdict()
+    assert v["category"] == "nccl"
+    assert (v["line"], v.get("cause_line")) == ((peer[:500], NCCL_RAISED) if quoted else (NCCL_RAISED, None))
+
+
+@pytest.mark.parametrize("line, counted", [
+    ("[2026-05-01 10:00:00 TP0] Health check failed for request 42", True),   # nothing matched it: still counted
+    ("[2026-05-01] Fetching shard failed, retrying in 2 s", True),
+    ("[2026-05-01] Fetching shard, retrying in 2 s", False),                    # retried, but nothing went wrong
+    ("[2026-05-01 10:00:00 TP0] Health check done for request 42", False),
+])
+def test_a_line_the_server_survives_is_a_warning_even_when_no_signature_matches(line, counted):
+    c = fed([line])
+    assert c.verdict()["category"] == "unknown"
+    assert c.warnings_seen() == ({"count": 1, "lines": [line]} if counted else {"count": 0, "lines": []})
