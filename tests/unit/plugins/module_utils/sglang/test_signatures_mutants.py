@@ -371,3 +371,10 @@ def test_a_line_the_server_survives_is_a_warning_even_when_no_signature_matches(
     c = fed([line])
     assert c.verdict()["category"] == "unknown"
     assert c.warnings_seen() == ({"count": 1, "lines": [line]} if counted else {"count": 0, "lines": []})
+
+
+def test_long_warning_and_telling_lines_are_quoted_by_their_first_300_and_500_characters():
+    warning = "[2026-05-01 10:00:00 TP0] Health check failed for request 42 " + "w" * 600
+    telling = "[2026-05-01 10:00:00] Worker 3 failed to report " + "t" * 900
+    c = fed([warning, telling])
+    assert c.warnings_seen()["lines"] == [warning[:300]] and c.verdict()["line"] == telling[:500]
