@@ -37,6 +37,10 @@ def which_usr(name):
     return "/usr/bin/" + name
 
 
+def which_timeout(name):
+    return "/usr/bin/timeout" if name == "timeout" else None
+
+
 def cached_run(argv, data=None, env=None):
     """The fake nvidia-smi's real answer, asked once per argv (the profile is fixed below); anything else runs."""
     key = tuple(argv)
@@ -73,7 +77,9 @@ def test_without_nvidia_smi_the_gate_fails_and_what_did_not_run_is_skipped():
 
 def test_a_kernel_log_asked_for_is_checked_not_skipped():
     result, _warnings = gate.check(dict(NO_SMI, kernel_log=True), local_run, which_none, "/tmp")
-    assert result["checks"]["xid"] != "skipped" and result["checks"]["kernel_log"] != "skipped"
+    assert result["checks"]["xid"] == "ok" and result["checks"]["kernel_log"] == "warning"
+    assert [p["detail"] for p in result["problems"] if p["check"] == "kernel_log"] == [
+        "kernel log not readable (dmesg: not installed; journalctl: not installed): Xid events not checked"]
     assert result["checks"]["dcgm_diag"] == "skipped"
 
 
@@ -94,8 +100,9 @@ def test_dcgm_runs_under_the_probe_deadline_and_its_failure_is_an_error():
     result, _warnings = gate.check(dict(NO_SMI, dcgm_diag=True, probe_timeout=7), run, which_usr, "/tmp")
     assert calls == [["/usr/bin/timeout", "--kill-after=10", "7", "/usr/bin/dcgmi", "diag", "-r", "1", "-j"]]
     assert gate.bounded_by(calls[0]) == 7 + 20  # the runner's own deadline stays behind timeout(1)'s (+10 +margin)
-    dcgm = [p for p in result["problems"] if p["check"] == "dcgm_diag"]
-    assert result["checks"]["dcgm_diag"] == "error" and "unable to connect to host engine" in dcgm[0]["detail"]
+    assert [p["check"] for p in result["problems"]] == ["nvidia_smi", "dcgm_diag"]  # added to what was found before
+    assert result["checks"]["dcgm_diag"] == "error"
+    assert result["problems"][1]["detail"] == "dcgmi diag failed (rc=1): Error: unable to connect to host engine"
 
 
 # -- ignored on purpose: said to be there, never counted as healthy by accident ---------------------------------------
@@ -350,3 +357,37 @@ def test_without_the_probes_interpreter_the_probe_is_an_error_before_it_starts(t
     assert probe.calls == [] and nccl is None and os.listdir(str(tmp_path)) == []
     assert found[0]["detail"] == "%s does not exist: no torch to run the all-reduce with" % (tmp_path / "nope")
     assert "roles/sglang" in found[0]["remedy"] and found[0]["severity"] == gh.ERROR
+
+
+def test_the_pcie_fabric_is_asked_only_when_wanted_and_by_default(smi, monkeypatch):
+    asked = []
+
+    def run(argv, data=None, env=None):
+        asked.append(list(argv[1:]))
+        return cached_run(argv, data, env)
+    params = dict(PARAMS, nvidia_smi_path=FAKE_SMI)
+    gate.check(dict(params, pcie_fabric=False), run, which_none, "/tmp")
+    assert ["topo", "-p2p", "r"] not in asked
+    gate.check(dict(params, pcie_fabric=True), run, which_none, "/tmp")
+    assert ["topo", "-p2p", "r"] in asked
+    del asked[:]
+    gate.check(dict((k, v) for k, v in params.items() if k != "pcie_fabric"), run, which_none, "/tmp")
+    assert ["topo", "-p2p", "r"] in asked  # on unless turned off
+
+
+def test_the_probes_verdict_joins_what_the_facts_found(smi, tmp_path):
+    (tmp_path / "python").write_text("")
+    probe = Probe(0, passed())
+
+    def run(argv, data=None, env=None):
+        return cached_run(argv, data, env) if argv[0] == FAKE_SMI else probe.run(argv, data, env)
+    params = dict(PARAMS, nvidia_smi_path=FAKE_SMI, nccl_python=str(tmp_path / "python"), nccl_allreduce="auto", nccl_gpus=[2, 3],
+                  expected_model="H200")
+    result, _w = gate.check(params, run, which_timeout, str(tmp_path))
+    assert set(p["check"] for p in result["problems"]) == {"gpu_model"} and result["healthy"] is False
+    assert result["checks"]["gpu_model"] == "error" and result["checks"]["nccl_allreduce"] == "ok"
+    assert result["notes"][-1].startswith("nccl_allreduce over GPU2, GPU3: bus bandwidth 25.0 GB/s")
+    assert [env["CUDA_VISIBLE_DEVICES"] for _argv, env in probe.calls if gate.PROBE_MARKER in env] == ["2,3"]
+    probe.answer = (0, passed(correct=False), "")
+    result, _w = gate.check(params, run, which_timeout, str(tmp_path))
+    assert set(p["check"] for p in result["problems"]) == {"gpu_model", "nccl_allreduce"}
