@@ -282,6 +282,7 @@ def test_the_probe_runs_its_script_under_the_deadline_with_exactly_the_gpus_and_
     (argv, env), = probe.calls
     assert argv[:3] == ["/usr/bin/timeout", "--kill-after=10", "9"] and argv[3] == str(tmp_path / "python")
     assert argv[5:] == ["64", "10"] and os.path.dirname(argv[4]) == str(tmp_path)
+    assert os.path.basename(argv[4]).startswith("gpu_health_nccl_") and argv[4].endswith(".py")
     with open(argv[4]) as script:
         assert script.read() == probes.NCCL_PROBE
     assert env["CUDA_VISIBLE_DEVICES"] == "0,1" and env["CUDA_DEVICE_ORDER"] == "PCI_BUS_ID"
@@ -291,8 +292,9 @@ def test_the_probe_runs_its_script_under_the_deadline_with_exactly_the_gpus_and_
     assert pid == str(os.getpid()) and len(token) == 16 and int(token, 16) >= 0
     assert nccl["report"] == ("nccl_allreduce over GPU0, GPU1: bus bandwidth 25.0 GB/s (floor none), 64 MiB, "
                               "sum correct")
-    _found, again = allreduce(Probe(0, passed()), tmp_path, nccl_timeout=5, probe_timeout=9)
-    assert again["deadline_s"] == 5 and gate.PROBE_MARKER not in again["env"]
+    sized = Probe(0, passed())
+    _found, again = allreduce(sized, tmp_path, nccl_timeout=5, probe_timeout=9, nccl_size_mb=32, nccl_iters=3)
+    assert again["deadline_s"] == 5 and gate.PROBE_MARKER not in again["env"] and sized.calls[0][0][5:] == ["32", "3"]
 
 
 def test_a_bandwidth_floor_is_reported_and_a_slow_link_refused(tmp_path):
@@ -321,8 +323,12 @@ def test_a_failed_probe_keeps_its_last_error_lines(tmp_path):
                                   "RuntimeError: NCCL error: unhandled system error")
     # the probe's own error line and its stderr's last lines, both kept
     out = json.dumps({"error": "init failed"})
-    found, _nccl = allreduce(Probe(3, out, "x\ny\n"), tmp_path)
-    assert found[0]["detail"] == "the NCCL all-reduce did not run: rc=3: init failed | x | y"
+    found, _nccl = allreduce(Probe(3, out, "w\nx\ny\nz\n"), tmp_path)
+    assert found[0]["detail"] == "the NCCL all-reduce did not run: rc=3: init failed | x | y | z"
+    found, _nccl = allreduce(Probe(3, out, ""), tmp_path)  # nothing on stderr: nothing made up
+    assert found[0]["detail"] == "the NCCL all-reduce did not run: rc=3: init failed | "
+    found, _nccl = allreduce(Probe(3, passed(), None), tmp_path)
+    assert found[0]["detail"] == "the NCCL all-reduce did not run: rc=3: "
     found, _nccl = allreduce(Probe(0, out, "x\n"), tmp_path)  # rc 0 with an error: the error alone
     assert found[0]["detail"] == "the NCCL all-reduce did not run: init failed"
 
@@ -330,7 +336,8 @@ def test_a_failed_probe_keeps_its_last_error_lines(tmp_path):
 @pytest.mark.parametrize("rc", [124, 137])
 def test_a_probe_ended_by_timeout_is_a_hang_naming_the_gpus_and_the_deadline(rc, tmp_path):
     found, nccl = allreduce(Probe(rc, "", "Terminated"), tmp_path, nccl_timeout=4)
-    assert found[0]["detail"].startswith("the NCCL all-reduce over GPU0, GPU1 did not finish within 4 s: it hangs")
+    assert found[0]["detail"] == ("the NCCL all-reduce over GPU0, GPU1 did not finish within 4 s: it hangs (P2P checks can "
+                                  "pass while the first collective hangs)")
     assert found[0]["remedy"] == gate.HANG_REMEDY and found[0]["severity"] == gh.ERROR
     assert nccl == {"gpus": [0, 1], "timed_out": True, "deadline_s": 4, "env": nccl["env"]}
 
@@ -347,7 +354,9 @@ def test_a_probe_tree_that_does_not_go_is_an_error_naming_its_processes(tmp_path
     assert ended == [(gate.PROBE_MARKER, probe.calls[0][1][gate.PROBE_MARKER], 10)]
     assert [p["detail"] for p in found] == ["the NCCL all-reduce probe's process(es) 4242, 4243 are still there 10 s "
                                             "after SIGKILL (state D: a GPU or driver call that does not return)"]
-    assert found[0]["remedy"] == gate.HANG_REMEDY and nccl["left"] == [4242, 4243] and nccl["deadline_s"] == 60
+    assert found[0]["remedy"] == gate.HANG_REMEDY and found[0]["severity"] == gh.ERROR
+    assert nccl == {"gpus": [0, 1], "left": [4242, 4243], "deadline_s": 60, "env": {"CUDA_DEVICE_ORDER": "PCI_BUS_ID",
+                                                                                  "CUDA_VISIBLE_DEVICES": "0,1"}}
 
 
 def test_without_the_probes_interpreter_the_probe_is_an_error_before_it_starts(tmp_path):
@@ -356,7 +365,8 @@ def test_without_the_probes_interpreter_the_probe_is_an_error_before_it_starts(t
                                   str(tmp_path), [0, 1])
     assert probe.calls == [] and nccl is None and os.listdir(str(tmp_path)) == []
     assert found[0]["detail"] == "%s does not exist: no torch to run the all-reduce with" % (tmp_path / "nope")
-    assert "roles/sglang" in found[0]["remedy"] and found[0]["severity"] == gh.ERROR
+    assert found[0]["remedy"] == "install SGLang first (roles/sglang) or set gpu_health_nccl_python"
+    assert found[0]["check"] == "nccl_allreduce" and found[0]["severity"] == gh.ERROR
 
 
 def test_the_pcie_fabric_is_asked_only_when_wanted_and_by_default(smi, monkeypatch):
@@ -391,3 +401,27 @@ def test_the_probes_verdict_joins_what_the_facts_found(smi, tmp_path):
     probe.answer = (0, passed(correct=False), "")
     result, _w = gate.check(params, run, which_timeout, str(tmp_path))
     assert set(p["check"] for p in result["problems"]) == {"gpu_model", "nccl_allreduce"}
+
+
+def test_the_bandwidth_floor_comes_from_exactly_the_probed_gpus_links_and_the_topology(tmp_path):
+    (tmp_path / "python").write_text("")
+    gpus = [{"index": 0, "pcie_gen_max": 4, "pcie_width_max": 16}, {"index": 1, "pcie_gen_max": 4, "pcie_width_max": 16},
+            {"index": 2, "pcie_gen_max": 5, "pcie_width_max": 16}]  # GPU2 is faster, and not probed
+    for topology in (TOPO, {"all_nvlink": True, "nvlink_counts": {"GPU0-GPU1": 6}, "pcie_only": False}):
+        facts = {"gpus": gpus, "processes": [], "topology": topology}
+        found, nccl = gate._allreduce(dict(PARAMS, nccl_python=str(tmp_path / "python")), Probe(0, passed(busbw=400.0)).run,
+                                      which_usr, facts, str(tmp_path), [0, 1])
+        floor, _why = probes.expected_busbw(gpus[:2], topology)
+        assert found == [] and floor and nccl["expected_min_busbw_gbps"] == floor
+        assert "(floor %.1f GB/s)" % floor in nccl["report"]
+    assert probes.expected_busbw(gpus[:2], TOPO)[0] != probes.expected_busbw(gpus[1:], TOPO)[0]
+
+
+def test_a_result_without_its_sum_or_bandwidth_reads_as_the_probe_wrote_it(tmp_path):
+    result = json.loads(passed())
+    del result["correct"]  # an older probe that did not check the sum
+    _found, nccl = allreduce(Probe(0, json.dumps(result)), tmp_path)
+    assert nccl["report"].endswith(", sum correct")
+    del result["busbw_gbps"]  # nothing measured: no report of a bandwidth
+    found, nccl = allreduce(Probe(0, json.dumps(result)), tmp_path)
+    assert found == [] and "report" not in nccl
