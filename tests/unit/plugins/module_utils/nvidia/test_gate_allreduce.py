@@ -18,7 +18,7 @@ import sys
 import pytest
 
 import testpaths
-from localrun import local_run
+from localrun import remembered_run
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.nvidia import gate
 
@@ -64,7 +64,7 @@ def probe(tmp_path, monkeypatch):
     def check(mode="ok", **params):
         monkeypatch.setenv("FAKE_PROBE", mode)
         p = dict(PARAMS, nccl_python=str(python), **params)
-        result, _warnings = gate.check(p, lambda argv, data=None, env=None: local_run(argv, data, env),
+        result, _warnings = gate.check(p, lambda argv, data=None, env=None: remembered_run(argv, data, env),
                                        shutil.which, str(tmp_path))
         runs = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
         return result, runs

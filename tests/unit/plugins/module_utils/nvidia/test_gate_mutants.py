@@ -12,7 +12,7 @@ import os
 import pytest
 
 import testpaths
-from localrun import local_run
+from localrun import local_run, remembered_run
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.nvidia import gate
 from ansible_collections.llmserve.sglang.plugins.module_utils.nvidia import health as gh
@@ -26,7 +26,6 @@ PARAMS = dict(expected_count=0, expected_model="", expected_driver_branch="", ex
               nccl_iters=10, nccl_size_mb=64, nccl_min_busbw_gbps=0, probe_timeout=300, nccl_python="/nonexistent",
               nvidia_smi_path="/nonexistent/nvidia-smi")
 NO_SMI = dict(PARAMS)  # nvidia-smi missing: the gate refuses without starting a process
-_ANSWERS = {}
 
 
 def which_none(_name):
@@ -42,13 +41,7 @@ def which_timeout(name):
 
 
 def cached_run(argv, data=None, env=None):
-    """The fake nvidia-smi's real answer, asked once per argv (the profile is fixed below); anything else runs."""
-    key = tuple(argv)
-    if argv[0] != FAKE_SMI:
-        return local_run(argv, data, env)
-    if key not in _ANSWERS:
-        _ANSWERS[key] = local_run(argv, data, env)
-    return _ANSWERS[key]
+    return remembered_run(argv, data, env)
 
 
 @pytest.fixture
