@@ -8,7 +8,8 @@ import json
 import pytest
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang.signatures import (
-    DRAFT_FLAG, R_MODEL_FEATURE, R_MODEL_TYPE, R_PORT, R_PORT_FLAG, R_SHM, R_VOCAB, R_VOCAB_DRAFT, Classifier,
+    DRAFT_FLAG, R_ARGS, R_CKPT, R_MODEL_FEATURE, R_MODEL_TYPE, R_PATH_FLAG, R_PORT, R_PORT_FLAG, R_SHM, R_SIGBUS,
+    R_VOCAB, R_VOCAB_DRAFT, Classifier,
     build_table, classify_text, frame_of, has_peers, is_noise, match_line)
 
 # A start-up that has set every part of the classifier's state: the launch's paths and layout, a weight file, a line
@@ -378,3 +379,89 @@ def test_long_warning_and_telling_lines_are_quoted_by_their_first_300_and_500_ch
     telling = "[2026-05-01 10:00:00] Worker 3 failed to report " + "t" * 900
     c = fed([warning, telling])
     assert c.warnings_seen()["lines"] == [warning[:300]] and c.verdict()["line"] == telling[:500]
+
+
+# -- remedies that name what the log names, and the defaults when it names nothing ----------------------------------
+CKPT = "safetensors_rust.SafetensorError: Error while deserializing header: incomplete metadata"
+
+
+def test_a_checkpoint_not_whole_names_the_file_or_says_which_it_cannot_name_and_the_flag_that_gave_it():
+    table = build_table()
+    assert match_line(table, CKPT, "load_weights")["remedy"] == R_CKPT % "the weight files the loader read last"
+    named = match_line(table, CKPT + " in /models/m/model-00002-of-00004.safetensors", "load_weights")
+    assert named["remedy"] == R_CKPT % "model-00002-of-00004.safetensors"
+    given = match_line(table, CKPT + " in /models/m/x", "load_weights", paths={"/models/m": "--model-path"})
+    assert given["category"] == "checkpoint_corrupt"
+    assert given["remedy"] == R_CKPT % "the weight files the loader read last" + " (the files given to --model-path)"
+
+
+def test_a_sigbus_remedy_names_the_file_else_the_model_path_else_the_weight_files():
+    table = build_table()
+    assert match_line(table, "Bus error (core dumped)", "load_weights")["remedy"] == R_SIGBUS % "the weight files"
+    under = match_line(table, "Bus error (core dumped)", "load_weights", paths={"/models/m": "--model-path"})
+    assert under["remedy"] == R_SIGBUS % "the weights under /models/m"
+
+
+def test_a_missing_model_raised_where_the_draft_loads_names_the_drafts_flag():
+    m = match_line(build_table(), "OSError: /d/x does not appear to have a file named config.json.", "starting",
+                   frames=[DRAFT_FRAME])
+    assert m["category"] == "model_not_found" and m["remedy"] == R_PATH_FLAG % (DRAFT_FLAG, "the value given")
+
+
+def test_match_line_is_at_the_starting_stage_unless_told():
+    assert match_line(build_table(), CUDA_FAULT)["stage"] == "starting"
+
+
+# -- what a bare exception's message says ----------------------------------------------------------------------------
+@pytest.mark.parametrize("stage, kind", [("starting", "oom_weights"), ("kv_cache", "oom_kv"), ("cuda_graph", "oom_cuda_graph")])
+def test_a_bare_exception_saying_memory_ran_short_is_out_of_memory_at_its_stage(stage, kind):
+    m = match_line(build_table(), "ValueError: the memory pool has not enough free memory to continue", stage)
+    assert m["category"] == kind
+
+
+def test_a_bare_exception_naming_a_flag_is_an_argument_problem_and_one_without_is_not():
+    table = build_table()
+    m = match_line(table, "ValueError: please lower --max-total-tokens to fit", "init")
+    assert (m["category"], m["remedy"]) == ("bad_args", R_ARGS)
+    m = match_line(table, "ValueError: please lower the total tokens to fit", "init")
+    assert m["category"] == "scheduler_exception" and m["generic"] is True
+
+
+def test_only_a_bare_exception_is_generic_and_only_a_crash_signal_is_a_signal():
+    table = build_table()
+    quit_line = match_line(table, "Received sigquit from a child process. It usually means the child failed.")
+    bare = match_line(table, "RuntimeError: boom")
+    assert "generic" not in quit_line and "signal" not in quit_line and "signal" not in bare
+    assert match_line(table, SIGNAL)["signal"] is True
+    # a bare exception is not placed by a transport library named after it (only a crash signal is)
+    assert fed(["RuntimeError: boom", "  #1 0x7f12 in ncclProxyService /usr/lib/libnccl.so.2"]).verdict()["category"] == \
+        "scheduler_exception"
+
+
+def test_a_survived_line_is_never_strong():
+    assert match_line(build_table(), "E0326 14:23:05.675921 18944 rdma_context.cpp:265] Failed to register memory "
+                                     "0x7f105035d000: Input/output error [5]")["strong"] is False
+
+
+# -- notices and user patterns ---------------------------------------------------------------------------------------
+DRIVER_NOTICE = "UserWarning: CUDA initialization: The NVIDIA driver on your system is too old (found version 11040)."
+
+
+def test_a_notice_explains_weakly_but_a_user_pattern_on_it_keeps_its_rank():
+    m = match_line(build_table(), DRIVER_NOTICE)
+    assert m["category"] == "driver_mismatch" and m["strong"] is False and m["priority"] <= 55
+    user = match_line(build_table([{"regex": "driver on your system is too old", "category": "driver_mismatch",
+                                    "remedy": "upgrade the driver"}]), DRIVER_NOTICE)
+    assert (user["strong"], user["priority"], user["remedy"]) == (True, 1000, "upgrade the driver")
+
+
+def test_user_patterns_keep_their_category_remedy_and_strength_and_default_to_unknown():
+    table = build_table([{"regex": "metrics_port .* taken", "category": "port_in_use", "remedy": "my remedy"},
+                         {"regex": "quota exceeded"},
+                         {"regex": "disk full", "category": "", "strong": False}])
+    assert [(s.category, s.priority, s.strong, s.user) for s in table[:3]] == [
+        ("port_in_use", 1000, True, True), ("unknown", 999, True, True), ("unknown", 998, False, True)]
+    assert all(s.user is False for s in table[3:])
+    m = match_line(table, "metrics_port 30001 is taken")  # the user's remedy as written, not fitted
+    assert (m["category"], m["remedy"], m["strong"]) == ("port_in_use", "my remedy", True)
+    assert match_line(table, "[x] quota exceeded")["remedy"] == "see log_tail"
