@@ -81,7 +81,8 @@ def test_dcgm_asked_for_without_dcgmi_is_a_warning_with_its_remedy():
     dcgm = [p for p in result["problems"] if p["check"] == "dcgm_diag"]
     assert result["checks"]["dcgm_diag"] == "warning" and [p["severity"] for p in dcgm] == [gh.WARNING]
     assert dcgm[0]["detail"] == "dcgmi is not installed: the DCGM diagnostic did not run"
-    assert "datacenter-gpu-manager" in dcgm[0]["remedy"] and "gpu_health_dcgm_diag: false" in dcgm[0]["remedy"]
+    assert dcgm[0]["remedy"] == ("install datacenter-gpu-manager (and start nvidia-dcgm) or set gpu_health_dcgm_diag: "
+                                 "false")
 
 
 def test_dcgm_runs_under_the_probe_deadline_and_its_failure_is_an_error():
@@ -149,9 +150,9 @@ def test_the_verdicts_of_the_facts_that_apply():
     no_fabric = gate._verdicts([], [], set(), dict(FACTS, pcie_fabric=None))
     assert no_fabric["pcie_acs"] == "skipped"
     # nvidia-smi failed: what it answers is skipped, what other sources answer is not
-    broken = gate._verdicts([], [], {"dcgm_diag"}, dict(FACTS, smi_error="GPU is lost"))
+    broken = gate._verdicts([], [], set(), dict(FACTS, smi_error="GPU is lost"))
     assert [c for c in gh.ALL_CHECKS if broken[c] != "skipped"] == ["nvidia_smi", "gpu_firmware", "xid", "kernel_log",
-                                                                      "nccl_allreduce"]
+                                                                      "dcgm_diag", "nccl_allreduce"]
 
 
 def test_an_ignored_check_and_a_kept_error_on_another_each_keep_their_verdict():
@@ -322,8 +323,12 @@ def test_a_failed_probe_keeps_its_last_error_lines(tmp_path):
     assert found[0]["detail"] == "the NCCL all-reduce did not run: rc=3: init failed | "
     found, _nccl = allreduce(Probe(3, passed(), None), tmp_path)
     assert found[0]["detail"] == "the NCCL all-reduce did not run: rc=3: "
-    found, _nccl = allreduce(Probe(0, out, "x\n"), tmp_path)  # rc 0 with an error: the error alone
-    assert found[0]["detail"] == "the NCCL all-reduce did not run: init failed"
+    found, nccl = allreduce(Probe(0, out, "x\n"), tmp_path)  # rc 0 with an error: the error alone
+    assert found[0]["detail"] == "the NCCL all-reduce did not run: init failed" and "report" not in nccl
+    # an error beside a measured bandwidth: refused, and no bandwidth reported as if it had passed
+    both = dict(json.loads(passed()), error="rank 1 lost")
+    found, nccl = allreduce(Probe(0, json.dumps(both)), tmp_path)
+    assert found[0]["detail"] == "the NCCL all-reduce did not run: rank 1 lost" and "report" not in nccl
 
 
 @pytest.mark.parametrize("rc", [124, 137])
@@ -345,6 +350,7 @@ def test_a_probe_tree_that_does_not_go_is_an_error_naming_its_processes(tmp_path
     probe = Probe(0, passed())
     found, nccl = allreduce(probe, tmp_path)
     assert ended == [(gate.PROBE_MARKER, probe.calls[0][1][gate.PROBE_MARKER], 10)]
+    assert [p["check"] for p in found] == ["nccl_allreduce"]
     assert [p["detail"] for p in found] == ["the NCCL all-reduce probe's process(es) 4242, 4243 are still there 10 s "
                                             "after SIGKILL (state D: a GPU or driver call that does not return)"]
     assert found[0]["remedy"] == gate.HANG_REMEDY and found[0]["severity"] == gh.ERROR
@@ -391,6 +397,7 @@ def test_the_probes_verdict_joins_what_the_facts_found(smi, tmp_path):
     assert result["checks"]["gpu_model"] == "error" and result["checks"]["nccl_allreduce"] == "ok"
     assert result["notes"][-1].startswith("nccl_allreduce over GPU2, GPU3: bus bandwidth 25.0 GB/s")
     assert [env["CUDA_VISIBLE_DEVICES"] for _argv, env in probe.calls if gate.PROBE_MARKER in env] == ["2,3"]
+    assert [os.path.dirname(argv[4]) for argv, env in probe.calls if gate.PROBE_MARKER in env] == [str(tmp_path)]
     probe.answer = (0, passed(correct=False), "")
     result, _w = gate.check(params, run, which_timeout, str(tmp_path))
     assert set(p["check"] for p in result["problems"]) == {"gpu_model", "nccl_allreduce"}
