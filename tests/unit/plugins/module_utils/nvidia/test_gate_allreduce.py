@@ -6,7 +6,10 @@ spans several on one host and nothing runs on them, under a hard deadline that k
 The facts come from the fake nvidia-smi (8 RTX PRO 6000, PCIe only); the all-reduce's interpreter is a CPU stand-in
 (``nccl_python``) that records what it was given and then passes, returns a wrong sum, or hangs with a spawned rank,
 as a first all-reduce over PCIe P2P can (local-inference-lab/rtx6kpro#15). The real probe script under real torch is
-tests/real_parser/test_probe_torch.py."""
+tests/real_parser/test_probe_torch.py.
+
+The hang is bounded (HANG_S, far past the 2 s deadline the test gives): a gate that lost its deadline sees the probe
+pass late, which the test refuses, instead of waiting ten minutes (each such mutant used to run to mutmut's limit)."""
 import json
 import os
 import shutil
@@ -15,24 +18,27 @@ import sys
 import pytest
 
 import testpaths
-from localrun import local_run
+from localrun import remembered_run
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.nvidia import gate
 
 FAKE_SMI = os.path.join(testpaths.REPO, "tools", "fake_nvidia", "nvidia-smi")
 
+HANG_S = 20  # how long the hanging stand-in (and its rank) sleeps before it "passes" after all
+
 STAND_IN = r'''#!%s
 import json, os, subprocess, sys, time
+HANG_S = %d
 mode = os.environ.get("FAKE_PROBE", "ok")
 world = len(os.environ["CUDA_VISIBLE_DEVICES"].split(","))
 seen = {"argv": sys.argv[2:], "cvd": os.environ["CUDA_VISIBLE_DEVICES"], "order": os.environ.get("CUDA_DEVICE_ORDER"),
         "p2p": os.environ.get("NCCL_P2P_DISABLE"), "pid": os.getpid()}
 if mode == "hang":  # a spawned rank, then the first collective never returns
-    seen["rank_pid"] = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"]).pid
+    seen["rank_pid"] = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(" + str(HANG_S) + ")"]).pid
 with open(os.environ["FAKE_PROBE_LOG"], "a") as log:
     log.write(json.dumps(seen) + "\n")
 if mode == "hang":
-    time.sleep(600)
+    time.sleep(HANG_S)
 print(json.dumps({"world_size": world, "size_mb": int(sys.argv[2]), "iters": int(sys.argv[3]), "seconds": 0.01,
                   "algbw_gbps": 20.0, "busbw_gbps": 20.0 * 2 * (world - 1) / world, "correct": mode != "wrong",
                   "backend": "nccl", "torch": "2.9.1", "nccl": "2.27.7"}))
@@ -48,7 +54,7 @@ PARAMS = dict(expected_count=0, expected_model="", expected_driver_branch="", ex
 @pytest.fixture
 def probe(tmp_path, monkeypatch):
     python = tmp_path / "python"
-    python.write_text(STAND_IN % sys.executable)
+    python.write_text(STAND_IN % (sys.executable, HANG_S))
     python.chmod(0o755)
     log = tmp_path / "probe.log"
     monkeypatch.setenv("FAKE_NVIDIA_PROFILE", "rtxpro6000x8")
@@ -58,7 +64,7 @@ def probe(tmp_path, monkeypatch):
     def check(mode="ok", **params):
         monkeypatch.setenv("FAKE_PROBE", mode)
         p = dict(PARAMS, nccl_python=str(python), **params)
-        result, _warnings = gate.check(p, lambda argv, data=None, env=None: local_run(argv, data, env),
+        result, _warnings = gate.check(p, lambda argv, data=None, env=None: remembered_run(argv, data, env),
                                        shutil.which, str(tmp_path))
         runs = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
         return result, runs
@@ -87,7 +93,8 @@ def test_without_a_gpu_list_the_first_world_gpus(probe):
 
 
 def test_a_hang_is_killed_at_the_deadline_with_its_ranks_and_refuses_naming_gpus_and_remedies(probe):
-    result, runs = probe("hang", nccl_gpus=[0, 1], nccl_timeout=2)
+    # probe_timeout is bounded too: a gate that took it instead of nccl_timeout ends at 3 s and says so (deadline_s)
+    result, runs = probe("hang", nccl_gpus=[0, 1], nccl_timeout=2, probe_timeout=3)
     assert not result["healthy"] and result["checks"]["nccl_allreduce"] == "error"
     assert result["nccl"]["timed_out"] and result["nccl"]["deadline_s"] == 2
     problem = [p for p in result["problems"] if p["check"] == "nccl_allreduce"][0]

@@ -9,7 +9,7 @@ import shutil
 import pytest
 
 import testpaths
-from localrun import local_run
+from localrun import remembered_run
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.nvidia import gate
 from ansible_collections.llmserve.sglang.plugins.module_utils.nvidia import smi
@@ -31,7 +31,7 @@ def host(monkeypatch, tmp_path):
 
     def run(argv, data=None, env=None):
         calls.append(list(argv))
-        return local_run(argv, data, env)
+        return remembered_run(argv, data, env)
 
     def deploy(reuse, **faults):
         for name, value in faults.items():
@@ -70,10 +70,10 @@ def test_facts_of_another_driver_or_other_gpus_are_not_reused(host):
     assert len(gate_calls) == 2
     result, _facts, _calls = host(reuse=False)
     stale = dict(smi.empty_facts(None), present=True, driver_version="570.00", gpus=result["facts"]["gpus"])
-    fresh, _w = gate.check(dict(PARAMS, gpu_facts=stale), lambda a, data=None, env=None: local_run(a, data, env),
+    fresh, _w = gate.check(dict(PARAMS, gpu_facts=stale), lambda a, data=None, env=None: remembered_run(a, data, env),
                            shutil.which, "/tmp")
     assert fresh["facts"]["reused"] == [] and fresh["facts"]["driver_version"] != "570.00"
     other = dict(stale, driver_version=result["facts"]["driver_version"], gpus=result["facts"]["gpus"][:4])
-    fresh, _w = gate.check(dict(PARAMS, gpu_facts=other), lambda a, data=None, env=None: local_run(a, data, env),
+    fresh, _w = gate.check(dict(PARAMS, gpu_facts=other), lambda a, data=None, env=None: remembered_run(a, data, env),
                            shutil.which, "/tmp")
     assert fresh["facts"]["reused"] == []

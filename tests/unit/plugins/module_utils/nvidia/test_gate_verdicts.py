@@ -9,7 +9,7 @@ import shutil
 import pytest
 
 import testpaths
-from localrun import local_run
+from localrun import remembered_run
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.nvidia import gate
 from ansible_collections.llmserve.sglang.plugins.module_utils.nvidia import health as gh
@@ -80,7 +80,7 @@ def test_healthy_counts_only_the_errors_not_ignored(severity, ignore, healthy, m
     monkeypatch.setenv("FAKE_NVIDIA_APPS", str(tmp_path / "apps"))
     monkeypatch.setattr(gh, "evaluate", lambda f, p: [gh.problem("temperature", severity, "GPU0 at 95 C", "cool it", gpu=0)])
     result, warnings = gate.check(dict(PARAMS, nccl_allreduce="off", ignore=ignore, nvidia_smi_path=FAKE_SMI),
-                                  lambda argv, data=None, env=None: local_run(argv, data, env), shutil.which,
+                                  lambda argv, data=None, env=None: remembered_run(argv, data, env), shutil.which,
                                   str(tmp_path))
     assert result["healthy"] is healthy
     assert [p["check"] for p in result["ignored"]] == list(ignore)
