@@ -13,6 +13,7 @@ pass late, which the test refuses, instead of waiting ten minutes (each such mut
 import json
 import os
 import shutil
+import subprocess
 import sys
 
 import pytest
@@ -79,6 +80,17 @@ def alive(pid):
         return False
 
 
+def alive_of_this_test(pid, tmp_path):
+    """``pid`` runs and is one of this test's probe tree (its environment names this test's probe log): under load a
+    pid of the ended tree may already be another process's (pid_max 32768), which is not the tree living on."""
+    try:
+        with open("/proc/%d/environ" % pid, "rb") as f:
+            mine = ("FAKE_PROBE_LOG=%s" % (tmp_path / "probe.log")).encode() in f.read().split(b"\0")
+    except OSError:
+        return False
+    return mine and alive(pid)
+
+
 def test_a_tp4_instance_is_probed_over_exactly_its_gpus_by_default(probe):
     result, runs = probe(nccl_gpus=[4, 5, 6, 7], nccl_env={"NCCL_P2P_DISABLE": "1"})
     assert result["healthy"] and result["checks"]["nccl_allreduce"] == "ok"
@@ -92,7 +104,7 @@ def test_without_a_gpu_list_the_first_world_gpus(probe):
     assert runs[0]["cvd"] == "0,1" and result["checks"]["nccl_allreduce"] == "ok"
 
 
-def test_a_hang_is_killed_at_the_deadline_with_its_ranks_and_refuses_naming_gpus_and_remedies(probe):
+def test_a_hang_is_killed_at_the_deadline_with_its_ranks_and_refuses_naming_gpus_and_remedies(probe, tmp_path):
     # probe_timeout is bounded too: a gate that took it instead of nccl_timeout ends at 3 s and says so (deadline_s)
     result, runs = probe("hang", nccl_gpus=[0, 1], nccl_timeout=2, probe_timeout=3)
     assert not result["healthy"] and result["checks"]["nccl_allreduce"] == "error"
@@ -100,7 +112,8 @@ def test_a_hang_is_killed_at_the_deadline_with_its_ranks_and_refuses_naming_gpus
     problem = [p for p in result["problems"] if p["check"] == "nccl_allreduce"][0]
     assert "over GPU0, GPU1 did not finish within 2 s" in problem["detail"]
     assert all(word in problem["remedy"] for word in ("NCCL_P2P_DISABLE=1", "ACS", "IOMMU", "iommu=pt"))
-    assert not alive(runs[0]["pid"]) and not alive(runs[0]["rank_pid"])  # the whole process tree is gone
+    # the whole process tree is gone
+    assert not alive_of_this_test(runs[0]["pid"], tmp_path) and not alive_of_this_test(runs[0]["rank_pid"], tmp_path)
 
 
 def test_a_wrong_sum_refuses_naming_the_gpus(probe):
@@ -131,3 +144,17 @@ def test_on_probes_every_gpu_without_an_instance_and_a_running_instance_is_not_d
     (apps / str(os.getpid())).write_text(json.dumps({"used_memory": 70000, "process_name": "python3"}))
     result, runs_after = probe(nccl_world=8)
     assert len(runs_after) == 1 and "GPU process(es) run on this host" in result["nccl"]["skipped"]
+
+
+def test_alive_of_this_test_is_a_living_process_of_this_tests_tree_only(tmp_path):
+    env = dict(os.environ, FAKE_PROBE_LOG=str(tmp_path / "probe.log"))
+    mine = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], env=env)
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"],
+                             env=dict(env, FAKE_PROBE_LOG=str(tmp_path / "other.log")))
+    try:
+        assert alive_of_this_test(mine.pid, tmp_path) and not alive_of_this_test(other.pid, tmp_path)
+    finally:
+        for p in (mine, other):
+            p.kill()
+            p.wait()
+    assert not alive_of_this_test(mine.pid, tmp_path)
