@@ -34,7 +34,7 @@ OWN_CHECK = ("host", "port", "policy", "prometheus_host", "prometheus_port")
 # Settings given to the gateway as one argv word each - every other declared flag, so a new one is checked without
 # a word here - or written into a unit line (router_<name>).
 WORDS = tuple(n for n in declared.FLAGS if n not in OWN_CHECK) + ("stop_timeout", "version", "venv", "config_dir",
-                                                                    "python")
+                                                                  "python")
 UNIT_TABLES = ("unit_hardening", "unit_limits", "unit_extra")
 # The role's settings the action templates for the plan and the view (router_<name>): every one main takes.
 SETTINGS = declared.SETTINGS

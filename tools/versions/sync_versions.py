@@ -34,7 +34,6 @@ def targets(verified, default):
         ("roles/sglang/defaults/main.yml", r'^(sglang_version: ")[^"\n]*(")', default),
         ("roles/sglang/meta/argument_specs.yml", r"(description: SGLang release to install \()[^\n]*?(\)\.\n)",
          "%s; %s supported too" % (default, also) if others else default),
-        ("playbooks/sglang_wheelhouse.yml", r"(sglang_version \| default\(')[^'\n]*('\))", default),
         ("playbooks/demo/prepare.yml", r"(demo_sglang_version \| default\(')[^'\n]*('\))", default),
         ("playbooks/demo/inventory.yml", r'(demo_sglang_version: ")[^"\n]*(")', default),
         ("Makefile", r"(checked by the real SGLang argument parsers \()[^)\n]*(\))", ", ".join(verified)),

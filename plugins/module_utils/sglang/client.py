@@ -138,7 +138,10 @@ class Stream(object):
                     return
                 yield payload
         except TRANSPORT_ERRORS as e:
-            self.error = self._past_deadline() if self._expired else _reason(e)
+            # the socket's own timeout can fire before the deadline's timer thread runs (a loaded host): past the
+            # deadline, the deadline is the reason
+            late = self._deadline is not None and time.monotonic() >= self._deadline
+            self.error = self._past_deadline() if self._expired or late else _reason(e)
             return
         self.error = "the stream ended without [DONE]: the server closed it mid-answer"
 

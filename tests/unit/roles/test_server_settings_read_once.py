@@ -29,7 +29,7 @@ SCANNED = ("roles", "playbooks", "plugins")
 def restatements(text):
     found = [(m.start(), m.group(1)) for m in RESTATED.finditer(text)]
     found += [(m.start(), m.group(1)) for m in RESTATED_OF_HOST.finditer(text)]
-    return [name for _, name in sorted(found)]
+    return [name for _start, name in sorted(found)]
 
 
 def owner(var):

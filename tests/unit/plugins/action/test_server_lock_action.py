@@ -158,7 +158,7 @@ def test_the_start_time_is_read_past_a_name_with_a_parenthesis(tmp_path):
     os.symlink("/bin/sleep", str(sleeper))
     child = subprocess.Popen([str(sleeper), "30"])
     try:
-        for _ in range(100):  # until the exec shows in /proc (the name is the link's)
+        for _attempt in range(100):  # until the exec shows in /proc (the name is the link's)
             with open("/proc/%d/stat" % child.pid) as handle:
                 if handle.read().startswith("%d (x) 1" % child.pid):
                     break

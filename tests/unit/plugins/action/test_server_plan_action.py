@@ -145,7 +145,7 @@ def test_what_runs_and_what_is_on_disk_make_the_plan_idempotent():
 
 
 @pytest.mark.parametrize("user, group, create", [(True, True, False), (True, None, True), (None, True, True),
-                                                  (False, True, True)])
+                                                 (False, True, True)])
 def test_the_service_user_is_created_unless_the_host_has_user_and_group(user, group, create):
     host = info()
     for key, value in (("user_exists", user), ("group_exists", group)):

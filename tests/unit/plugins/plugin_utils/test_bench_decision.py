@@ -5,10 +5,6 @@ recommended and why in words, the loss figures and the worst point, ties to the 
 refused for, the load profile, the confirming run, summary.json, and which point the grid measures next. The tok/s
 are chosen so every loss is an exact binary fraction (1 - 600/800 = 0.25): the answers below are read off the
 inputs."""
-import testpaths  # noqa: F401  (puts the checkout on sys.path as the collection)
-
-import math
-
 import pytest
 
 from ansible_collections.llmserve.sglang.plugins.plugin_utils import _bench_curves as curves

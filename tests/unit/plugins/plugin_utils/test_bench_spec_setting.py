@@ -6,8 +6,6 @@ is padded to, the chain it drafts, what a version without step 0 is told, and th
 never changed in place."""
 import copy
 
-import testpaths  # noqa: F401  (puts the checkout on sys.path as the collection)
-
 import pytest
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import adaptive

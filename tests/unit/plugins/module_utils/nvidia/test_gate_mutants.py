@@ -152,7 +152,7 @@ def test_the_verdicts_of_the_facts_that_apply():
     # nvidia-smi failed: what it answers is skipped, what other sources answer is not
     broken = gate._verdicts([], [], set(), dict(FACTS, smi_error="GPU is lost"))
     assert [c for c in gh.ALL_CHECKS if broken[c] != "skipped"] == ["nvidia_smi", "gpu_firmware", "xid", "kernel_log",
-                                                                      "dcgm_diag", "nccl_allreduce"]
+                                                                    "dcgm_diag", "nccl_allreduce"]
 
 
 def test_an_ignored_check_and_a_kept_error_on_another_each_keep_their_verdict():
@@ -281,7 +281,7 @@ def test_the_probe_runs_its_script_under_the_deadline_with_exactly_the_gpus_and_
         assert script.read() == probes.NCCL_PROBE
     assert env["CUDA_VISIBLE_DEVICES"] == "0,1" and env["CUDA_DEVICE_ORDER"] == "PCI_BUS_ID"
     assert env["NCCL_P2P_DISABLE"] == "1" and nccl["env"] == {"NCCL_P2P_DISABLE": "1", "CUDA_DEVICE_ORDER": "PCI_BUS_ID",
-                                                             "CUDA_VISIBLE_DEVICES": "0,1"}
+                                                              "CUDA_VISIBLE_DEVICES": "0,1"}
     pid, _sep, token = env[gate.PROBE_MARKER].partition("-")
     assert pid == str(os.getpid()) and len(token) == 16 and int(token, 16) >= 0
     assert nccl["report"] == ("nccl_allreduce over GPU0, GPU1: bus bandwidth 25.0 GB/s (floor none), 64 MiB, "
@@ -355,7 +355,7 @@ def test_a_probe_tree_that_does_not_go_is_an_error_naming_its_processes(tmp_path
                                             "after SIGKILL (state D: a GPU or driver call that does not return)"]
     assert found[0]["remedy"] == gate.HANG_REMEDY and found[0]["severity"] == gh.ERROR
     assert nccl == {"gpus": [0, 1], "left": [4242, 4243], "deadline_s": 60, "env": {"CUDA_DEVICE_ORDER": "PCI_BUS_ID",
-                                                                                  "CUDA_VISIBLE_DEVICES": "0,1"}}
+                                                                                    "CUDA_VISIBLE_DEVICES": "0,1"}}
 
 
 def test_without_the_probes_interpreter_the_probe_is_an_error_before_it_starts(tmp_path):

@@ -131,7 +131,7 @@ def test_a_budget_hands_back_a_state_that_resumes_on_the_same_clock():
         assert state["boot_id"] == f.read().strip() and state["boot_id"]
     assert state["v"] == waiter_mod.STATE_VERSION and state["t0"] == T0 and state["reported_stage"] == "starting"
     assert state["n"] == {"polls": len(clock.sleeps) + 1} and set(state["probe"]) == {"log", "process", "activity",
-                                                                                       "http"}
+                                                                                      "http"}
     # the next call carries on: the deadline counts from the first call's start, the polls add up
     first_polls = state["n"]["polls"]
     r2 = waiter({"url": url, "timeout": 3}, clock, state=state).run()
@@ -384,7 +384,7 @@ def test_ready_by_the_health_endpoint_says_what_proved_it(sglang, extra, ready_b
     assert r["done"] is True and r["failed"] is False and "reason" not in r
     assert r["ready_by"] == ready_by and r["health_status"] == 200 and r["health_path"] == "/health"
     assert r["server"] == FACTS and r["stage"] == "ready" and r["stages"][-1]["stage"] == "ready"
-    assert [p for p, _ in Sglang.posts] == posts
+    assert [p for p, _body in Sglang.posts] == posts
     assert all(body["model"] == "kimi-k2.5" for p, body in Sglang.posts if p == "/v1/chat/completions")
     assert r["msg"] == "SGLang server ready after %.1fs" % r["elapsed"] and r["health_calls"] >= 1
     assert "gpu" not in r and r["log_warnings"] == {"count": 0, "lines": []}
@@ -396,7 +396,7 @@ def test_ready_by_the_log_proves_it_with_one_generation_and_no_health_call(sglan
     r = waiter({"url": sglang, "sglang_version": "0.5.19", "log_path": str(log)}, Clock()).run()
     assert r["failed"] is False and r["ready_by"] == "log+generation" and r["server"] == FACTS
     assert r["stage"] == r["stage_label"] == "ready"
-    assert r["health_status"] is None and [p for p, _ in Sglang.posts] == ["/generate"]
+    assert r["health_status"] is None and [p for p, _body in Sglang.posts] == ["/generate"]
 
 
 def test_ready_says_which_warning_lines_it_survived(sglang, tmp_path):
@@ -410,7 +410,7 @@ def test_ready_says_which_warning_lines_it_survived(sglang, tmp_path):
 
 
 def test_a_log_that_says_ready_while_the_endpoint_does_not_is_unhealthy_naming_the_url(sglang, tmp_path,
-                                                                                          monkeypatch):
+                                                                                       monkeypatch):
     log = tmp_path / "server.log"
     log.write_text(SERVER_ARGS + UVICORN + FIRED_UP)
     monkeypatch.setattr(Sglang, "do_GET", lambda self: self.reply(503, {}))

@@ -218,8 +218,8 @@ def test_a_log_without_a_stage_banner_is_at_the_stage_given_else_starting():
 
 def test_carriage_returns_split_lines_as_newlines_do():
     # a progress bar redrawn with \r and then the failure: the key line is the failure's own line
-    bar = "Loading safetensors checkpoint shards:  50% Completed | 1/2 [00:01<00:01]"
-    v = classify_text(bar + "\r" + CUDA_FAULT + "\r\n")
+    progress = "Loading safetensors checkpoint shards:  50% Completed | 1/2 [00:01<00:01]"
+    v = classify_text(progress + "\r" + CUDA_FAULT + "\r\n")
     assert v["category"] == "cuda_error" and v["line"] == CUDA_FAULT
 
 
