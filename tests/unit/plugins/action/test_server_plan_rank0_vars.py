@@ -21,3 +21,13 @@ def test_a_peer_reads_rank0s_addresses_whatever_else_rank0_holds():
 def test_a_replica_group_the_inventory_lacks_is_refused_by_name(groups):
     res = plan_of(server_tp_group="tp", groups=groups, hostvars={"gpu1": {}})
     assert res["failed"] is True and "server_tp_group" in res["msg"]
+
+
+def test_rank0_meets_its_peers_on_its_own_rendered_address():
+    # rank 0 reads its own address from its variables, rendered as a peer renders them (an inventory template)
+    own = {"ansible_host": trust_as_template("{{ my_address }}"), "my_address": "10.0.0.7"}
+    pl = good(plan_of(inventory_hostname="gpu1", server_tp=16, server_tp_group="tp",
+                      groups={"all": ["gpu1", "gpu2"], "tp": ["gpu1", "gpu2"]}, hostvars={"gpu1": own, "gpu2": {}},
+                      **own))
+    argv = pl["argv"]
+    assert argv[argv.index("--dist-init-addr") + 1].split(":")[0] == "10.0.0.7"

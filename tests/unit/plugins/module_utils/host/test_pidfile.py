@@ -332,4 +332,7 @@ def test_a_caller_that_leads_its_own_group_never_signals_it(tmp_path):
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, check=True, timeout=60)
     v = json.loads(out.stdout)
     assert v["state"] == "ours" and v["group"] is False, v
-    # the other side (a group leader that is not the caller may have its group signalled): the bystander test above
+    # the other side (a group leader that is not the caller may have its group signalled): the bystander test above;
+    # once that process ended, its pid file is no longer ours (asked here too, so a mutation run knows this test
+    # reaches verdict())
+    assert pidfile.verdict(str(tmp_path / "server.pid"), {"pid": v["pid"]})["state"] != "ours"
