@@ -624,3 +624,25 @@ def test_chat_requests_are_counted_on_only_when_the_template_was_checked_where_s
     for elsewhere in ("org/llama-tokenizer", str(tmp_path / "no-such-tokenizer")):
         verdict = verify_pair(d, mode="structure", tokenizer_path=elsewhere, chat=_chat())
         assert verdict["chat_template"] is False
+
+
+def test_what_could_not_be_judged_is_named_with_its_model_and_the_caller_s_own_is_kept(tmp_path, sglang):
+    target = _model(str(tmp_path / "m"))
+    draft = tiny.write_draft(str(tmp_path / "d"))
+    _write(sglang["models"] + "/llama_eagle3.py", "EntryClass = [LlamaForCausalLMEagle3]\n")
+    assert verify_pair(target, draft, "EAGLE3", sglang=sglang)["ok"]
+    verdict = verify_pair(target, draft, "EAGLE3", sglang=dict(sglang, model_types=None),
+                          unchecked=["the installed SGLang's registry: unreadable"])
+    assert [u.split(" not checked")[0] for u in verdict["unchecked"]] == [
+        "the installed SGLang's registry: unreadable", "target config.json model_type llama",
+        "draft config.json model_type llama"]
+    assert verdict["problems"] == [u + UNJUDGED for u in verdict["unchecked"]]
+    assert verify_pair(target, unchecked=["the registry"], unknown="warn")["ok"]
+
+
+def test_a_tokenizer_sglang_never_reads_is_not_held_to_vocab_size(tmp_path):
+    d = _chat_model(tmp_path)
+    _write(d + "/tokenizer.json", json.dumps({"model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "c": 4}}}))
+    (problem,) = verify_pair(d, mode="structure")["problems"]
+    assert problem.startswith("target tokenizer.json: 1 token ids are at or above config.json vocab_size 4")
+    assert verify_pair(d, mode="structure", skip_tokenizer_init=True)["ok"]
