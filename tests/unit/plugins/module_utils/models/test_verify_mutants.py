@@ -646,3 +646,19 @@ def test_a_tokenizer_sglang_never_reads_is_not_held_to_vocab_size(tmp_path):
     (problem,) = verify_pair(d, mode="structure")["problems"]
     assert problem.startswith("target tokenizer.json: 1 token ids are at or above config.json vocab_size 4")
     assert verify_pair(d, mode="structure", skip_tokenizer_init=True)["ok"]
+
+
+def test_a_tokenizer_that_cannot_be_read_is_named_and_no_chat_is_counted_on(tmp_path, monkeypatch):
+    d = _chat_model(tmp_path, "{{ messages[0]['content'] }}")
+    skipped = verify_pair(d, mode="structure", skip_tokenizer_init=True, chat=_chat())
+    assert (skipped["ok"], skipped["chat_template"], skipped["warnings"]) == (True, False, [])
+
+    def unforeseen(*_a):
+        raise ZeroDivisionError("boom")
+    monkeypatch.setattr(vf.serving, "vocab_problems", unforeseen)
+    _write(d + "/tokenizer.json", json.dumps({"model": {"type": "BPE", "vocab": {"a": 0}}}))
+    verdict = verify_pair(d, mode="structure", chat=_chat())
+    assert verdict["chat_template"] is False
+    assert verdict["problems"] == ["target the tokenizer: the check could not read it (ZeroDivisionError while "
+                                   "checking what a request needs: boom): the file is likely corrupt - download it "
+                                   "again; if it is whole, report this"]
