@@ -333,3 +333,83 @@ def test_a_caches_parents_are_each_looked_at_once_up_to_the_root(monkeypatch):
         patch.setattr(od.os, "stat", counted)
         od._check_parents("/nonexistent-llmserve/a/b/cache", NOBODY, "cache", "c")  # pylint: disable=protected-access
     assert looked == ["/nonexistent-llmserve/a/b", "/nonexistent-llmserve/a", "/nonexistent-llmserve", "/"]
+
+
+# ---- made_inside_ours (issue 43): the folder and every directory up to the marked one root's (or a cache owner's),
+# writable by nobody else; the walk stops at a system directory
+
+def _below_ours(tmp_path, between_mode=0o755, between_owner=0, made_owner=0, made_mode=0o755):
+    """home (made by the collection: marker) / between / made, as a deploy that stopped half-way leaves them."""
+    home = str(tmp_path / "home")
+    od.ensure_all([{"path": home, "uid": 0, "gid": 0, "mode": 0o755}])
+    between, made = home + "/between", home + "/between/made"
+    os.mkdir(between)
+    os.chmod(between, between_mode)
+    os.chown(between, between_owner, between_owner)
+    os.mkdir(made)
+    os.chmod(made, made_mode)
+    os.chown(made, made_owner, made_owner)
+    return home, between, made
+
+
+@pytest.mark.parametrize("between_mode, between_owner, adopted", [
+    (0o755, 0, True), (0o751, 0, True), (0o700, 0, True),
+    (0o775, 0, False), (0o757, 0, False), (0o777, 0, False), (0o755, NOBODY, False)])
+def test_a_folder_is_adopted_only_when_nobody_else_could_write_on_the_way_up(tmp_path, between_mode, between_owner,
+                                                                             adopted):
+    _home, _between, made = _below_ours(tmp_path, between_mode, between_owner)
+    spec = [{"path": made, "uid": 0, "gid": 0, "mode": 0o750}]
+    assert od.made_inside_ours(made, os.stat(made)) is adopted
+    if adopted:
+        assert od.decide(made, 0, 0, 0o750) == {"path": made, "real": made, "action": "fix", "adopt": True, "changes": [
+            "adopted %s (made below %s)" % (made, od.MARKER), "mode 0750 %s" % made]}
+        assert od.ensure_all(spec)[0] == "adopted %s (made below %s)" % (made, od.MARKER)
+        assert _mode(made) == 0o750
+    else:   # another user could have made it (or swapped it in): not the collection's to chmod
+        with pytest.raises(od.Refused, match="exists and was not made by the collection"):
+            od.ensure_all(spec)
+        assert _mode(made) == 0o755 and not os.path.exists(os.path.join(made, od.MARKER))
+
+
+def test_a_cache_its_owner_made_below_ours_is_adopted_for_that_owner_only(tmp_path):
+    # daemon (uid 1): any service user's uid counts, not only nobody's
+    _home, _between, made = _below_ours(tmp_path, made_owner=1)
+    assert od.made_inside_ours(made, os.stat(made), 1) and not od.made_inside_ours(made, os.stat(made), NOBODY)
+    assert not od.made_inside_ours(made, os.stat(made))
+    with pytest.raises(od.Refused, match="is a cache the collection reads back, and it is daemon:daemon 0755"):
+        od.ensure_all([{"path": made, "uid": NOBODY, "gid": 0, "mode": 0o700, "what": "cache", "cache": True}])
+    changes = od.ensure_all([{"path": made, "uid": 1, "gid": 0, "mode": 0o700, "what": "cache", "cache": True}])
+    assert changes == ["adopted %s (made below %s)" % (made, od.MARKER), "owner daemon:root %s" % made,
+                       "mode 0700 %s" % made]
+    assert (os.stat(made).st_uid, os.stat(made).st_gid, _mode(made)) == (1, 0, 0o700)
+
+
+def test_what_root_made_is_root_s_whoever_runs_the_check(tmp_path, monkeypatch):
+    # the check under another effective uid (its marker that uid's): a folder root made still counts, one of a
+    # third user does not
+    _home, _between, made = _below_ours(tmp_path)
+    os.chown(os.path.join(_home, od.MARKER), NOBODY, NOBODY)
+    monkeypatch.setattr(os, "geteuid", lambda: NOBODY)
+    assert od.made_inside_ours(made, os.stat(made))
+    os.chown(made, 1, 1)
+    assert not od.made_inside_ours(made, os.stat(made))
+
+
+def test_the_walk_up_stops_at_a_system_directory(tmp_path, monkeypatch):
+    # a marker above a system directory (here: one named so for the test) vouches for nothing below it
+    home, between, made = _below_ours(tmp_path)
+    assert od.made_inside_ours(made, os.stat(made))
+    monkeypatch.setattr(od, "SYSTEM_PATHS", od.SYSTEM_PATHS + (between,))
+    assert od.system_reason(between) == "system" and od.system_reason(made) is None
+    assert not od.made_inside_ours(made, os.stat(made))
+    with pytest.raises(od.Refused, match="exists and was not made by the collection"):
+        od.ensure_all([{"path": made, "uid": 0, "gid": 0, "mode": 0o750}])
+    assert os.path.isfile(os.path.join(home, od.MARKER))
+
+
+def test_only_a_cache_trusts_its_owner_s_processes(tmp_path):
+    # the service user's folder below ours is adopted as its cache, never as a directory the collection owns
+    _home, _between, made = _below_ours(tmp_path, made_owner=NOBODY)
+    with pytest.raises(od.Refused, match="exists and was not made by the collection"):
+        od.decide(made, NOBODY, NOBODY, 0o750)
+    assert od.decide(made, NOBODY, NOBODY, 0o750, cache=True)["adopt"] is True

@@ -10,11 +10,14 @@ import json
 import os
 import pwd
 import struct
+import sys
 import tempfile
 
 import pytest
 
-from ansible_collections.llmserve.sglang.plugins.module_utils.host import mounts
+from localrun import local_run
+
+from ansible_collections.llmserve.sglang.plugins.module_utils.host import access, mounts
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import registry
 from ansible_collections.llmserve.sglang.plugins.module_utils.models import manifest as mf
 from ansible_collections.llmserve.sglang.plugins.module_utils.models import verify as vf
@@ -529,3 +532,133 @@ def test_the_server_user_is_named_with_its_uid_and_every_group(open_dir):
     assert readable_problems(model, user, "target")[0] == [
         "target %s/config.json: %s cannot read this file (Permission denied; mode 0600 %s): %s"
         % (model, who, _owner(model), FIX)]
+
+
+# ---- what the installed SGLang's registry could not judge: named with its model and why, refused unless warn
+
+UNJUDGED = ": the servability of the model cannot be judged, refused (set server_model_check_unknown: warn, or " \
+           "model_verify's unknown: warn, to let it pass)"
+
+
+def test_unreadable_model_types_are_named_with_why_and_refused_unless_warn(tmp_path, sglang):
+    target = _model(str(tmp_path / "m"))
+    assert verify_pair(target, sglang=sglang)["unchecked"] == []
+    why = "transformers/models/auto/configuration_auto.py: no such file"
+    unread = dict(sglang, model_types=None, model_types_error=why)
+    line = "target config.json model_type llama not checked: the model types of the installed Transformers could " \
+           "not be read (%s)" % why
+    verdict = verify_pair(target, sglang=unread)
+    assert (verdict["ok"], verdict["unchecked"], verdict["problems"]) == (False, [line], [line + UNJUDGED])
+    warned = verify_pair(target, sglang=unread, unknown="warn")
+    assert (warned["ok"], warned["unchecked"], warned["problems"]) == (True, [line], [])
+
+
+def test_an_architecture_that_may_need_the_transformers_fallback_is_named_when_it_cannot_be_judged(tmp_path, sglang):
+    no_transformers = dict(sglang, transformers=None)
+    assert verify_pair(_model(str(tmp_path / "served")), sglang=no_transformers)["unchecked"] == []
+    verdict = verify_pair(_model(str(tmp_path / "m"), architectures=["MyModelForCausalLM"]), sglang=no_transformers)
+    line = "target config.json architectures ['MyModelForCausalLM'] not checked: not in SGLang's registry, and the " \
+           "installed Transformers' models could not be found to see whether SGLang can fall back on them"
+    assert (verdict["ok"], verdict["unchecked"], verdict["problems"]) == (False, [line], [line + UNJUDGED])
+
+
+# ---- the chat template is the publisher's code: rendered as the server user, or nobody, never as root
+
+def test_the_chat_template_is_rendered_as_the_server_user_or_nobody_never_root(tmp_path):
+    d = tmp_path / "m"
+    d.mkdir()
+    (d / "config.json").write_text(json.dumps({"model_type": "llama", "vocab_size": 4}))
+    (d / "tokenizer.json").write_text(json.dumps({"model": {"type": "BPE", "vocab": {"a": 0, "b": 1}}}))
+    (d / "tokenizer_config.json").write_text(json.dumps({"chat_template": "{% for m in messages %}{{ m['content'] }}"
+                                                                          "{% endfor %}"}))
+    seen = []
+
+    def run(argv, data=None, **kw):   # the real runner, recording whom the job renders as
+        seen.append(json.loads(data)["as"])
+        return local_run(argv, data=data, **kw)
+
+    for user in (None, "no-such-user-llmserve", "daemon"):
+        verdict = verify_pair(str(d), mode="structure", chat={"python": sys.executable, "run": run, "user": user})
+        assert verdict["chat_template"] is True
+    nobody, daemon = [list(access.identity(u)) for u in ("nobody", "daemon")]
+    assert seen == [nobody, nobody, daemon] and 0 not in (nobody[0], daemon[0])
+
+
+def _chat_model(root, template=None):
+    d = os.path.join(str(root), "m")
+    os.makedirs(d)
+    _write(d + "/config.json", json.dumps({"model_type": "llama", "vocab_size": 4}))
+    _write(d + "/tokenizer.json", json.dumps({"model": {"type": "BPE", "vocab": {"a": 0, "b": 1}}}))
+    _write(d + "/tokenizer_config.json", json.dumps({"chat_template": template} if template else {}))
+    return d
+
+
+def _chat(**kw):
+    return dict({"python": sys.executable, "run": local_run, "user": str(os.geteuid())}, **kw)  # the tests' own user
+
+
+def test_the_template_is_rendered_in_the_server_s_environment(tmp_path):
+    d = _chat_model(tmp_path, "{{ messages[0]['content'] }}")
+    assert verify_pair(d, mode="structure", chat=_chat())["ok"]
+    shadow = str(tmp_path / "site")
+    _write(shadow + "/jinja2.py", "raise ImportError('no jinja2 in this venv')\n")
+    verdict = verify_pair(d, mode="structure", chat=_chat(env={"PYTHONPATH": shadow}))
+    (problem,) = verdict["problems"]
+    assert problem.startswith("target the chat template could not be rendered in the server's python: ")
+    assert problem.endswith(": check the server venv (jinja2 comes with transformers)")
+
+
+def test_a_template_given_to_sglang_stands_for_the_model_s_missing_one(tmp_path):
+    d = _chat_model(tmp_path)
+    bare = verify_pair(d, mode="structure", chat=_chat())
+    assert bare["chat_template"] is False and bare["warnings"][0].startswith("the model has no chat template")
+    given = verify_pair(d, mode="structure", chat=_chat(given="chatml"))
+    assert (given["ok"], given["chat_template"], given["warnings"]) == (True, True, [])
+
+
+def test_chat_requests_are_counted_on_only_when_the_template_was_checked_where_sglang_reads_it(tmp_path):
+    d = _chat_model(tmp_path, "{{ messages[0]['content'] }}")
+    assert verify_pair(d, mode="structure", chat=_chat())["chat_template"] is True
+    assert verify_pair(d, mode="structure")["chat_template"] is False                  # no server python: not rendered
+    # SGLang reads the tokenizer from a hub id or from a directory not there: nothing here to render
+    for elsewhere in ("org/llama-tokenizer", str(tmp_path / "no-such-tokenizer")):
+        verdict = verify_pair(d, mode="structure", tokenizer_path=elsewhere, chat=_chat())
+        assert verdict["chat_template"] is False
+
+
+def test_what_could_not_be_judged_is_named_with_its_model_and_the_caller_s_own_is_kept(tmp_path, sglang):
+    target = _model(str(tmp_path / "m"))
+    draft = tiny.write_draft(str(tmp_path / "d"))
+    _write(sglang["models"] + "/llama_eagle3.py", "EntryClass = [LlamaForCausalLMEagle3]\n")
+    assert verify_pair(target, draft, "EAGLE3", sglang=sglang)["ok"]
+    verdict = verify_pair(target, draft, "EAGLE3", sglang=dict(sglang, model_types=None),
+                          unchecked=["the installed SGLang's registry: unreadable"])
+    assert [u.split(" not checked")[0] for u in verdict["unchecked"]] == [
+        "the installed SGLang's registry: unreadable", "target config.json model_type llama",
+        "draft config.json model_type llama"]
+    assert verdict["problems"] == [u + UNJUDGED for u in verdict["unchecked"]]
+    assert verify_pair(target, unchecked=["the registry"], unknown="warn")["ok"]
+
+
+def test_a_tokenizer_sglang_never_reads_is_not_held_to_vocab_size(tmp_path):
+    d = _chat_model(tmp_path)
+    _write(d + "/tokenizer.json", json.dumps({"model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "c": 4}}}))
+    (problem,) = verify_pair(d, mode="structure")["problems"]
+    assert problem.startswith("target tokenizer.json: 1 token ids are at or above config.json vocab_size 4")
+    assert verify_pair(d, mode="structure", skip_tokenizer_init=True)["ok"]
+
+
+def test_a_tokenizer_that_cannot_be_read_is_named_and_no_chat_is_counted_on(tmp_path, monkeypatch):
+    d = _chat_model(tmp_path, "{{ messages[0]['content'] }}")
+    skipped = verify_pair(d, mode="structure", skip_tokenizer_init=True, chat=_chat())
+    assert (skipped["ok"], skipped["chat_template"], skipped["warnings"]) == (True, False, [])
+
+    def unforeseen(*_a):
+        raise ZeroDivisionError("boom")
+    monkeypatch.setattr(vf.serving, "vocab_problems", unforeseen)
+    _write(d + "/tokenizer.json", json.dumps({"model": {"type": "BPE", "vocab": {"a": 0}}}))
+    verdict = verify_pair(d, mode="structure", chat=_chat())
+    assert verdict["chat_template"] is False
+    assert verdict["problems"] == ["target the tokenizer: the check could not read it (ZeroDivisionError while "
+                                   "checking what a request needs: boom): the file is likely corrupt - download it "
+                                   "again; if it is whole, report this"]
