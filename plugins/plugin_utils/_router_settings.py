@@ -88,9 +88,7 @@ TABLE = (
             )),
     Setting('pip_trusted_hosts', 'list', [],
             elements='str',
-            description=(
-                'pip trusted hosts.',
-        )),
+            description=('pip trusted hosts.',)),
     Setting('ca_bundle', 'str', '',
             comment='CA bundle path on the target for pip (corporate proxy); "" = system',
             description=(
@@ -98,9 +96,7 @@ TABLE = (
             )),
     Setting('proxy_env', 'dict', {},
             comment='e.g. {https_proxy: http://proxy:3128, no_proxy: localhost}',
-            description=(
-                'Proxy environment for pip (https_proxy, no_proxy, ...).',
-        )),
+            description=('Proxy environment for pip (https_proxy, no_proxy, ...).',)),
     Setting('user', 'str', 'sglang-router',
             section=('Service.',),
             description=(
@@ -135,13 +131,9 @@ TABLE = (
                 'systemd sandboxing settings of the unit.',
             )),
     Setting('unit_limits', 'dict', {'LimitNOFILE': 65536},
-            description=(
-                'systemd resource limits of the unit.',
-        )),
+            description=('systemd resource limits of the unit.',)),
     Setting('unit_extra', 'dict', {},
-            description=(
-                'More [Service] settings.',
-        )),
+            description=('More [Service] settings.',)),
     Setting('host', 'str', '0.0.0.0',
             section=('What the gateway runs: its flags, in the order of its command line (router_view.flags). Every '
                      'flag is',
@@ -265,8 +257,7 @@ TABLE = (
             description=(
                 'Other launch_router flags {flag: value}; true = bare flag, a list = several values.',
                 "Refused before anything is written when the installed launcher's C(--help) does not list the flag, "
-                'or the value is outside its choices.',
-        )),
+                'or the value is outside its choices.')),
     Setting('api_key', 'str', '',
             no_log=True,
             comment='no_log; clients and /workers then need "Authorization: Bearer KEY"',
@@ -279,9 +270,7 @@ TABLE = (
             section=('Workers: explicit URLs, or one per replica from an inventory group (its rank-0 node; see',
                      'docs/roles/router.md).'),
             elements='str',
-            description=(
-                'Worker URLs; empty = one per replica of router_worker_group.',
-        )),
+            description=('Worker URLs; empty = one per replica of router_worker_group.',)),
     Setting('worker_group', 'str', 'gpu_hosts',
             description=(
                 'Inventory group of the SGLang hosts; the rank-0 node of each replica (first host of its '
