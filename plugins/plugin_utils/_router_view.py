@@ -20,7 +20,7 @@ roles/monitoring through :func:`of_host` (the private filter ``_router_view``) i
 
 from __future__ import annotations
 
-from ansible_collections.llmserve.sglang.plugins.module_utils.host.net import local_url
+from ansible_collections.llmserve.sglang.plugins.module_utils.host.net import local_url_or_empty
 from ansible_collections.llmserve.sglang.plugins.module_utils.host.values import to_int
 from ansible_collections.llmserve.sglang.plugins.plugin_utils import _router_settings as _settings
 
@@ -41,12 +41,6 @@ def settings_from_vars(hv):
     return out
 
 
-def _url(host, port):
-    try:
-        return local_url(host, port)
-    except (TypeError, ValueError):
-        return ""
-
 
 def health_endpoint(setting, decided=None):
     """The worker endpoint the gateway probes: the setting unless ``auto``, then ``decided`` (the plan's answer from
@@ -60,7 +54,7 @@ def build(settings, plan=None, decided_endpoint=None):
     s = dict(DEFAULTS)
     s.update((k, v) for k, v in (settings or {}).items() if k in DEFAULTS)
     view = dict((name, s[name]) for name in CARRIED)
-    view["url"] = _url(s["host"], s["port"])
+    view["url"] = local_url_or_empty(s["host"], s["port"])
     view["health_endpoint"] = health_endpoint(s["health_check_endpoint"], decided_endpoint)
     flags = dict((_settings.flag(name), s[name]) for name in _settings.FLAGS)
     flags["health-check-endpoint"] = view["health_endpoint"]

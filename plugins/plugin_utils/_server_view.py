@@ -23,7 +23,7 @@ from __future__ import annotations
 import copy
 import typing as t
 
-from ansible_collections.llmserve.sglang.plugins.module_utils.host.net import local_url
+from ansible_collections.llmserve.sglang.plugins.module_utils.host.net import local_url_or_empty
 from ansible_collections.llmserve.sglang.plugins.module_utils.server.layout import paths, valid_instance
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import gates
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import speculative
@@ -179,7 +179,7 @@ def build(raw: t.Mapping[str, t.Any] | None, name: str | None = None, groups: t.
     host, port, python, ver = _serving(s, version, None if was else recorded)
     min_accept_length = _float(s["spec_min_accept_length"], DEFAULTS["spec_min_accept_length"])
     tp = _int(s["tp"], 1)
-    url = _url(host, port)
+    url = local_url_or_empty(host, port)
     nodes, problem = replica_nodes(name or "localhost", str(s["tp_group"] or ""), groups)
     spec = speculative.resolve(s["speculative"])
     # what the setting applies, in words, and where it came from (a benchmark run and its date, or the inventory)
@@ -232,12 +232,6 @@ def of_host(hv: t.Mapping[str, t.Any], recorded: t.Any = None, defaults: t.Mappi
     return build(settings, name=name, groups=dict((g, list(h)) for g, h in (groups or {}).items()),
                  recorded=recorded if isinstance(recorded, dict) else None)
 
-
-def _url(host: str, port: int) -> str:
-    try:
-        return local_url(host, port)
-    except (TypeError, ValueError):
-        return ""
 
 
 def record(view: View) -> dict[str, t.Any]:

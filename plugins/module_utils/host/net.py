@@ -56,6 +56,14 @@ def local_url(listen_host, port, scheme="http"):
     return "%s://%s" % (scheme, host_port(host, int(port)))
 
 
+def local_url_or_empty(listen_host, port, scheme="http"):
+    """``local_url``, or "" where host or port cannot make one (a view publishes "" rather than fail its build)."""
+    try:
+        return local_url(listen_host, port, scheme)
+    except (TypeError, ValueError):
+        return ""
+
+
 def listening_sockets(port, proc_root="/proc"):
     """``{inode: uid}`` of the sockets listening on TCP ``port`` (IPv4 and IPv6); None when /proc/net is unreadable."""
     found, readable = {}, False

@@ -23,6 +23,15 @@ def test_local_url(listen, url):
     assert net.local_url(listen, "30000") == url  # a port from a recorded argv is text
 
 
+@pytest.mark.parametrize("listen, port, url", [
+    ("0.0.0.0", 30000, "http://127.0.0.1:30000"), ("::", "8080", "http://[::1]:8080"),
+    ("gpu1", None, ""), ("gpu1", "80a", ""), (None, "x", ""),   # a port that is no number: no URL, no traceback
+])
+def test_local_url_or_empty(listen, port, url):
+    # the views publish "" for a setting their own checks refuse, instead of failing the whole build
+    assert net.local_url_or_empty(listen, port) == url
+
+
 @pytest.mark.parametrize("host, local", [
     ("127.0.0.1", True), ("localhost", True), ("LocalHost", True), ("::1", True), ("[::1]", True),
     ("0.0.0.0", True), ("::", True), ("[::]", True), ("", True),  # a wildcard in a URL connects to this machine
