@@ -17,7 +17,7 @@ import secrets
 from ansible_collections.llmserve.sglang.plugins.module_utils.host import pidfile as host_pidfile
 from ansible_collections.llmserve.sglang.plugins.module_utils.server import peer_watch as server_peer_watch
 from ansible_collections.llmserve.sglang.plugins.module_utils.server import supervise as server_supervise
-from ansible_collections.llmserve.sglang.plugins.plugin_utils._server_plan import plan
+from ansible_collections.llmserve.sglang.plugins.plugin_utils._server_plan import plan, validate
 from ansible_collections.llmserve.sglang.plugins.plugin_utils._action import CollectionAction
 
 # The helper scripts the instance controller installs: one source, module_utils, also run as scripts.
@@ -50,11 +50,12 @@ class ActionModule(CollectionAction):
 
     def decide(self, args, task_vars, result):
         info = args["info"]
-        settings = self.server_settings(task_vars)
+        checked = validate(self.server_settings(task_vars))  # the one check; plan() reads nothing else of them
+        settings = checked.settings
         name = task_vars.get("inventory_hostname")
         hostvars = task_vars.get("hostvars") or {}
         groups = task_vars.get("groups") or {}
-        tp_group = settings.get("tp_group") or ""
+        tp_group = settings["tp_group"]
         nodes = list(groups.get(tp_group) or []) if tp_group else [name]
         rank0 = hostvars[nodes[0]] if nodes and nodes[0] in hostvars else {}
         facts = task_vars.get("ansible_facts") or {}
@@ -82,7 +83,7 @@ class ActionModule(CollectionAction):
         }
         if tp_group and nodes and nodes[0] == name:
             host["rank0"] = host["own"]
-        out = plan(settings, host)
+        out = plan(checked, host)
         # one random token per replica start: rank 0's is shared with its peers (the _server_settle filter), so a watcher obeys
         # only its own replica
         out["peer_token"] = secrets.token_hex(16)
@@ -90,7 +91,7 @@ class ActionModule(CollectionAction):
         result["changed"] = False
         # The planned view travels in the plan (plan.view) only: the fact server_view keeps what runs (server_info's,
         # from the instance's record) until a start makes the plan what runs (tasks/deploy.yml refreshes it then).
-        if settings.get("api_key"):
+        if settings["api_key"]:
             # the plan carries the API key file's text
             result["_ansible_no_log"] = True
         if out["refusals"]:

@@ -265,7 +265,15 @@ def _scalar(v: t.Any) -> bool:
     return v is None or isinstance(v, (str, int, float, bool))
 
 
-def validate(raw: t.Mapping[str, t.Any]) -> tuple[Settings, Refusals]:
+class Checked(t.NamedTuple):
+    """What :func:`validate` made of the settings: the only form :func:`plan` takes them in (it never reads a raw
+    setting, so every value it decides on passed the one rule of its kind)."""
+
+    settings: Settings
+    refusals: Refusals
+
+
+def validate(raw: t.Mapping[str, t.Any]) -> Checked:
     """Check and normalise every setting. Returns (settings, refusals)."""
     bad = Refusals()
     s: Settings = {}
@@ -381,7 +389,7 @@ def validate(raw: t.Mapping[str, t.Any]) -> tuple[Settings, Refusals]:
         n = _to_float(v)
         if n is None or n <= 0:
             bad.add("stage_timeouts", {k: v}, "has a timeout that is not a positive number", "give seconds, e.g. {load_weights: 900}")
-    return s, bad
+    return Checked(s, bad)
 
 
 def _example(name: str) -> int:
@@ -579,15 +587,18 @@ def _running(state: t.Mapping[str, t.Any]) -> bool:
     return active in ("active", "reloading") or (active == "activating" and state.get("sub_state") != "auto-restart")
 
 
-def plan(raw_settings: t.Mapping[str, t.Any] | None, host: t.Mapping[str, t.Any]) -> Plan:
-    """The whole decision. ``host`` holds what server_info read and a few inventory facts:
+def plan(checked: Checked, host: t.Mapping[str, t.Any]) -> Plan:
+    """The whole decision, from the settings :func:`validate` checked (and its refusals). ``host`` holds what server_info read and a few inventory facts:
 
     name, groups, service_mgr, check_mode, helper_python, helpers {name: text}, rank0 {dist_init_host, default_ipv4,
     ansible_host}, own {dist_init_host, default_ipv4, ansible_host}, gpu (ansible_facts.gpu), version (installed SGLang
     or None), version_error, state {active_state, sub_state, pid, load_state, ...}, files {path: sha256 or None},
     dirs {path: exists}, fingerprint (recorded), user_exists, group_exists.
     """
-    s, bad = validate(raw_settings or {})
+    if not isinstance(checked, Checked):
+        raise TypeError("plan() takes validate()'s result, not raw settings")
+    s, bad = checked.settings, Refusals()
+    bad.items = list(checked.refusals.items)  # the caller's refusals stay as validate() wrote them
     manager, manager_error = resolve_manager(s["service_manager"], host.get("service_mgr"), host.get("name", "the host"))
     if manager_error:
         bad.items.append(manager_error)

@@ -71,8 +71,8 @@ def _walk(plan, path):
 
 def test_every_plan_value_a_task_reads_is_in_the_plan():
     # the contract between the plan and its tasks: a key a task reads that plan() does not return fails here
-    started = sp.plan(dict(defaults(), args={}), host())
-    stopped = sp.plan(dict(defaults(), args={}, state="stopped"), host())
+    started = sp.plan(sp.validate(dict(defaults(), args={})), host())
+    stopped = sp.plan(sp.validate(dict(defaults(), args={}, state="stopped")), host())
     assert not started["refusals"] and not stopped["refusals"]
     read = set()
     for name in sorted(os.listdir(TASKS)):

@@ -44,11 +44,11 @@ def test_the_table(name, ok):
 @pytest.mark.parametrize("name", ["kimi\n", "kimi\r", "k;id", "../k"])
 def test_the_plan_refuses_it_and_the_view_makes_no_paths(name):
     s = dict(defaults(), instance=name)
-    refusals = sp.plan(s, host())["refusals"]
+    refusals = sp.plan(sp.validate(s), host())["refusals"]
     assert any("cannot name a systemd unit or a directory" in r for r in refusals), refusals
     assert view_of(s)["paths"] is None
     good = dict(defaults(), instance="kimi")  # the good value next to it
-    assert not any("cannot name a systemd unit" in r for r in sp.plan(good, host())["refusals"])
+    assert not any("cannot name a systemd unit" in r for r in sp.plan(sp.validate(good), host())["refusals"])
     assert view_of(good)["paths"]["unit_name"] == "sglang-kimi.service"
 
 

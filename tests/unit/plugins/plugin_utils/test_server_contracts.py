@@ -13,6 +13,7 @@ import os
 import re
 import typing
 
+import pytest
 import yaml
 
 import testpaths
@@ -124,9 +125,9 @@ def test_the_declaration_check_can_fail():
 
 
 def test_plans_have_the_declared_keys():
-    started = sp.plan(dict(defaults(), args={}), host())
-    stopped = sp.plan(dict(defaults(), args={}, state="stopped"), host())
-    refused = sp.plan(dict(defaults(), args={}, config_dir="relative"), host())
+    started = sp.plan(sp.validate(dict(defaults(), args={})), host())
+    stopped = sp.plan(sp.validate(dict(defaults(), args={}, state="stopped")), host())
+    refused = sp.plan(sp.validate(dict(defaults(), args={}, config_dir="relative")), host())
     assert not started["refusals"] and not stopped["refusals"] and refused["refusals"]
     # peer_token: the server_plan action adds it to every plan
     assert sorted(keys(sp.Plan) - set(started) - {"peer_token"}) == [] and sorted(set(started) - keys(sp.Plan)) == []
@@ -137,14 +138,14 @@ def test_plans_have_the_declared_keys():
     assert set(started["model_storage"]) == keys(sp.ModelStorage)
     assert all(set(f) == keys(sp.File) for f in started["files"]) and started["files"]
     assert all(set(d) == keys(sp.Dir) for d in started["dirs"]) and started["dirs"]
-    assert started["watch"] is None and set(sp.plan(*multinode("n0"))["watch"]) == keys(sp.Watch)
+    assert started["watch"] is None and set(sp.plan(sp.validate(multinode("n0")[0]), multinode("n0")[1])["watch"]) == keys(sp.Watch)
     assert started["action"] in typing.get_args(sp.Action) and stopped["action"] in typing.get_args(sp.Action)
 
 
 def test_views_have_the_declared_keys():
     view = sv.build(dict(defaults(), args={}), name="gpu1")
     assert set(view) == keys(sv.View) and set(view["spec"]) == keys(sv.Spec) and set(view["gpus"]) == keys(sv.Gpus)
-    assert set(sp.plan(dict(defaults(), args={}), host())["view"]) == keys(sv.View)
+    assert set(sp.plan(sp.validate(dict(defaults(), args={})), host())["view"]) == keys(sv.View)
     # a recorded view wins for what runs, and brings no key of its own
     was = dict(view, port=31000, extra="x")
     assert set(sv.build(dict(defaults(), args={}), name="gpu1", recorded={"view": was})) == keys(sv.View)
@@ -155,3 +156,14 @@ def test_the_documented_plan_is_declared():
     documented = yaml.safe_load(plan_module.RETURN)["plan"]["contains"]
     assert {"refusals", "action", "view", "service"} <= set(documented)
     assert sorted(set(documented) - keys(sp.Plan)) == []
+
+
+def test_the_plan_takes_only_checked_settings():
+    # raw settings (the inventory's, unchecked) are no plan input: only what validate() made of them
+    with pytest.raises(TypeError, match="validate"):
+        sp.plan(dict(defaults(), args={}), host())
+    assert not sp.plan(sp.validate(dict(defaults(), args={})), host())["refusals"]
+    # the plan adds its own refusals to its copy; the caller's Checked keeps validate()'s
+    checked = sp.validate(dict(defaults(), args={}, service_manager="systemd"))
+    refused = sp.plan(checked, host(service_mgr="openrc"))["refusals"]
+    assert refused and checked.refusals.items == []

@@ -28,7 +28,7 @@ pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="chown to another user
 def test_a_system_directory_however_spelled_is_refused_at_plan_time(name, value):
     s = defaults()
     s[name] = value
-    pl = sp.plan(s, running(sp.plan(defaults(), host())))
+    pl = sp.plan(sp.validate(s), running(sp.plan(sp.validate(defaults()), host())))
     assert pl["action"] == "none" and not pl.get("write")  # the running server is not touched
     assert any(r.startswith("server_%s=" % name) and "is a system directory or holds one" in r for r in pl["refusals"])
 
@@ -38,7 +38,7 @@ def test_a_system_directory_however_spelled_is_refused_at_plan_time(name, value)
 def test_directories_of_their_own_are_planned(name, value):
     s = defaults()
     s[name] = value
-    assert sp.plan(s, host())["refusals"] == []
+    assert sp.plan(sp.validate(s), host())["refusals"] == []
 
 
 def _instance(tmp_path, home, adopt=(), check=False):

@@ -56,7 +56,7 @@ def test_settings_table_is_the_argument_spec():
 
 
 def test_fresh_host_starts_and_writes_everything():
-    pl = sp.plan(defaults(), host())
+    pl = sp.plan(sp.validate(defaults()), host())
     assert pl["refusals"] == []
     assert pl["action"] == "start"
     assert pl["manager"] == "systemd"
@@ -78,14 +78,14 @@ def test_fresh_host_starts_and_writes_everything():
 ])
 def test_model_check_runs_with_the_preflight_on_a_local_path(preflight, verify, model, expected):
     s = dict(defaults(), preflight=preflight, verify_model=verify, model_path=model)
-    pl = sp.plan(s, host())
+    pl = sp.plan(sp.validate(s), host())
     assert pl["refusals"] == []
     assert pl["preflight"]["verify_model"] is expected
     assert pl["ready"]["sglang_version"] == "0.5.23"  # the waiter picks /ready or /health without a probe
 
 
 def test_the_model_check_is_on_by_default_and_judges_as_the_launch_reads():
-    pl = sp.plan(defaults(), host())
+    pl = sp.plan(sp.validate(defaults()), host())
     assert pl["preflight"]["verify_model"] is True  # roles/server's default, whoever put the weights there
     mc = pl["preflight"]["model_check"]
     assert mc == {"python": "/opt/sglang/venv/bin/python", "env": pl["env"], "user": "sglang",
@@ -93,18 +93,18 @@ def test_the_model_check_is_on_by_default_and_judges_as_the_launch_reads():
                   "trust_remote_code": False, "model_impl": "auto", "tokenizer_path": None,
                   "skip_tokenizer_init": False, "unknown": "refuse", "chat_template": None}
     # where servability cannot be judged: refused unless the inventory says warn; no third word
-    assert sp.plan(dict(defaults(), model_check_unknown="warn"), host())["preflight"]["model_check"]["unknown"] == "warn"
-    assert any("model_check_unknown" in r for r in sp.plan(dict(defaults(), model_check_unknown="ignore"),
+    assert sp.plan(sp.validate(dict(defaults(), model_check_unknown="warn")), host())["preflight"]["model_check"]["unknown"] == "warn"
+    assert any("model_check_unknown" in r for r in sp.plan(sp.validate(dict(defaults(), model_check_unknown="ignore")),
                                                            host())["refusals"])
     s = dict(defaults(), args={"tokenizer_path": "/models/tok", "trust-remote-code": True, "skip-tokenizer-init": "true",
                                "chat-template": "chatml"})
-    mc = sp.plan(s, host())["preflight"]["model_check"]
+    mc = sp.plan(sp.validate(s), host())["preflight"]["model_check"]
     assert (mc["tokenizer_path"], mc["trust_remote_code"], mc["skip_tokenizer_init"]) == ("/models/tok", True, True)
     assert mc["chat_template"] == "chatml"  # chat requests use it: the model's own template is not rendered
     assert pl["ready"]["chat_probe"] is True
-    assert sp.plan(dict(defaults(), ready_chat_probe=False), host())["ready"]["chat_probe"] is False
+    assert sp.plan(sp.validate(dict(defaults(), ready_chat_probe=False)), host())["ready"]["chat_probe"] is False
     # check mode before the user exists: no user to judge for
-    assert sp.plan(defaults(), host(check_mode=True, user_exists=False))["preflight"]["model_check"]["user"] is None
+    assert sp.plan(sp.validate(defaults()), host(check_mode=True, user_exists=False))["preflight"]["model_check"]["user"] is None
 
 
 NFS = {"mount": "/data", "fstype": "nfs4", "source": "10.0.0.5:/export", "network": True}
@@ -113,7 +113,7 @@ NFS = {"mount": "/data", "fstype": "nfs4", "source": "10.0.0.5:/export", "networ
 @pytest.mark.parametrize("version, applied", [("0.5.23", True), ("0.5.15.post1", True), ("0.5.10.post1", False)])
 def test_weights_on_a_network_filesystem_get_what_the_sglang_offers(version, applied):
     s = dict(defaults(), model_path="/data/kimi")
-    pl = sp.plan(s, host(version=version, model_fs={"/data/kimi": NFS}))
+    pl = sp.plan(sp.validate(s), host(version=version, model_fs={"/data/kimi": NFS}))
     assert pl["refusals"] == []
     assert pl["model_storage"]["network"] == ["/data/kimi"]
     assert ("--weight-loader-prefetch-checkpoints" in pl["argv"]) is applied
@@ -123,11 +123,11 @@ def test_weights_on_a_network_filesystem_get_what_the_sglang_offers(version, app
 
 
 def test_a_local_model_or_the_users_own_choice_is_left_alone():
-    pl = sp.plan(defaults(), host(model_fs={"/models/Kimi-K2.5-int4": dict(NFS, fstype="xfs", network=False)}))
+    pl = sp.plan(sp.validate(defaults()), host(model_fs={"/models/Kimi-K2.5-int4": dict(NFS, fstype="xfs", network=False)}))
     assert pl["model_storage"] == {"network": [], "apply": {}, "notes": []}
     assert "--weight-loader-prefetch-checkpoints" not in pl["argv"]
     s = dict(defaults(), model_path="/data/kimi", args={"weight-loader-prefetch-checkpoints": False})
-    pl = sp.plan(s, host(model_fs={"/data/kimi": NFS}))
+    pl = sp.plan(sp.validate(s), host(model_fs={"/data/kimi": NFS}))
     assert "--weight-loader-prefetch-checkpoints" not in pl["argv"] and "left as given" in " ".join(pl["warnings"])
 
 
@@ -140,7 +140,7 @@ def test_a_local_model_or_the_users_own_choice_is_left_alone():
 ])
 def test_a_become_the_host_cannot_do_is_named_with_the_fix(user, become, method, error):
     s = dict(defaults(), user=user)
-    got = sp.plan(s, host(become=become, become_method=method))["preflight"]["become_error"]
+    got = sp.plan(sp.validate(s), host(become=become, become_method=method))["preflight"]["become_error"]
     if error is None:
         assert got is None
     else:
@@ -150,34 +150,34 @@ def test_a_become_the_host_cannot_do_is_named_with_the_fix(user, become, method,
 
 
 def test_no_change_does_nothing_and_writes_nothing():
-    first = sp.plan(defaults(), host())
-    again = sp.plan(defaults(), running(first))
+    first = sp.plan(sp.validate(defaults()), host())
+    again = sp.plan(sp.validate(defaults()), running(first))
     assert (again["action"], again["write"], again["remove"], again["dirs_missing"]) == ("none", [], [], [])
     assert not again["changed"] and not again["daemon_reload"]
-    assert again == sp.plan(defaults(), running(first))  # deterministic
+    assert again == sp.plan(sp.validate(defaults()), running(first))  # deterministic
 
 
 def test_changed_flag_restarts_and_policy_never_only_writes():
-    first = sp.plan(defaults(), host())
+    first = sp.plan(sp.validate(defaults()), host())
     s = defaults()
     s["args"] = dict(s["args"], **{"mem-fraction-static": 0.8})
-    pl = sp.plan(s, running(first))
+    pl = sp.plan(sp.validate(s), running(first))
     assert pl["action"] == "restart" and pl["changed"]
     assert "--mem-fraction-static" in pl["argv"]
     assert pl["write"] == ["/etc/sglang/default/argv.json", "/etc/systemd/system/sglang-default.service"]
     s["restart"] = "never"
-    pl = sp.plan(s, running(first))
+    pl = sp.plan(sp.validate(s), running(first))
     assert pl["action"] == "none" and pl["write"] and pl["daemon_reload"]
     assert any("server_restart is 'never'" in w for w in pl["warnings"])
     s["restart"] = "always"
-    assert sp.plan(defaults() | {"restart": "always"}, running(first))["action"] == "restart"
+    assert sp.plan(sp.validate(defaults() | {"restart": "always"}), running(first))["action"] == "restart"
 
 
 def test_crash_looping_unit_counts_as_not_running():
-    first = sp.plan(defaults(), host())
+    first = sp.plan(sp.validate(defaults()), host())
     h = running(first)
     h["state"] = {"active_state": "activating", "sub_state": "auto-restart", "pid": 0}
-    assert sp.plan(defaults(), h)["action"] == "start"
+    assert sp.plan(sp.validate(defaults()), h)["action"] == "start"
 
 
 @pytest.mark.parametrize("name,value,needle", [
@@ -220,7 +220,7 @@ def test_crash_looping_unit_counts_as_not_running():
 def test_bad_setting_is_refused_with_its_fix(name, value, needle):
     s = defaults()
     s[name] = value
-    pl = sp.plan(s, running(sp.plan(defaults(), host())))
+    pl = sp.plan(sp.validate(s), running(sp.plan(sp.validate(defaults()), host())))
     assert pl["action"] == "none"
     assert any(needle in r for r in pl["refusals"]), pl["refusals"]
     # each refusal says what to do
@@ -231,14 +231,14 @@ def test_bad_setting_is_refused_with_its_fix(name, value, needle):
 def test_every_refusal_at_once():
     s = defaults()
     s.update(tp=0, port=0, env={"BAD NAME": "x"})
-    pl = sp.plan(s, host())
+    pl = sp.plan(sp.validate(s), host())
     assert len(pl["refusals"]) == 3, pl["refusals"]
 
 
 def test_strings_from_the_inventory_are_numbers_and_booleans():
     s = defaults()
     s.update(tp="8", port="30001", wait="yes", ready_interval="2.5")
-    pl = sp.plan(s, host())
+    pl = sp.plan(sp.validate(s), host())
     assert pl["refusals"] == []
     assert pl["argv"][pl["argv"].index("--port") + 1] == "30001"
     assert pl["ready"]["interval"] == 2.5
@@ -248,27 +248,27 @@ def test_api_key_is_never_shown_and_lands_in_a_yaml_that_yaml_reads_back():
     s = defaults()
     key = 'k"ey\\with\\"quotes\' and: colon #hash'
     s["api_key"] = key
-    pl = sp.plan(s, host())
+    pl = sp.plan(sp.validate(s), host())
     f = next(f for f in pl["files"] if f["path"].endswith("api-key.yaml"))
     assert f["secret"] and f["mode"] == "0640" and f["group"] == "sglang"
     assert yaml.safe_load(f["content"]) == {"api-key": key}
     assert key not in json.dumps(pl["argv"]) and "--config" in pl["argv"]
     s["api_key"] = ["not", "a", "string"]
-    refused = sp.plan(s, host())["refusals"]
+    refused = sp.plan(sp.validate(s), host())["refusals"]
     assert refused and "(hidden)" in refused[0]
 
 
 def test_removing_the_api_key_removes_its_file():
     s = defaults()
     s["api_key"] = "k"
-    first = sp.plan(s, host())
-    pl = sp.plan(defaults(), running(first))
+    first = sp.plan(sp.validate(s), host())
+    pl = sp.plan(sp.validate(defaults()), running(first))
     assert pl["remove"] == ["/etc/sglang/default/api-key.yaml"]
     assert pl["action"] == "restart"
 
 
 def test_pidfile_host_gets_a_launch_spec_not_a_unit():
-    pl = sp.plan(defaults(), host(service_mgr="other"))
+    pl = sp.plan(sp.validate(defaults()), host(service_mgr="other"))
     assert pl["manager"] == "pidfile"
     paths = [f["path"] for f in pl["files"]]
     assert "/etc/sglang/default/launch.json" in paths and not any(p.endswith(".service") for p in paths)
@@ -277,29 +277,29 @@ def test_pidfile_host_gets_a_launch_spec_not_a_unit():
     assert pl["ready"]["pid_file"] == "/run/llmserve-sglang/default/server.pid" and pl["ready"]["unit"] is None
     s = defaults()
     s["service_manager"] = "systemd"
-    assert any("not systemd" in r for r in sp.plan(s, host(service_mgr="other"))["refusals"])
+    assert any("not systemd" in r for r in sp.plan(sp.validate(s), host(service_mgr="other"))["refusals"])
 
 
 def test_no_sglang_in_the_venv_is_refused_with_the_fix():
-    pl = sp.plan(defaults(), host(version=None, version_error="ModuleNotFoundError: No module named 'sglang'"))
+    pl = sp.plan(sp.validate(defaults()), host(version=None, version_error="ModuleNotFoundError: No module named 'sglang'"))
     assert any("run roles/sglang first" in r and "No module named" in r for r in pl["refusals"])
 
 
 def test_renderer_errors_become_refusals():
     s = defaults()
     s["args"] = {"enable-torch-symm-mem": True}  # SM120 without roles/sglang's patch
-    pl = sp.plan(s, host())
+    pl = sp.plan(sp.validate(s), host())
     assert any("sm120-symm-mem" in r for r in pl["refusals"])
 
 
 def test_stopped_state():
-    first = sp.plan(defaults(), host())
+    first = sp.plan(sp.validate(defaults()), host())
     s = defaults()
     s.update(state="stopped", model_path="")
-    pl = sp.plan(s, running(first))
+    pl = sp.plan(sp.validate(s), running(first))
     assert (pl["action"], pl["refusals"]) == ("stop", [])
     assert pl["watch"] is None  # tasks/main.yml's act step reads it (the molecule server scenario stops mol2 so)
-    assert sp.plan(s, host())["action"] == "none"
+    assert sp.plan(sp.validate(s), host())["action"] == "none"
 
 
 def multinode(name, **kw):
@@ -313,7 +313,7 @@ def multinode(name, **kw):
 
 def test_multinode_rank_and_rendezvous():
     s, h = multinode("n1")
-    pl = sp.plan(s, h)
+    pl = sp.plan(sp.validate(s), h)
     assert pl["refusals"] == []
     a = pl["argv"]
     assert a[a.index("--nnodes") + 1] == "2" and a[a.index("--node-rank") + 1] == "1"
@@ -321,15 +321,15 @@ def test_multinode_rank_and_rendezvous():
     assert pl["watch"]["endpoint"] == "10.0.0.2:50009" and pl["watch"]["timeout"] == 1860
     s["dist_init_host"] = None
     s["tp"] = 15
-    assert any("does not divide over the 2 hosts" in r for r in sp.plan(s, h)["refusals"])
+    assert any("does not divide over the 2 hosts" in r for r in sp.plan(sp.validate(s), h)["refusals"])
 
 
 def replica_pair():
     """Plans of a two-host replica: rank 0 (n0) fresh, n1 already running; their peer tokens t0 and t1."""
     s0, h0 = multinode("n0")
     s1, h1 = multinode("n1")
-    p0 = sp.plan(s0, h0)
-    p1 = sp.plan(s1, running(sp.plan(s1, h1)) | {"name": "n1", "groups": h1["groups"], "rank0": h1["rank0"], "own": h1["own"]})
+    p0 = sp.plan(sp.validate(s0), h0)
+    p1 = sp.plan(sp.validate(s1), running(sp.plan(sp.validate(s1), h1)) | {"name": "n1", "groups": h1["groups"], "rank0": h1["rank0"], "own": h1["own"]})
     p0["peer_token"], p1["peer_token"] = "t0", "t1"
     return p0, p1
 
@@ -346,12 +346,12 @@ def test_replica_restarts_as_a_whole_and_shares_rank0s_token():
 
 
 def test_failure_message_is_the_waiters_plus_what_became_of_the_old_server():
-    first = sp.plan(defaults(), host())
+    first = sp.plan(sp.validate(defaults()), host())
     assert first["action"] == "start"
     assert "Nothing ran before this deploy" in sp.failure_message(first, {"failed": True}, {}, None, [], "rollback")
     changed = defaults()
     changed["args"] = {"mem-fraction-static": 0.8}
-    pl = sp.plan(changed, running(first))
+    pl = sp.plan(sp.validate(changed), running(first))
     assert pl["action"] == "restart"
     ready = {"failed": True, "msg": "server process exited (code 1) in stage cuda_graph after 4s | oom_cuda_graph -> try: x"}
     msg = sp.failure_message(pl, ready, {"rolled_back": True}, {"failed": False, "elapsed": 7.25}, ["gpu1"], "rollback")
@@ -368,7 +368,7 @@ def test_failure_message_is_the_waiters_plus_what_became_of_the_old_server():
 
 
 def test_failure_message_says_a_frozen_start_was_killed_and_what_it_left_on_the_gpus():
-    pl = sp.plan(defaults(), host())
+    pl = sp.plan(sp.validate(defaults()), host())
     ready = {"failed": True, "msg": "stalled in load_weights"}
     step = {"stopped": {"seconds": 10.3, "grace": 10, "killed": True},
             "orphans": {"checked": True, "ended": [{"pid": 4711, "used_memory_mib": 80000}], "left": []}}
@@ -378,8 +378,8 @@ def test_failure_message_says_a_frozen_start_was_killed_and_what_it_left_on_the_
 
 
 def test_report_says_what_was_decided():
-    first = sp.plan(defaults(), host())
-    lines = sp.report(sp.plan(defaults(), running(first)))
+    first = sp.plan(sp.validate(defaults()), host())
+    lines = sp.report(sp.plan(sp.validate(defaults()), running(first)))
     assert lines[0].startswith("sglang-default.service: none (running, unchanged)")
     assert lines[-1] == "running, pid 4242"
 
@@ -387,7 +387,7 @@ def test_report_says_what_was_decided():
 def test_plan_does_not_touch_its_inputs():
     s, h = defaults(), host()
     s0, h0 = copy.deepcopy(s), copy.deepcopy(h)
-    sp.plan(s, h)
+    sp.plan(sp.validate(s), h)
     assert (s, h) == (s0, h0)
 
 
@@ -400,7 +400,7 @@ READY_FAILED = {"ready": False, "failed": False, "reason": "crashed", "category"
 
 
 def test_the_failure_block_has_one_line_each_and_not_the_whole_result():
-    pl = sp.plan(defaults(), host())
+    pl = sp.plan(sp.validate(defaults()), host())
     msg = sp.failure_message(pl, READY_FAILED, {"stopped": {"killed": True, "at_once": True}}, None, ["gpu1"], "stop")
     lines = msg.split("\n")
     assert lines[0] == "sglang-default.service is not ready: server process 292 exited (exit status -9) in stage " \
@@ -424,7 +424,7 @@ def test_a_failed_wait_is_told_by_ready_false_even_when_ansible_set_failed_false
 
 def test_replica_failures_read_ready_false():
     from ansible_collections.llmserve.sglang.plugins.filter._server import server_replica_failures
-    pl = sp.plan(defaults(), host())
+    pl = sp.plan(sp.validate(defaults()), host())
     hv = {"gpu1": {"__server_ready": READY_FAILED}}
     assert server_replica_failures(pl, hv, ["gpu1"], "gpu1") == ["gpu1"]
     hv = {"gpu1": {"__server_ready": {"ready": True, "failed": False}}}

@@ -24,7 +24,7 @@ def refusals(**settings):
             s["speculative"] = dict(s["speculative"], **v)
         else:
             s[k] = v
-    pl = sp.plan(s, host())
+    pl = sp.plan(sp.validate(s), host())
     return pl["refusals"], pl
 
 

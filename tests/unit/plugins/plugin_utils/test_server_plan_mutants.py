@@ -40,7 +40,7 @@ def test_a_refused_value_is_json_sorted_cut_after_80_characters_and_a_secret_is_
 ])
 def test_a_number_that_is_none_names_its_example(name, fix):
     s = dict(defaults(), **{name: "lots"})
-    refused = [r for r in sp.plan(s, host())["refusals"] if r.startswith("server_%s=" % name)]
+    refused = [r for r in sp.plan(sp.validate(s), host())["refusals"] if r.startswith("server_%s=" % name)]
     assert refused == ['server_%s="lots" is not %s: %s' % (name, "a whole number" if "integer" in fix else "a number", fix)]
 
 
@@ -142,7 +142,7 @@ def test_a_file_of_the_plan_is_its_path_text_mode_owner_and_hash():
 # --- the closing words --------------------------------------------------------------------------------------------
 
 def _started():
-    pl = sp.plan(dict(defaults(), args={}), host())
+    pl = sp.plan(sp.validate(dict(defaults(), args={})), host())
     pl["warnings"] = ["w1", "w2"]
     return pl
 
@@ -170,7 +170,7 @@ def test_the_ready_line_names_the_speculation_applied_and_its_source():
     spec = {"algorithm": "EAGLE3", "draft_model_path": "/m/draft", "adaptive": True, "eagle_topk": 1, "num_steps": 3,
             "num_draft_tokens": 4, "adaptive_config": {"1": {"candidate_steps": [3]}, "57": {"candidate_steps": [0]}},
             "source": "benchmark run /r of 2026-12-07T17:00"}
-    pl = sp.plan(dict(defaults(), args={}, speculative=spec), host())
+    pl = sp.plan(sp.validate(dict(defaults(), args={}, speculative=spec)), host())
     assert not pl.get("refusals"), pl.get("refusals")
     assert sp.report(pl, {"ready": True, "elapsed": 1})[-1].endswith(
         "; speculation: adaptive EAGLE3 (threshold 56: 3 steps from batch 1, 0 steps from batch 57), from benchmark "
@@ -180,7 +180,7 @@ def test_the_ready_line_names_the_speculation_applied_and_its_source():
 
 def test_the_report_of_a_worker_node_names_rank_0():
     s, h = multinode("n1")
-    pl = sp.plan(s, h)
+    pl = sp.plan(sp.validate(s), h)
     lines = sp.report(pl, {"ready": True, "elapsed": 2, "stages": []})
     assert lines[0].endswith("; sglang 0.5.23, node 1 of 2")
     assert lines[-1] == ("READY in 2.0 s (sglang 0.5.23; model ?; worker of n0; stages ; speculation: static EAGLE3, "
@@ -339,7 +339,7 @@ def test_a_wait_failed_or_came_up(ready, failed, up):
 def test_the_model_check_reads_every_spelling_of_the_options():
     for spelling in ("model-impl", "model_impl", "--model-impl"):
         s = dict(defaults(), args={spelling: "transformers", "--tokenizer-path": "/t"})
-        mc = sp.plan(s, host())["preflight"]["model_check"]
+        mc = sp.plan(sp.validate(s), host())["preflight"]["model_check"]
         assert (mc["model_impl"], mc["tokenizer_path"]) == ("transformers", "/t")
 
 
@@ -548,20 +548,20 @@ def test_a_number_that_is_none_leaves_the_other_ranges_checked():
 ])
 def test_the_spec_check_the_tasks_pass(check, adaptive, run, mode, requests):
     spec = dict(defaults()["speculative"], adaptive=adaptive)
-    pl = sp.plan(dict(defaults(), args={}, spec_check=check, speculative=spec), host())
+    pl = sp.plan(sp.validate(dict(defaults(), args={}, spec_check=check, speculative=spec)), host())
     assert (pl["spec_check"]["run"], pl["spec_check"]["mode"], pl["spec_check"]["requests"]) == (run, mode, requests)
 
 
 def test_a_stop_carries_what_its_tasks_pass():
     # tasks/deploy.yml takes the lock and stops with the plan's values: a stopped instance's plan has them too
-    pl = sp.plan(dict(defaults(), args={}, state="stopped", stop_timeout="30", lock_stale_after=600), host())
+    pl = sp.plan(sp.validate(dict(defaults(), args={}, state="stopped", stop_timeout="30", lock_stale_after=600)), host())
     assert pl["service"]["stop_timeout"] == 30 and pl["service"]["lock_stale_after"] == 600
 
 
 # --- what plan() decides, key by key ------------------------------------------------------------------------------
 
 def test_a_fresh_systemd_host_key_by_key():
-    pl = sp.plan(dict(defaults(), args={}), host())
+    pl = sp.plan(sp.validate(dict(defaults(), args={})), host())
     assert (pl["action"], pl["why"], pl["label"], pl["manager"], pl["running"], pl["pid"]) == (
         "start", "not running (never started)", "sglang-default.service", "systemd", False, 0)
     assert (pl["changed"], pl["needs_write"], pl["daemon_reload"], pl["create_user"], pl["user_pending"]) == (
@@ -597,11 +597,11 @@ def test_a_fresh_systemd_host_key_by_key():
 
 def test_a_running_pidfile_host_with_restart_never_key_by_key():
     s = dict(defaults(), args={})
-    h = running(sp.plan(s, host(service_mgr="other")))
+    h = running(sp.plan(sp.validate(s), host(service_mgr="other")))
     h["service_mgr"] = "other"
     h["files"]["/etc/systemd/system/sglang-default.service"] = "old"   # a unit left from systemd days: removed
     h["files"]["/etc/sglang/default/secret.env"] = "old"               # the key file of old releases: removed
-    pl = sp.plan(dict(s, restart="never", args={"mem-fraction-static": 0.8}, stage_timeouts={"load_weights": 900}), h)
+    pl = sp.plan(sp.validate(dict(s, restart="never", args={"mem-fraction-static": 0.8}, stage_timeouts={"load_weights": 900})), h)
     label = "sglang-default (pid file /run/llmserve-sglang/default/server.pid)"
     assert (pl["action"], pl["why"], pl["label"], pl["running"], pl["pid"], pl["changed"]) == (
         "none", "running an older configuration; server_restart is never", label, True, 4242, True)
@@ -614,75 +614,75 @@ def test_a_running_pidfile_host_with_restart_never_key_by_key():
     assert (pl["ready"]["unit"], pl["ready"]["pid_file"]) == (None, "/run/llmserve-sglang/default/server.pid")
     assert pl["ready"]["stage_timeouts"] == {"load_weights": 900.0}
     # the same with nothing changed: nothing to write, no warning; pid 0 when not known
-    again = sp.plan(s, running(sp.plan(s, host(service_mgr="other"))) | {"service_mgr": "other"})
+    again = sp.plan(sp.validate(s), running(sp.plan(sp.validate(s), host(service_mgr="other"))) | {"service_mgr": "other"})
     assert (again["action"], again["why"], again["needs_write"], again["write"]) == ("none", "running, unchanged", False, [])
     assert not any("server_restart is 'never'" in w for w in again["warnings"])
-    assert sp.plan(s, host(service_mgr="other", state={"active_state": "active"}))["preflight"]["owner_pid"] is None
+    assert sp.plan(sp.validate(s), host(service_mgr="other", state={"active_state": "active"}))["preflight"]["owner_pid"] is None
 
 
 def test_what_runs_restarts_per_policy():
     s = dict(defaults(), args={})
-    h = running(sp.plan(s, host()))
-    assert sp.plan(dict(s, restart="always"), h)[("why")] == "server_restart is always"
-    assert sp.plan(dict(s, restart="always"), h)["action"] == "restart"
+    h = running(sp.plan(sp.validate(s), host()))
+    assert sp.plan(sp.validate(dict(s, restart="always")), h)[("why")] == "server_restart is always"
+    assert sp.plan(sp.validate(dict(s, restart="always")), h)["action"] == "restart"
     changed = dict(s, args={"mem-fraction-static": 0.8})
-    assert (sp.plan(changed, h)["action"], sp.plan(changed, h)["why"]) == ("restart", "what it runs changed")
-    assert sp.plan(changed, h)["needs_write"] is True
+    assert (sp.plan(sp.validate(changed), h)["action"], sp.plan(sp.validate(changed), h)["why"]) == ("restart", "what it runs changed")
+    assert sp.plan(sp.validate(changed), h)["needs_write"] is True
     h["state"] = {"active_state": "failed"}
-    assert (sp.plan(s, h)["action"], sp.plan(s, h)["why"]) == ("start", "not running (failed)")
-    assert sp.plan(s, h)["needs_write"] is True  # a start is a write, nothing else changed
-    h["fingerprint"] = " %s\n" % sp.plan(s, h)["fingerprint"]  # as read from the file: stripped
+    assert (sp.plan(sp.validate(s), h)["action"], sp.plan(sp.validate(s), h)["why"]) == ("start", "not running (failed)")
+    assert sp.plan(sp.validate(s), h)["needs_write"] is True  # a start is a write, nothing else changed
+    h["fingerprint"] = " %s\n" % sp.plan(sp.validate(s), h)["fingerprint"]  # as read from the file: stripped
     h["state"] = {"active_state": "active", "pid": 1}
-    assert sp.plan(s, h)["changed"] is False
+    assert sp.plan(sp.validate(s), h)["changed"] is False
 
 
 def test_the_fingerprint_follows_what_runs():
     s = dict(defaults(), args={})
-    fp = sp.plan(s, host())["fingerprint"]
-    assert sp.plan(s, host())["fingerprint"] == fp
+    fp = sp.plan(sp.validate(s), host())["fingerprint"]
+    assert sp.plan(sp.validate(s), host())["fingerprint"] == fp
     for change in ({"patches": ["p1"]}, {"patch_state": "abc"}, {"api_key": "k"}, {"env": {"A": "1"}}):
-        assert sp.plan(dict(s, **change), host())["fingerprint"] != fp, change
-    assert sp.plan(s, host(version="0.5.22"))["fingerprint"] != fp
-    assert sp.plan(s, host(service_mgr="other"))["fingerprint"] != fp  # the launch spec instead of the unit
+        assert sp.plan(sp.validate(dict(s, **change)), host())["fingerprint"] != fp, change
+    assert sp.plan(sp.validate(s), host(version="0.5.22"))["fingerprint"] != fp
+    assert sp.plan(sp.validate(s), host(service_mgr="other"))["fingerprint"] != fp  # the launch spec instead of the unit
 
 
 def test_the_environment_and_its_precedence():
     s = dict(defaults(), args={}, cuda_visible_devices=[0, "2"], base_env={"A": "base", "B": "base", "N": None},
              env={"B": "user", "TRITON_CACHE_DIR": "/mine", "U": None})
-    pl = sp.plan(s, host())
+    pl = sp.plan(sp.validate(s), host())
     env = pl["env"]
     assert (env["A"], env["B"], env["TRITON_CACHE_DIR"], env["LLMSERVE_SGLANG_INSTANCE"]) == ("base", "user", "/mine", "default")
     assert env["CUDA_VISIBLE_DEVICES"] == "0,2" and "N" not in env and "U" not in env
     assert pl["preflight"]["gpu_count"] == 2 and pl["ready"]["host"]["gpu_count"] == 2
     assert all(isinstance(v, str) for v in env.values())
-    no_gpu = sp.plan(dict(defaults(), args={}), host(gpu={"present": False, "count": 8}))
+    no_gpu = sp.plan(sp.validate(dict(defaults(), args={})), host(gpu={"present": False, "count": 8}))
     assert no_gpu["preflight"]["gpu_count"] is None and "CUDA_VISIBLE_DEVICES" not in no_gpu["env"]
 
 
 def test_check_mode_before_the_user_exists():
     s = dict(defaults(), args={})
-    pl = sp.plan(s, host(check_mode=True, user_exists=False))
+    pl = sp.plan(sp.validate(s), host(check_mode=True, user_exists=False))
     assert (pl["user_pending"], pl["preflight"]["become_user"], pl["create_user"]) == (True, "root", True)
-    assert sp.plan(s, host(check_mode=False, user_exists=False))["user_pending"] is False
-    assert sp.plan(s, host(group_exists=False))["create_user"] is True
-    assert sp.plan(dict(s, create_user=False), host(user_exists=False))["create_user"] is False
-    assert sp.plan(s, host(user_exists=None, group_exists=True))["create_user"] is True
+    assert sp.plan(sp.validate(s), host(check_mode=False, user_exists=False))["user_pending"] is False
+    assert sp.plan(sp.validate(s), host(group_exists=False))["create_user"] is True
+    assert sp.plan(sp.validate(dict(s, create_user=False)), host(user_exists=False))["create_user"] is False
+    assert sp.plan(sp.validate(s), host(user_exists=None, group_exists=True))["create_user"] is True
 
 
 def test_the_peer_endpoint_and_watch_of_a_worker():
     s, h = multinode("n1")
-    pl = sp.plan(s, h)
+    pl = sp.plan(sp.validate(s), h)
     assert pl["watch"] == {"name": "n1", "endpoint": "10.0.0.2:50009", "port": 50009, "timeout": 1860, "peers": [], "token": None}
     assert (pl["preflight"]["nnodes"], pl["ready"]["host"]["nnodes"], pl["ready"]["node_rank"]) == (2, 2, 1)
     h["own"] = {"dist_init_host": "192.168.0.2", "default_ipv4": "10.0.0.2", "ansible_host": "h"}
-    assert sp.plan(dict(s, peer_watch_port=40000), h)["peer_endpoint"] == "192.168.0.2:40000"
-    unset = sp.plan(dict(s, peer_watch_port=None, dist_init_port=41000), h)  # the port after the rendezvous' ninth
+    assert sp.plan(sp.validate(dict(s, peer_watch_port=40000)), h)["peer_endpoint"] == "192.168.0.2:40000"
+    unset = sp.plan(sp.validate(dict(s, peer_watch_port=None, dist_init_port=41000)), h)  # the port after the rendezvous' ninth
     assert (unset["peer_endpoint"], unset["watch"]["port"]) == ("192.168.0.2:41009", 41009)
     h["own"] = {"ansible_host": "h2"}
-    assert sp.plan(s, h)["peer_endpoint"] == "h2:50009"
+    assert sp.plan(sp.validate(s), h)["peer_endpoint"] == "h2:50009"
     h["own"] = {}
-    assert sp.plan(s, h)["peer_endpoint"] == "n1:50009"
-    assert sp.plan(dict(s, peer_watch=False), h)["watch"] is None
+    assert sp.plan(sp.validate(s), h)["peer_endpoint"] == "n1:50009"
+    assert sp.plan(sp.validate(dict(s, peer_watch=False)), h)["watch"] is None
 
 
 @pytest.mark.parametrize("rank0, addr", [
@@ -693,43 +693,43 @@ def test_the_peer_endpoint_and_watch_of_a_worker():
 def test_the_rendezvous_is_rank_0s_address(rank0, addr):
     s, h = multinode("n1")
     h["rank0"] = rank0
-    a = sp.plan(s, h)["argv"]
+    a = sp.plan(sp.validate(s), h)["argv"]
     assert a[a.index("--dist-init-addr") + 1] == addr
 
 
 def test_the_replica_refusals_word_for_word():
     s, h = multinode("n1")
-    assert sp.plan(dict(s, tp=15), h)["refusals"] == [
+    assert sp.plan(sp.validate(dict(s, tp=15)), h)["refusals"] == [
         "server_tp=15 (total across nodes) does not divide over the 2 hosts of pair: set server_tp to a multiple of "
         "the node count (e.g. 16)"]
-    assert sp.plan(dict(s, tp_group="nope"), h)["refusals"] == [
+    assert sp.plan(sp.validate(dict(s, tp_group="nope")), h)["refusals"] == [
         'server_tp_group="nope" is not an inventory group: set it to the group whose hosts form one TP replica']
     h["groups"] = {"pair": ["n0", "n2"]}
-    assert sp.plan(s, h)["refusals"] == [
+    assert sp.plan(sp.validate(s), h)["refusals"] == [
         'server_tp_group="pair" does not contain n1: add the host to the group or unset server_tp_group for it']
     del h["name"]  # a host without a name is the view's 'localhost'
-    assert sp.plan(s, h)["refusals"] == [
+    assert sp.plan(sp.validate(s), h)["refusals"] == [
         'server_tp_group="pair" does not contain localhost: add the host to the group or unset server_tp_group for it']
 
 
 def test_a_stopped_instance():
     s = dict(defaults(), args={}, state="stopped", model_path="")
-    h = running(sp.plan(dict(defaults(), args={}), host()))
-    pl = sp.plan(s, h)
+    h = running(sp.plan(sp.validate(dict(defaults(), args={})), host()))
+    pl = sp.plan(sp.validate(s), h)
     assert (pl["action"], pl["why"], pl["watch"], pl["refusals"]) == ("stop", "server_state is stopped", None, [])
-    assert sp.plan(s, host(state={"active_state": "inactive", "enabled": True}))["action"] == "stop"
-    assert (sp.plan(s, host())["action"], sp.plan(s, host())["why"]) == ("none", "server_state is stopped")
-    refused = sp.plan(dict(s, port=0), h)
+    assert sp.plan(sp.validate(s), host(state={"active_state": "inactive", "enabled": True}))["action"] == "stop"
+    assert (sp.plan(sp.validate(s), host())["action"], sp.plan(sp.validate(s), host())["why"]) == ("none", "server_state is stopped")
+    refused = sp.plan(sp.validate(dict(s, port=0)), h)
     assert (refused["action"], refused["why"]) == ("none", "")
 
 
 def test_no_sglang_in_the_venv_word_for_word():
-    pl = sp.plan(dict(defaults(), args={}), host(version=None, version_error="No module named 'sglang'"))
+    pl = sp.plan(sp.validate(dict(defaults(), args={})), host(version=None, version_error="No module named 'sglang'"))
     assert pl["refusals"] == ["/opt/sglang/venv/bin/python cannot report an installed sglang (No module named 'sglang'): run "
                               "roles/sglang first, or set server_python to the python of the venv that holds sglang"]
-    assert sp.plan(dict(defaults(), args={}), host(version=None))["refusals"][0].startswith(
+    assert sp.plan(sp.validate(dict(defaults(), args={})), host(version=None))["refusals"][0].startswith(
         "/opt/sglang/venv/bin/python cannot report an installed sglang (no answer): ")
-    assert sp.plan(dict(defaults(), args={}, sglang_version="0.5.22"), host(version=None))["version"] == "0.5.22"
+    assert sp.plan(sp.validate(dict(defaults(), args={}, sglang_version="0.5.22")), host(version=None))["version"] == "0.5.22"
 
 
 def test_the_report_of_a_plan_without_a_rank_is_rank_0s():
@@ -746,17 +746,17 @@ def test_the_failure_block_drops_only_the_messages_trailing_dots():
 def test_systemd_asked_of_a_host_without_it_names_the_host():
     s = dict(defaults(), args={}, service_manager="systemd")
     fix = ", not systemd: set server_service_manager to auto or pidfile (a supervised launcher with a pid file)"
-    assert sp.plan(s, host(service_mgr="openrc"))["refusals"] == ["server_service_manager=systemd but gpu1 runs openrc" + fix]
+    assert sp.plan(sp.validate(s), host(service_mgr="openrc"))["refusals"] == ["server_service_manager=systemd but gpu1 runs openrc" + fix]
     nameless = host(service_mgr="openrc")
     del nameless["name"]
-    assert sp.plan(s, nameless)["refusals"] == ["server_service_manager=systemd but the host runs openrc" + fix]
+    assert sp.plan(sp.validate(s), nameless)["refusals"] == ["server_service_manager=systemd but the host runs openrc" + fix]
 
 
 @pytest.mark.parametrize("mgr, manager, version, health", [
     ("systemd", "systemd", "0.5.23", "/ready"), ("other", "pidfile", "0.5.23", "/ready"), ("systemd", "systemd", "0.5.9", "/health"),
 ])
 def test_the_record_of_the_start_holds_the_resolved_manager_and_version(mgr, manager, version, health):
-    pl = sp.plan(dict(defaults(), args={}), host(service_mgr=mgr, version=version))
+    pl = sp.plan(sp.validate(dict(defaults(), args={})), host(service_mgr=mgr, version=version))
     text = next(f["content"] for f in pl["files"] if f["path"].endswith("/argv.json"))
     record = json.loads(text)
     assert text == json.dumps(record, indent=4, sort_keys=True) + "\n"  # keys sorted, 4 spaces: a diff reads it
@@ -767,7 +767,7 @@ def test_the_record_of_the_start_holds_the_resolved_manager_and_version(mgr, man
 
 @pytest.mark.parametrize("bad_dirs", [{"config_dir": "etc/sglang"}, {"log_dir": "log"}, {"config_dir": "x", "log_dir": "y"}])
 def test_a_plan_with_a_relative_config_or_log_dir_has_no_paths(bad_dirs):
-    pl = sp.plan(dict(defaults(), args={}, **bad_dirs), host())
+    pl = sp.plan(sp.validate(dict(defaults(), args={}, **bad_dirs)), host())
     assert pl["refusals"] and pl["warnings"] == [] and pl["action"] == "none"
     assert not set(pl) & {"paths", "label", "running", "pid"}
     assert set(pl) == {"refusals", "warnings", "manager", "nodes", "node_rank", "nnodes", "action", "why", "write", "remove",
@@ -777,7 +777,7 @@ def test_a_plan_with_a_relative_config_or_log_dir_has_no_paths(bad_dirs):
 def test_what_the_plan_hands_the_renderer_reaches_the_command_line():
     s = dict(defaults(), args={}, host="0.0.0.0", port=30001, served_model_name="kimi", api_key="k")
     s["speculative"] = dict(s["speculative"], num_steps=3, eagle_topk=1, num_draft_tokens=4)
-    pl = sp.plan(s, host())
+    pl = sp.plan(sp.validate(s), host())
     assert pl["argv"] == ["--model-path", "/models/Kimi-K2.5-int4", "--tp-size", "8", "--host", "0.0.0.0", "--port", "30001",
                           "--served-model-name", "kimi", "--config", "/etc/sglang/default/api-key.yaml",
                           "--speculative-algorithm", "EAGLE3", "--speculative-draft-model-path", "/models/Kimi-K2.5-EAGLE3",
@@ -785,13 +785,13 @@ def test_what_the_plan_hands_the_renderer_reaches_the_command_line():
                           "--disable-custom-all-reduce"]
     assert pl["view"]["url"] == "http://127.0.0.1:30001" and pl["view"]["paths"] == pl["paths"]
     # no speculation, no name, no key: none of their flags
-    off = sp.plan(dict(defaults(), args={}, speculative={"algorithm": ""}), host())
+    off = sp.plan(sp.validate(dict(defaults(), args={}, speculative={"algorithm": ""})), host())
     assert off["argv"] == ["--model-path", "/models/Kimi-K2.5-int4", "--tp-size", "8", "--host", "127.0.0.1", "--port", "30000",
                            "--disable-custom-all-reduce"]
 
 
 def _plan(h=None, **settings):
-    return sp.plan(dict(defaults(), args=settings.pop("args", {}), **settings), host(**(h or {})))
+    return sp.plan(sp.validate(dict(defaults(), args=settings.pop("args", {}), **settings)), host(**(h or {})))
 
 
 def test_the_health_settings_reach_the_servers_environment():
@@ -823,7 +823,7 @@ def test_the_compile_caches_and_the_renderers_warnings():
 
 
 def test_network_weights_keep_the_users_own_options():
-    pl = sp.plan(dict(defaults(), model_path="/data/kimi", args={"mem-fraction-static": 0.8}),
+    pl = sp.plan(sp.validate(dict(defaults(), model_path="/data/kimi", args={"mem-fraction-static": 0.8})),
                  host(model_fs={"/data/kimi": NFS}))
     assert "--weight-loader-prefetch-checkpoints" in pl["argv"] and "--mem-fraction-static" in pl["argv"]
 
@@ -831,14 +831,14 @@ def test_network_weights_keep_the_users_own_options():
 def test_check_mode_with_no_word_on_the_user_counts_it_as_there():
     h = host(check_mode=True)
     del h["user_exists"]
-    pl = sp.plan(dict(defaults(), args={}), h)
+    pl = sp.plan(sp.validate(dict(defaults(), args={})), h)
     assert pl["user_pending"] is False and pl["preflight"]["become_user"] == "sglang"
 
 
 def test_every_file_and_directory_of_a_pidfile_instance_with_its_owner_and_mode():
     s = dict(defaults(), args={}, home="/srv/h", config_dir="/etc/c", log_dir="/var/log/l", user="svc", group="grp", instance="i2",
              api_key="k", speculative=dict(defaults()["speculative"], adaptive=True, adaptive_config={"1": {"candidate_steps": [1, 3]}}))
-    pl = sp.plan(s, host(service_mgr="other"))
+    pl = sp.plan(sp.validate(s), host(service_mgr="other"))
     assert [(f["path"], f["mode"], f["owner"], f["group"], f["secret"]) for f in pl["files"]] == [
         ("/etc/c/i2/server.env", "0644", "root", "root", False),
         ("/etc/c/i2/argv.json", "0644", "root", "root", False),
@@ -855,14 +855,14 @@ def test_every_file_and_directory_of_a_pidfile_instance_with_its_owner_and_mode(
         ("/srv/h/compile-cache/i2", "svc", "grp", "0750"), ("/srv/h/compile-cache/i2/0.5.23", "svc", "grp", "0750")]]
     # a helper the host did not send is not written
     assert "/usr/local/lib/llmserve-sglang/sglang_supervise.py" not in [
-        f["path"] for f in sp.plan(s, host(service_mgr="other", helpers={"sglang_peer_watch.py": "# w\n"}))["files"]]
+        f["path"] for f in sp.plan(sp.validate(s), host(service_mgr="other", helpers={"sglang_peer_watch.py": "# w\n"}))["files"]]
 
 
 def test_a_systemd_host_removes_the_launch_spec_of_its_pidfile_days():
     s = dict(defaults(), args={})
-    h = running(sp.plan(s, host()))
+    h = running(sp.plan(sp.validate(s), host()))
     h["files"]["/etc/sglang/default/launch.json"] = "old"
-    assert sp.plan(s, h)["remove"] == ["/etc/sglang/default/launch.json"]
+    assert sp.plan(sp.validate(s), h)["remove"] == ["/etc/sglang/default/launch.json"]
 
 
 def test_the_fingerprint_is_the_hash_of_what_runs_and_nothing_else():
@@ -870,7 +870,7 @@ def test_the_fingerprint_is_the_hash_of_what_runs_and_nothing_else():
     adaptive = dict(defaults()["speculative"], adaptive=True, adaptive_config={"1": {"candidate_steps": [1, 3]}})
     for s in (dict(defaults(), args={}),
               dict(defaults(), args={}, api_key="k", patches=["p"], patch_state="x", speculative=adaptive)):
-        pl = sp.plan(s, host())
+        pl = sp.plan(sp.validate(s), host())
         files = dict((f["path"], f["content"]) for f in pl["files"])
         p = pl["paths"]
         recipe = {"unit": files[p["unit"]], "env": files[p["env"]], "secret": files.get(p["api_key"], ""),
@@ -881,16 +881,16 @@ def test_the_fingerprint_is_the_hash_of_what_runs_and_nothing_else():
 
 def test_what_needs_a_write():
     s = dict(defaults(), args={})
-    h = running(sp.plan(s, host()))
-    assert sp.plan(s, h)["needs_write"] is False
+    h = running(sp.plan(sp.validate(s), host()))
+    assert sp.plan(sp.validate(s), h)["needs_write"] is False
     gone = dict(h, files=dict(h["files"], **{"/etc/sglang/default/api-key.yaml": "old"}))
-    assert (sp.plan(s, gone)["write"], sp.plan(s, gone)["remove"], sp.plan(s, gone)["needs_write"]) == (
+    assert (sp.plan(sp.validate(s), gone)["write"], sp.plan(sp.validate(s), gone)["remove"], sp.plan(sp.validate(s), gone)["needs_write"]) == (
         [], ["/etc/sglang/default/api-key.yaml"], True)
     missing = dict(h, dirs=dict(h["dirs"], **{"/var/log/sglang": False}))
-    assert (sp.plan(s, missing)["dirs_missing"], sp.plan(s, missing)["needs_write"]) == (["/var/log/sglang"], True)
-    always = sp.plan(dict(s, restart="always"), h)
+    assert (sp.plan(sp.validate(s), missing)["dirs_missing"], sp.plan(sp.validate(s), missing)["needs_write"]) == (["/var/log/sglang"], True)
+    always = sp.plan(sp.validate(dict(s, restart="always")), h)
     assert (always["write"], always["action"], always["needs_write"]) == ([], "restart", True)
-    assert sp.plan(s, h)["preflight"]["owner_pid"] is None  # systemd: the unit owns, not a pid
+    assert sp.plan(sp.validate(s), h)["preflight"]["owner_pid"] is None  # systemd: the unit owns, not a pid
 
 
 PLAN_KEYS = {"refusals", "warnings", "manager", "nodes", "node_rank", "nnodes", "action", "why", "write", "remove", "dirs",
@@ -902,8 +902,8 @@ PLAN_KEYS = {"refusals", "warnings", "manager", "nodes", "node_rank", "nnodes", 
 @pytest.mark.parametrize("restart", ["never", "changed"])
 def test_a_whole_plan_has_these_keys_and_no_other(restart):
     s = dict(defaults(), args={}, restart=restart)
-    h = running(sp.plan(s, host()))
-    for pl in (sp.plan(s, host()), sp.plan(s, h), sp.plan(dict(s, args={"mem-fraction-static": 0.8}), h)):
+    h = running(sp.plan(sp.validate(s), host()))
+    for pl in (sp.plan(sp.validate(s), host()), sp.plan(sp.validate(s), h), sp.plan(sp.validate(dict(s, args={"mem-fraction-static": 0.8})), h)):
         assert set(pl) == PLAN_KEYS
 
 

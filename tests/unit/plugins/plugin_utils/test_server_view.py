@@ -134,7 +134,7 @@ def defaults(**kw):
 
 def test_the_plan_embeds_the_view_and_records_it():
     from test_server_plan import host
-    out = sp.plan(defaults(port=31000), host())
+    out = sp.plan(sp.validate(defaults(port=31000)), host())
     assert out["view"]["url"] == out["ready"]["url"] == "http://127.0.0.1:31000"
     assert out["view"]["version"] == out["version"]
     argv_file = next(f for f in out["files"] if f["path"] == out["paths"]["argv"])
@@ -161,7 +161,7 @@ def test_speculation_means_the_same_in_the_rule_the_plan_the_renderer_and_the_be
     from test_server_plan import host
     assert speculative.resolve(spec)["on"] is on and speculative.algorithm(spec) == algo
     assert sv.build({"speculative": spec})["spec"]["on"] is on
-    out = sp.plan(defaults(speculative=spec), host())
+    out = sp.plan(sp.validate(defaults(speculative=spec)), host())
     assert not out["refusals"], out["refusals"]
     assert ("--speculative-algorithm" in out["argv"]) is on
     if on:
@@ -177,7 +177,7 @@ def test_speculation_means_the_same_in_the_rule_the_plan_the_renderer_and_the_be
 
 def test_a_mapping_without_algorithm_or_draft_is_refused_with_the_fix():
     from test_server_plan import host
-    out = sp.plan(defaults(speculative={}), host())
+    out = sp.plan(sp.validate(defaults(speculative={})), host())
     assert any("no draft model while algorithm is EAGLE3" in r and "algorithm: ''" in r for r in out["refusals"])
 
 

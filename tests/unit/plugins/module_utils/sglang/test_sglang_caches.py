@@ -72,7 +72,7 @@ def test_env_layout():
 
 def test_plan_puts_the_caches_under_the_home_per_instance_and_version_and_creates_them():
     s = dict(T.defaults(), home="/srv/sglang", instance="kimi")
-    pl = sp.plan(s, T.host(version="0.5.15.post1"))
+    pl = sp.plan(sp.validate(s), T.host(version="0.5.15.post1"))
     assert pl["refusals"] == []
     assert pl["env"]["SGLANG_CACHE_DIR"] == "/srv/sglang/compile-cache/kimi/0.5.15.post1"
     assert pl["env"]["TRITON_CACHE_DIR"] == "/srv/sglang/compile-cache/kimi/0.5.15.post1/triton"
@@ -81,15 +81,15 @@ def test_plan_puts_the_caches_under_the_home_per_instance_and_version_and_create
         assert (dirs[path]["owner"], dirs[path]["mode"]) == (s["user"], "0750")
         assert path in pl["dirs_missing"]
     # an upgrade gets a fresh folder and keeps the old one (a rollback finds its kernels)
-    up = sp.plan(s, dict(T.running(pl), version="0.5.15.post1"))
+    up = sp.plan(sp.validate(s), dict(T.running(pl), version="0.5.15.post1"))
     assert up["dirs_missing"] == []
-    newer = sp.plan(s, dict(T.running(pl), version="0.5.23"))
+    newer = sp.plan(sp.validate(s), dict(T.running(pl), version="0.5.23"))
     assert newer["dirs_missing"] == ["/srv/sglang/compile-cache/kimi/0.5.23"]
     assert newer["action"] == "restart"
 
 
 def test_an_explicit_cache_variable_wins():
     s = dict(T.defaults(), env={"TRITON_CACHE_DIR": "/nvme/triton"})
-    pl = sp.plan(s, T.host())
+    pl = sp.plan(sp.validate(s), T.host())
     assert pl["env"]["TRITON_CACHE_DIR"] == "/nvme/triton"
     assert pl["env"]["SGLANG_CACHE_DIR"].endswith("/compile-cache/default/0.5.23")

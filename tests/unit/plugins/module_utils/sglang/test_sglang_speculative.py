@@ -50,7 +50,7 @@ def test_counts_from_the_inventory_become_integers():
 def test_the_plan_and_the_public_filter_say_the_same_words():
     from test_server_plan import defaults, host
     bad = {"algorithm": "EAGLE3", "num_steps": -2}
-    refusals = sp.plan(dict(defaults(), speculative=bad), host())["refusals"]
+    refusals = sp.plan(sp.validate(dict(defaults(), speculative=bad)), host())["refusals"]
     errors = sglang_argv({"model_path": "/m", "speculative": bad}, "0.5.23", strict=False)["errors"]
     for words in ("has no draft model while algorithm is EAGLE3", "is not a valid count"):
         assert sum(words in r for r in refusals) == 1 and sum(words in e for e in errors) == 1, (refusals, errors)
