@@ -6,15 +6,13 @@
 restore entry points run without a plan and read their own options; roles/router's vars only what the view never
 carries (the pip environment, the key's file contents, the URLs with their credentials). The scan fails on any
 other raw read, and on an exception no longer read (so that it is taken off)."""
-import os
 import re
 
-import testpaths
+import rolescan
 from ansible_collections.llmserve.sglang.plugins.plugin_utils import _router_view as rv
 from ansible_collections.llmserve.sglang.plugins.plugin_utils._router_settings import DEFAULTS
 
-ROLE = os.path.join(testpaths.REPO, "roles", "router")
-RAW = re.compile(r"(?<![.\w])router_([a-z0-9_]+)")
+FOLDERS = ("tasks", "vars")
 EXCEPTIONS = {
     # the entry points without a plan: the gateway their options name
     "tasks/drain.yml": {"api_key", "drain_worker_url", "drain_metrics", "drain_timeout", "gateway_host"},
@@ -27,38 +25,19 @@ EXCEPTIONS = {
 
 
 def raw_reads(text):
-    """The settings a file reads raw (comment lines and comments left out)."""
-    found = set()
-    for line in text.splitlines():
-        if line.strip().startswith("#"):
-            continue
-        found.update(m.group(1) for m in RAW.finditer(line.split(" # ")[0]) if m.group(1) in DEFAULTS)
-    return found
-
-
-def scan():
-    out = {}
-    for folder in ("tasks", "vars"):
-        for name in sorted(os.listdir(os.path.join(ROLE, folder))):
-            with open(os.path.join(ROLE, folder, name)) as handle:
-                found = raw_reads(handle.read())
-            if found:
-                out["%s/%s" % (folder, name)] = found
-    return out
+    return rolescan.raw_reads(text, "router", DEFAULTS)
 
 
 def test_tasks_read_the_view_not_raw_settings():
-    assert scan() == EXCEPTIONS, "read __router_plan.view.X (add it to _router_view) or, when one went, shrink " \
+    assert rolescan.scan("router", FOLDERS, DEFAULTS) == EXCEPTIONS, "read __router_plan.view.X (add it to _router_view) or, when one went, shrink " \
         "EXCEPTIONS"
 
 
 def test_what_the_tasks_read_of_the_view_is_in_it():
     view = rv.build({}, {"urls": ["http://a:1"], "expected": 1, "urls_in_env": False}, "/ready")
     read = set()
-    for folder in ("tasks", "vars"):
-        for name in os.listdir(os.path.join(ROLE, folder)):
-            with open(os.path.join(ROLE, folder, name)) as handle:
-                read.update(re.findall(r"__router_plan\.view\.(\w+)", handle.read()))
+    for _rel, text in rolescan.texts("router", FOLDERS):
+        read.update(re.findall(r"__router_plan\.view\.(\w+)", text))
     assert read and read <= set(view), sorted(read - set(view))
 
 

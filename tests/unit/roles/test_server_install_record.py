@@ -2,16 +2,15 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """roles/server's install defaults, templated by real ansible-playbook: this play's roles/sglang facts first, else the
 install record roles/sglang left on the host (server_sglang_record), else the built-in defaults."""
-import testpaths
 import json
 import os
-import subprocess
-import sys
 
 import pytest
 
+import testpaths
+from playbook import ANSIBLE_PLAYBOOK, playbook
+
 REPO = testpaths.REPO
-PLAYBOOK = os.path.join(os.path.dirname(sys.executable), "ansible-playbook")
 RECORDS = {
     "llmserve_sglang": {"venv_python": "/opt/sglang/venv/bin/python", "installed_version": "0.5.23",
                         "server_env": {"PATH": "/opt/sglang/venv/bin:/usr/bin"}, "patches_applied": ["p1"],
@@ -37,22 +36,18 @@ PLAY = """
 
 
 def resolve(tmp_path, **extra):
-    if not os.path.exists(PLAYBOOK):
+    if not os.path.exists(ANSIBLE_PLAYBOOK):
         pytest.skip("ansible-playbook is not beside this Python")
     play, result, facts = tmp_path / "play.yml", tmp_path / "result.json", tmp_path / "facts.d"
     facts.mkdir()
     for name, record in (extra.pop("ansible_local", None) or {}).items():
         (facts / (name + ".fact")).write_text(json.dumps(record))
     play.write_text(PLAY.format(repo=REPO, out=result, facts=facts))
-    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO, "ansible.cfg"),
-               ANSIBLE_LOCALHOST_WARNING="false", ANSIBLE_INVENTORY_UNPARSED_WARNING="false")
     # The role's defaults first, then the case's variables: later -e wins, as the inventory wins over defaults.
-    argv = [PLAYBOOK, str(play), "-e", "@" + os.path.join(REPO, "roles", "server", "defaults", "main.yml")]
+    args = ["-e", "@" + os.path.join(REPO, "roles", "server", "defaults", "main.yml")]
     for key, value in extra.items():
-        argv += ["-e", json.dumps({key: value})]
-    out = subprocess.run(argv, env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         universal_newlines=True, check=False)
-    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
+        args += ["-e", json.dumps({key: value})]
+    playbook(play, *args, environ={"ANSIBLE_LOCALHOST_WARNING": "false", "ANSIBLE_INVENTORY_UNPARSED_WARNING": "false"})
     return json.loads(result.read_text())
 
 

@@ -10,10 +10,9 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 
 import pytest
-import testpaths
+from playbook import playbook
 
 PLAY = """
 - hosts: localhost
@@ -68,14 +67,8 @@ def bystander():
 
 def play(tmp_path, inst):
     (tmp_path / "play.yml").write_text(PLAY)
-    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(testpaths.REPO, "ansible.cfg"))
-    run = subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), str(tmp_path / "play.yml"),
-                          "-e", "tmp=%s" % tmp_path, "-e", "inst=%s" % inst,
-                          "-e", "ansible_python_interpreter=%s" % sys.executable],
-                         cwd=testpaths.REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                         universal_newlines=True, check=False)
-    assert run.returncode == 0, run.stdout[-3000:]
-    return json.loads((tmp_path / "r.json").read_text()), run.stdout
+    out = playbook(tmp_path / "play.yml", "-e", "tmp=%s" % tmp_path, "-e", "inst=%s" % inst)
+    return json.loads((tmp_path / "r.json").read_text()), out
 
 
 def test_stop_and_status_refuse_hostile_pid_files_and_signal_nothing(tmp_path, run_dir, bystander):

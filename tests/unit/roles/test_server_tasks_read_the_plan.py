@@ -9,6 +9,7 @@ import os
 import re
 import sys
 
+import rolescan
 import testpaths
 from ansible_collections.llmserve.sglang.plugins.plugin_utils import _server_plan as sp
 from ansible_collections.llmserve.sglang.plugins.plugin_utils._server_settings import SETTINGS
@@ -16,37 +17,19 @@ from ansible_collections.llmserve.sglang.plugins.plugin_utils._server_settings i
 sys.path.insert(0, os.path.join(testpaths.REPO, "tests", "unit", "plugins", "plugin_utils"))
 from test_server_plan import defaults, host  # noqa: E402  pylint: disable=import-error,wrong-import-position
 
-TASKS = os.path.join(testpaths.REPO, "roles", "server", "tasks")
-RAW = re.compile(r"(?<![.\w])server_([a-z0-9_]+)")
 EXCEPTIONS = {
     # the key the endpoint modules send (module_defaults); neither the plan nor server_info publishes it
-    "deploy.yml": {"api_key"},
-    "status.yml": {"api_key"},
+    "tasks/deploy.yml": {"api_key"},
+    "tasks/status.yml": {"api_key"},
 }
 
 
 def raw_reads(text):
-    """The settings a task file reads raw (comment lines left out)."""
-    found = set()
-    for line in text.splitlines():
-        if line.strip().startswith("#"):
-            continue
-        found.update(m.group(1) for m in RAW.finditer(line.split(" # ")[0]) if m.group(1) in SETTINGS)
-    return found
-
-
-def scan():
-    out = {}
-    for name in sorted(os.listdir(TASKS)):
-        with open(os.path.join(TASKS, name)) as handle:
-            found = raw_reads(handle.read())
-        if found:
-            out[name] = found
-    return out
+    return rolescan.raw_reads(text, "server", SETTINGS)
 
 
 def test_tasks_read_the_plan_not_raw_settings():
-    assert scan() == EXCEPTIONS, "read __server_plan.X (add it to the plan) or, when one went, shrink EXCEPTIONS"
+    assert rolescan.scan("server", ("tasks",), SETTINGS) == EXCEPTIONS, "read __server_plan.X (add it to the plan) or, when one went, shrink EXCEPTIONS"
 
 
 def test_the_scan_can_fail():
@@ -75,9 +58,8 @@ def test_every_plan_value_a_task_reads_is_in_the_plan():
     stopped = sp.plan(sp.validate(dict(defaults(), args={}, state="stopped")), host())
     assert not started["refusals"] and not stopped["refusals"]
     read = set()
-    for name in sorted(os.listdir(TASKS)):
-        with open(os.path.join(TASKS, name)) as handle:
-            read.update(m.group(1) for m in re.finditer(r"__server_plan\.([a-z_.]+[a-z_])", handle.read()))
+    for _rel, text in rolescan.texts("server", ("tasks",)):
+        read.update(m.group(1) for m in re.finditer(r"__server_plan\.([a-z_.]+[a-z_])", text))
     assert {"service.stop_timeout", "spec_check.mode", "view.spec.on"} <= read
     assert sorted(p for p in read if _walk(started, p)) == []
     # a stop runs the lock and the act task: what they read is in a stopped instance's plan too

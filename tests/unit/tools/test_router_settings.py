@@ -3,21 +3,17 @@
 """roles/router's settings are declared once (plugin_utils/_router_settings.TABLE): defaults/main.yml and
 meta/argument_specs.yml are generated from it by the tool roles/server's come from
 (tools/settings/server_settings.py --role router), and the plan and the view read it."""
-import copy
 import os
-import sys
 
 import pytest
 import yaml
 
 import testpaths
+from settingskit import assert_fresh, stale_after_a_port_change
 from ansible_collections.llmserve.sglang.plugins.module_utils.router.gateway import PACKAGES
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import gates
 from ansible_collections.llmserve.sglang.plugins.plugin_utils import _router_plan as rp
 from ansible_collections.llmserve.sglang.plugins.plugin_utils import _router_settings as table
-
-sys.path.insert(0, os.path.join(testpaths.REPO, "tools", "settings"))
-import server_settings  # noqa: E402  pylint: disable=wrong-import-position
 
 FILES = ("roles/router/defaults/main.yml", "roles/router/meta/argument_specs.yml")
 
@@ -28,28 +24,16 @@ def load(rel):
 
 
 def test_the_generated_files_are_fresh():
-    assert server_settings.sync(testpaths.REPO, table, write=False) == [], \
-        "run python3 tools/settings/server_settings.py --role router, then tools/docs/role_docs.py router"
-    assert server_settings.main(["--check", "--role", "router"]) == 0
+    assert_fresh(table, ["--check", "--role", "router"],
+                 "run python3 tools/settings/server_settings.py --role router, then tools/docs/role_docs.py router")
 
 
 def test_a_changed_declaration_makes_both_files_stale(tmp_path, monkeypatch):
-    for rel in FILES:
-        os.makedirs(str(tmp_path / os.path.dirname(rel)), exist_ok=True)
-        with open(os.path.join(testpaths.REPO, rel)) as src, open(str(tmp_path / rel), "w") as dst:
-            dst.write(src.read())
-    port = copy.copy(table.BY_NAME["port"])
-    port.default = 31000
-    monkeypatch.setattr(table, "TABLE", tuple(port if s.name == "port" else s for s in table.TABLE))
-    monkeypatch.setattr(table, "BY_NAME", dict((s.name, s) for s in table.TABLE))
-    assert server_settings.sync(str(tmp_path), table, write=True) == list(FILES)
-    with open(str(tmp_path / FILES[0])) as f:
-        assert yaml.safe_load(f)["router_port"] == 31000
-    with open(str(tmp_path / FILES[1])) as f:
-        specs = yaml.safe_load(f)["argument_specs"]
+    defaults, specs = stale_after_a_port_change(tmp_path, monkeypatch, table, FILES)
+    assert defaults["router_port"] == 31000
     # main and both entry points take the one declaration (drain and restore alias it)
+    specs = specs["argument_specs"]
     assert [specs[e]["options"]["router_port"]["default"] for e in ("main", "drain", "restore")] == [31000] * 3
-    assert server_settings.sync(str(tmp_path), table, write=False) == []
 
 
 def test_every_default_and_option_is_the_declarations():

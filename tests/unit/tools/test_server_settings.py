@@ -2,41 +2,25 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """roles/server's settings are declared once (plugin_utils/_server_settings.TABLE): defaults/main.yml and
 meta/argument_specs.yml are generated from it (tools/settings/server_settings.py) and the planner walks it."""
-import copy
 import os
-import sys
-
-import yaml
 
 import testpaths
+from settingskit import assert_fresh, stale_after_a_port_change
 from ansible_collections.llmserve.sglang.plugins.plugin_utils import _server_plan as sp
 from ansible_collections.llmserve.sglang.plugins.plugin_utils import _server_settings as table
 
-sys.path.insert(0, os.path.join(testpaths.REPO, "tools", "settings"))
-import server_settings  # noqa: E402  pylint: disable=wrong-import-position
-
 
 def test_the_generated_files_are_fresh():
-    assert server_settings.sync(testpaths.REPO, table, write=False) == [], \
-        "run python3 tools/settings/server_settings.py, then tools/docs/role_docs.py"
-    assert server_settings.main(["--check"]) == 0
+    assert_fresh(table, ["--check"], "run python3 tools/settings/server_settings.py, then tools/docs/role_docs.py")
 
 
 def test_a_changed_declaration_makes_both_files_stale(tmp_path, monkeypatch):
-    for rel in ("roles/server/defaults/main.yml", "roles/server/meta/argument_specs.yml"):
-        os.makedirs(str(tmp_path / os.path.dirname(rel)), exist_ok=True)
-        with open(os.path.join(testpaths.REPO, rel)) as src, open(str(tmp_path / rel), "w") as dst:
-            dst.write(src.read())
-    port = copy.copy(table.BY_NAME["port"])
-    port.default = 31000
-    monkeypatch.setattr(table, "TABLE", tuple(port if s.name == "port" else s for s in table.TABLE))
-    assert server_settings.sync(str(tmp_path), table, write=True) == [
-        "roles/server/defaults/main.yml", "roles/server/meta/argument_specs.yml"]
-    with open(str(tmp_path / "roles/server/defaults/main.yml")) as f:
-        assert yaml.safe_load(f)["server_port"] == 31000
-    with open(str(tmp_path / "roles/server/meta/argument_specs.yml")) as f:
-        assert yaml.safe_load(f)["argument_specs"]["main"]["options"]["server_port"]["default"] == 31000
-    assert server_settings.sync(str(tmp_path), table, write=False) == []
+    defaults, specs = stale_after_a_port_change(
+        tmp_path, monkeypatch, table, ("roles/server/defaults/main.yml", "roles/server/meta/argument_specs.yml"))
+    assert defaults["server_port"] == 31000
+    # main and the status entry point take the one declaration
+    specs = specs["argument_specs"]
+    assert [specs[e]["options"]["server_port"]["default"] for e in ("main", "status")] == [31000] * 2
 
 
 def test_the_planner_refuses_by_the_declaration():

@@ -5,12 +5,9 @@
 settings - the instance's directories, and the model and draft paths of the settings' view (roles/server's task
 restates none of them)."""
 import json
-import os
-import subprocess
-import sys
 
 import pytest
-import testpaths
+from playbook import playbook
 
 PLAY = """
 - hosts: localhost
@@ -82,12 +79,7 @@ def played(tmp_path_factory):
     """(the play's folder, its results): one ansible-playbook run for the module's tests."""
     tmp_path = tmp_path_factory.mktemp("server_info")
     (tmp_path / "play.yml").write_text(PLAY)
-    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(testpaths.REPO, "ansible.cfg"))
-    run = subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), str(tmp_path / "play.yml"),
-                          "-e", "tmp=%s" % tmp_path, "-e", "ansible_python_interpreter=%s" % sys.executable],
-                         cwd=testpaths.REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                         universal_newlines=True, check=False)
-    assert run.returncode == 0, run.stdout[-3000:]
+    playbook(tmp_path / "play.yml", "-e", "tmp=%s" % tmp_path)
     return tmp_path, json.loads((tmp_path / "r.json").read_text())
 
 

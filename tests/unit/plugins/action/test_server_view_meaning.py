@@ -7,12 +7,11 @@ the running instance (its recorded argv.json), and server_plan's planned view tr
 roles/router and roles/monitoring (which read ``server_view``) must keep finding it there."""
 import json
 import os
-import subprocess
-import sys
 
 import yaml
 
 import testpaths
+from playbook import playbook
 
 PLAY = """
 - hosts: localhost
@@ -65,13 +64,8 @@ def run_play(tmp_path, state=None):
     (tmp_path / "play.yml").write_text(PLAY)
     (tmp_path / "extra.json").write_text(json.dumps({"state": state or RUNNING}))
     (tmp_path / "settings.yml").write_text(SETTINGS)
-    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(testpaths.REPO, "ansible.cfg"))
-    run = subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), str(tmp_path / "play.yml"),
-                          "-e", "tmp=%s" % tmp_path, "-e", "repo=%s" % testpaths.REPO,
-                          "-e", "@%s" % (tmp_path / "extra.json"), "-e", "ansible_python_interpreter=%s" % sys.executable],
-                         cwd=testpaths.REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                         universal_newlines=True, check=False)
-    assert run.returncode == 0, run.stdout[-3000:]
+    playbook(tmp_path / "play.yml", "-e", "tmp=%s" % tmp_path, "-e", "repo=%s" % testpaths.REPO,
+             "-e", "@%s" % (tmp_path / "extra.json"))
     return json.loads((tmp_path / "r.json").read_text())
 
 

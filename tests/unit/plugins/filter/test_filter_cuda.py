@@ -3,13 +3,10 @@
 """_cuda_reboot_decision over results registered the way roles/cuda/tasks/reboot.yml registers them: wait_for on a
 real listening port and a closed one, and list-units output (echoed: no systemd here)."""
 import json
-import os
 import socket
-import subprocess
-import sys
 
-import testpaths
 from netutil import free_port
+from playbook import playbook
 
 PLAY = """
 - hosts: localhost
@@ -44,15 +41,9 @@ def test_serving_units_and_open_ports_hold_the_reboot(tmp_path):
     open_port, closed_port = listener.getsockname()[1], free_port()
     try:
         (tmp_path / "play.yml").write_text(PLAY)
-        env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(testpaths.REPO, "ansible.cfg"))
-        run = subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), str(tmp_path / "play.yml"),
-                              "-e", json.dumps({"ports": [open_port, closed_port], "out": str(tmp_path / "d.json"),
-                                                "ansible_python_interpreter": sys.executable})],
-                             cwd=testpaths.REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                             universal_newlines=True, check=False)
+        playbook(tmp_path / "play.yml", "-e", json.dumps({"ports": [open_port, closed_port], "out": str(tmp_path / "d.json")}))
     finally:
         listener.close()
-    assert run.returncode == 0, run.stdout[-3000:]
     d = json.loads((tmp_path / "d.json").read_text())
     assert d["action"] == "skip-serving" and d["required"] is True
     assert d["serving"] == ["sglang-default.service", "port %d" % open_port]

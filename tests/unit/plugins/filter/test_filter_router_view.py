@@ -6,12 +6,11 @@ settings and the declared defaults where roles/router never ran - and playbooks/
 the playbook, hand its drain and restore entry points the gateway that runs."""
 import json
 import os
-import subprocess
-import sys
 
 import yaml
 
 import testpaths
+from playbook import playbook
 
 INVENTORY = """
 all:
@@ -64,13 +63,8 @@ def run_play(tmp_path, restart_vars):
         inventory["all"]["children"]["gateways"] = {"hosts": {"gw": {}}, "vars": yaml.safe_load(f)}
     (tmp_path / "inv.yml").write_text(yaml.safe_dump(inventory))
     (tmp_path / "play.yml").write_text(PLAY % json.dumps(restart_vars))
-    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(testpaths.REPO, "ansible.cfg"))
-    run = subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i",
-                          str(tmp_path / "inv.yml"), str(tmp_path / "play.yml"), "-e", "out=%s" % (tmp_path / "r.json"),
-                          "-e", "repo=%s" % testpaths.REPO, "-e", "ansible_python_interpreter=%s" % sys.executable],
-                         cwd=testpaths.REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                         universal_newlines=True, check=False)
-    assert run.returncode == 0, run.stdout[-3000:]
+    playbook(tmp_path / "play.yml", "-e", "out=%s" % (tmp_path / "r.json"), "-e", "repo=%s" % testpaths.REPO,
+             inventory=tmp_path / "inv.yml")
     return json.loads((tmp_path / "r.json").read_text())
 
 

@@ -4,11 +4,8 @@
 the instance roles/server would deploy (inventory settings, the one set of defaults, roles/sglang's record), the
 record of the running instance wins for where it listens, and a published view is what every reader gets."""
 import json
-import os
-import subprocess
-import sys
 
-import testpaths
+from playbook import playbook
 
 INVENTORY = """
 all:
@@ -66,13 +63,8 @@ def test_views_through_ansible_playbook(tmp_path):
     (tmp_path / "facts" / "llmserve_sglang.fact").write_text(json.dumps({"venv_python": "/rec/bin/python",
                                                                          "installed_version": "0.5.23"}))
     (tmp_path / "play.yml").write_text(PLAY)
-    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(testpaths.REPO, "ansible.cfg"))
-    run = subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", str(tmp_path / "inv.yml"),
-                          str(tmp_path / "play.yml"), "-e", "out=%s" % (tmp_path / "r.json"),
-                          "-e", "cfg=%s" % (tmp_path / "etc"), "-e", "facts=%s" % (tmp_path / "facts"), "-e", "ansible_python_interpreter=%s" % sys.executable],
-                         cwd=testpaths.REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                         universal_newlines=True, check=False)
-    assert run.returncode == 0, run.stdout[-3000:]
+    playbook(tmp_path / "play.yml", "-e", "out=%s" % (tmp_path / "r.json"), "-e", "cfg=%s" % (tmp_path / "etc"),
+             "-e", "facts=%s" % (tmp_path / "facts"), inventory=tmp_path / "inv.yml")
     r = json.loads((tmp_path / "r.json").read_text())
     a, b, c = r["computed"]["a"], r["computed"]["b"], r["computed"]["c"]
     assert a["url"] == "http://127.0.0.1:31000" and a["python"] == "/rec/bin/python" and a["health_path"] == "/ready"

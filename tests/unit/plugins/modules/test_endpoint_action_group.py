@@ -5,14 +5,13 @@ to a running server; run through ansible-playbook against a real HTTP server tha
 import http.server
 import json
 import os
-import subprocess
-import sys
 import threading
 
 import pytest
 import yaml
 
 import testpaths
+from playbook import playbook
 
 PLAY = """
 - hosts: localhost
@@ -96,13 +95,7 @@ def test_the_fragment_documents_the_endpoint_spec():
 
 def _play(tmp_path, text, port, *extra):
     (tmp_path / "play.yml").write_text(text)
-    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(testpaths.REPO, "ansible.cfg"))
-    run = subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), str(tmp_path / "play.yml"),
-                          "-e", "server_port=%d" % port, "-e", "out=%s" % (tmp_path / "r.json"),
-                          "-e", "ansible_python_interpreter=%s" % sys.executable] + list(extra),
-                         cwd=testpaths.REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                         universal_newlines=True, check=False)
-    assert run.returncode == 0, run.stdout[-3000:]
+    playbook(tmp_path / "play.yml", "-e", "server_port=%d" % port, "-e", "out=%s" % (tmp_path / "r.json"), *extra)
     return json.loads((tmp_path / "r.json").read_text())
 
 

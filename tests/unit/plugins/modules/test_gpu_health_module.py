@@ -4,10 +4,9 @@
 against the fake nvidia-smi (real output formats, injected faults)."""
 import json
 import os
-import subprocess
-import sys
 
 import testpaths
+from playbook import playbook
 
 FAKE = os.path.join(testpaths.REPO, "tools", "fake_nvidia")
 
@@ -34,13 +33,7 @@ PLAY = """
 def gate(tmp_path, faults="", ignore=()):
     (tmp_path / "play.yml").write_text(PLAY % os.path.join(FAKE, "nvidia-smi"))
     out = tmp_path / "r.json"
-    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(testpaths.REPO, "ansible.cfg"))
-    run = subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), str(tmp_path / "play.yml"),
-                          "-e", json.dumps({"faults": faults, "ignore": list(ignore), "out": str(out),
-                                            "ansible_python_interpreter": sys.executable})],
-                         cwd=testpaths.REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                         universal_newlines=True, check=False)
-    assert run.returncode == 0, run.stdout[-3000:]
+    playbook(tmp_path / "play.yml", "-e", json.dumps({"faults": faults, "ignore": list(ignore), "out": str(out)}))
     return json.loads(out.read_text())
 
 

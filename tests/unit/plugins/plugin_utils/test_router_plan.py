@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import testpaths
+from playbook import playbook
 from ansible_collections.llmserve.sglang.plugins.module_utils.host import values
 from ansible_collections.llmserve.sglang.plugins.module_utils.router import gateway
 from ansible_collections.llmserve.sglang.plugins.plugin_utils import _router_plan as rp
@@ -108,12 +109,7 @@ ansible_connection=local
 def play(tmp_path, rport):
     (tmp_path / "play.yml").write_text(PLAY)
     (tmp_path / "hosts").write_text(INVENTORY + "ansible_python_interpreter=%s\n" % sys.executable)
-    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(testpaths.REPO, "ansible.cfg"))
-    run = subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", str(tmp_path / "hosts"),
-                          str(tmp_path / "play.yml"), "-e", "out=%s" % tmp_path, "-e", "rport=%d" % rport],
-                         cwd=testpaths.REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                         universal_newlines=True, check=False)
-    assert run.returncode == 0, run.stdout[-3000:]
+    playbook(tmp_path / "play.yml", "-e", "out=%s" % tmp_path, "-e", "rport=%d" % rport, inventory=tmp_path / "hosts")
     return dict((h, json.loads((tmp_path / ("%s.json" % h)).read_text())) for h in ("gpu1", "gpu3", "router1"))
 
 

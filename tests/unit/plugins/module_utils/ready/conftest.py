@@ -9,8 +9,8 @@ import pytest
 
 @pytest.fixture
 def sleeper():
-    """A real child process that sleeps a minute (killed at the end if the test did not)."""
-    p = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    """A real child process that sleeps two minutes (killed at the end if the test did not)."""
+    p = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
     yield p
     if p.poll() is None:
         p.kill()

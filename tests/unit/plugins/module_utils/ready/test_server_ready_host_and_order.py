@@ -28,41 +28,33 @@ def params(log, pid, **kw):
     return p
 
 
-@pytest.fixture
-def idle_process():
-    p = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
-    yield p
-    p.kill()
-    p.wait()
-
-
 @pytest.mark.parametrize("host", [ONE_GPU, {}])
-def test_frozen_at_dist_init_on_tp1_gets_no_nccl_remedy(tmp_path, idle_process, host):
+def test_frozen_at_dist_init_on_tp1_gets_no_nccl_remedy(tmp_path, sleeper, host):
     # the log's own server_args says TP 1 even when the host option is not given
     log = tmp_path / "server.log"
     log.write_text(DIST_INIT % 1)
-    r = Waiter(params(log, idle_process.pid, host=host)).run()
+    r = Waiter(params(log, sleeper.pid, host=host)).run()
     assert r["reason"] == "stalled" and r["stage"] == "dist_init", r["msg"]
     assert r["category"] != "nccl" and "NCCL_P2P_DISABLE" not in r["remedy"] and "no peer" in r["remedy"], r["msg"]
 
 
-def test_frozen_at_dist_init_with_peers_on_pcie_gets_the_fabric_remedies(tmp_path, idle_process):
+def test_frozen_at_dist_init_with_peers_on_pcie_gets_the_fabric_remedies(tmp_path, sleeper):
     log = tmp_path / "server.log"
     log.write_text(DIST_INIT % 2)
-    r = Waiter(params(log, idle_process.pid, host=PCIE)).run()
+    r = Waiter(params(log, sleeper.pid, host=PCIE)).run()
     assert r["reason"] == "stalled" and r["category"] == "nccl", r["msg"]
     assert "NCCL_P2P_DISABLE=1" in r["remedy"] and "ACS" in r["remedy"], r["remedy"]
 
 
-def test_a_stopped_server_process_is_named(tmp_path, idle_process):
+def test_a_stopped_server_process_is_named(tmp_path, sleeper):
     log = tmp_path / "server.log"
     log.write_text(DIST_INIT % 1)
-    os.kill(idle_process.pid, signal.SIGSTOP)
+    os.kill(sleeper.pid, signal.SIGSTOP)
     try:
-        r = Waiter(params(log, idle_process.pid, host=ONE_GPU)).run()
+        r = Waiter(params(log, sleeper.pid, host=ONE_GPU)).run()
     finally:
-        os.kill(idle_process.pid, signal.SIGCONT)
-    assert r["reason"] == "stalled" and str(idle_process.pid) in r["remedy"] and "stopped" in r["remedy"], r["msg"]
+        os.kill(sleeper.pid, signal.SIGCONT)
+    assert r["reason"] == "stalled" and str(sleeper.pid) in r["remedy"] and "stopped" in r["remedy"], r["msg"]
 
 
 def test_a_stopped_child_is_a_stall_while_its_parent_spins(tmp_path):
@@ -118,7 +110,7 @@ def test_a_newest_first_paste_gets_the_ordered_verdict(tmp_path, fixture):
     assert (newest_first["category"], newest_first["key_line"]) == (ordered["category"], ordered["key_line"])
 
 
-def test_real_h200_start_up_frozen_at_dist_init(tmp_path, idle_process):
+def test_real_h200_start_up_frozen_at_dist_init(tmp_path, sleeper):
     # The real H200 capture (SGLang 0.5.15.post1, TP 1, one GPU) up to "Init torch distributed begin.": all a frozen
     # scheduler leaves in the log. The H200 run reported this stall as nccl with an NCCL/PCIe remedy.
     with open(os.path.join(FIX, "h200", "base.log"), encoding="utf-8") as f:
@@ -126,6 +118,6 @@ def test_real_h200_start_up_frozen_at_dist_init(tmp_path, idle_process):
     cut = text.index("Init torch distributed begin.")
     log = tmp_path / "server.log"
     log.write_text(text[:text.index("\n", cut) + 1])
-    r = Waiter(params(log, idle_process.pid, stall_timeout=1.5)).run()
+    r = Waiter(params(log, sleeper.pid, stall_timeout=1.5)).run()
     assert r["reason"] == "stalled" and r["stage"] == "dist_init", r["msg"]
     assert r["category"] != "nccl" and "NCCL_P2P_DISABLE" not in r["remedy"] and "no peer" in r["remedy"], r["msg"]

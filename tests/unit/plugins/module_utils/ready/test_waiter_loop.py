@@ -63,12 +63,19 @@ def waiter(params, clock, state=None, **kw):
     return Waiter(dict({"timeout": 60}, **params), state=state, clock=clock, sleep=clock.sleep, **kw)
 
 
-def release(p):
-    """End a WRITE_ON_RELEASE server however the wait ended (it waits on its stdin)."""
-    p.stdin.close()
-    if p.poll() is None:
-        p.kill()
-    p.wait()
+def wait_on_a_server(params, at, script, *args):
+    """``(result, pid)`` of the wait (``params`` and the pid) on a server ``python -c script args`` that waits on its
+    stdin, closed when the clock reaches ``at`` seconds (WRITE_ON_RELEASE), and is ended however the wait ended."""
+    p = subprocess.Popen([sys.executable, "-c", script] + [str(a) for a in args], stdin=subprocess.PIPE)
+    clock = Clock()
+    clock.at.append((at, p.stdin.close))
+    try:
+        return waiter(dict(params, pid=p.pid), clock).run(), p.pid
+    finally:
+        p.stdin.close()
+        if p.poll() is None:
+            p.kill()
+        p.wait()
 
 
 def append(path, text):
@@ -76,15 +83,6 @@ def append(path, text):
         with open(str(path), "a") as f:
             f.write(text)
     return write
-
-
-@pytest.fixture
-def sleeper():
-    p = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
-    yield p
-    if p.poll() is None:
-        p.kill()
-    p.wait()
 
 
 # -- timeout, tick, budget and resume ---------------------------------------------------------------------------
@@ -237,16 +235,11 @@ def test_a_crash_is_explained_from_the_whole_log_and_the_exit_status(tmp_path):
     with open(os.path.join(FIX, "oom_kv_docker.log")) as f:
         rest = f.read()
     # the process writes the rest of the log and exits 3 once told to (the clock's 1.0 s)
-    p = subprocess.Popen([sys.executable, "-c", WRITE_ON_RELEASE % 3, str(log), rest], stdin=subprocess.PIPE)
-    clock = Clock()
-    clock.at.append((1.0, p.stdin.close))
-    try:
-        r = waiter({"url": closed_url(), "log_path": str(log), "pid": p.pid, "timeout": 600}, clock).run()
-    finally:
-        release(p)
+    r, pid = wait_on_a_server({"url": closed_url(), "log_path": str(log), "timeout": 600}, 1.0,
+                              WRITE_ON_RELEASE % 3, log, rest)
     assert r["reason"] == "crashed" and r["category"] == "oom_kv" and "Not enough memory" in r["key_line"]
     assert r["process"]["exit_status"] == 3 and r["process"]["alive"] is False
-    assert r["msg"].startswith("server process %d exited (exit status 3) in stage kv_cache " % p.pid), r["msg"]
+    assert r["msg"].startswith("server process %d exited (exit status 3) in stage kv_cache " % pid), r["msg"]
     assert r["elapsed"] >= 1.0 and r["stage"] == r["stages"][-1]["stage"]
 
 
@@ -254,14 +247,8 @@ def test_a_last_line_cut_by_the_exit_counts_when_it_was_read(tmp_path):
     log = tmp_path / "server.log"
     log.write_text(SERVER_ARGS)
     # the process dies mid-line: "Load weight begin." without its newline
-    p = subprocess.Popen([sys.executable, "-c", WRITE_ON_RELEASE % 1, str(log), LOAD.rstrip("\n")],
-                         stdin=subprocess.PIPE)
-    clock = Clock()
-    clock.at.append((1.0, p.stdin.close))
-    try:
-        r = waiter({"url": closed_url(), "log_path": str(log), "pid": p.pid, "timeout": 600}, clock).run()
-    finally:
-        release(p)
+    r, _pid = wait_on_a_server({"url": closed_url(), "log_path": str(log), "timeout": 600}, 1.0,
+                               WRITE_ON_RELEASE % 1, log, LOAD.rstrip("\n"))
     assert r["reason"] == "crashed" and r["stage"] == "load_weights"
     assert [x["stage"] for x in r["stages"]] == ["starting", "init", "load_weights"]
     assert 1.0 <= r["stages"][-1]["began"] <= r["elapsed"]
@@ -273,14 +260,8 @@ def test_a_hang_is_fitted_to_the_stage_the_log_reached(tmp_path):
     log = tmp_path / "server.log"
     log.write_text("[2026-01-01 00:00:40 TP0] Scheduler watchdog timeout (self.watchdog_timeout=300, self.soft=False)\n"
                    + SERVER_ARGS + "[2026-01-01 00:00:30 TP0] Init torch distributed begin.\n")
-    p = subprocess.Popen([sys.executable, "-c", "import sys\nsys.stdin.read()\nsys.exit(1)"], stdin=subprocess.PIPE)
-    clock = Clock()
-    clock.at.append((0.5, p.stdin.close))
-    try:
-        r = waiter({"url": closed_url(), "log_path": str(log), "pid": p.pid, "host": {"tp_size": 1, "nnodes": 1}},
-                   clock).run()
-    finally:
-        release(p)
+    r, _pid = wait_on_a_server({"url": closed_url(), "log_path": str(log), "host": {"tp_size": 1, "nnodes": 1}}, 0.5,
+                               "import sys\nsys.stdin.read()\nsys.exit(1)")
     assert r["reason"] == "crashed" and r["category"] == "watchdog_hang"
     assert r["remedy"].startswith("it hung in init distributed with no peer to wait for"), r["remedy"]
 
