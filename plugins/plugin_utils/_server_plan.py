@@ -4,8 +4,9 @@
 # llmserve: controller-only (planning: action plugins and filters import it, modules must not - tools/import_graph)
 """roles/server's decisions, in one pure function: settings + host facts -> what to write and what to do.
 
-``plan(settings, host)`` is deterministic (no I/O, no clock, no randomness): the action plugin
-``llmserve.sglang.server_plan`` feeds it the role's variables and what ``llmserve.sglang.server_info`` read on the
+``plan(validate(settings), host)`` is deterministic (no I/O, no clock, no randomness): the action plugin
+``llmserve.sglang.server_plan`` checks the role's variables once (``validate``: a ``Checked``, the only form plan takes
+settings in) and feeds it them and what ``llmserve.sglang.server_info`` read on the
 host (GPU facts, the installed SGLang version, the instance's state, the hashes of the files on disk), and the
 role's tasks only carry out what it returns:
 
