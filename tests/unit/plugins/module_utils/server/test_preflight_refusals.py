@@ -106,7 +106,8 @@ def test_a_parser_denied_a_path_is_told_word_for_word_existing_or_not(tmp_path):
     os.chmod(str(home), 0o755)
     made = home / "sglang"
     assert pf.denied_msg("/v/bin/python", denied_tail(made)) == denied_words(
-        "/v/bin/python", made, "%s does not exist and %s, where it would be made, is mode 0755 root:root" % (made, home))
+        "/v/bin/python", made,
+        "%s does not exist and %s, where it would be made, is mode 0755 root:root" % (made, home))
     made.mkdir()
     os.chmod(str(made), 0o700)
     assert pf.denied_msg("/v/bin/python", denied_tail(made)) == denied_words(
@@ -202,7 +203,8 @@ def test_run_all_hands_model_notes_and_an_unlisted_gpu_to_the_warnings(tmp_path,
         if argv[0] == "nvidia-smi":
             return 9, "", "no driver"
         return local_run(argv, data, environ_update, timeout)
-    checks, version, warnings = pf.run_all({"python": python, "argv": [], "model_path": str(model), "gpu_count": 1}, run)
+    params = {"python": python, "argv": [], "model_path": str(model), "gpu_count": 1}
+    checks, version, warnings = pf.run_all(params, run)
     assert version == "0.5.23" and deadlines == {python: 300, "nvidia-smi": 30}
     assert dict((c["name"], c["ok"]) for c in checks) == {
         "argv": True, "model_limits": True, "model_path": True, "tp": True, "ports": True, "gpu_processes": True}
