@@ -41,7 +41,6 @@ def settings_from_vars(hv):
     return out
 
 
-
 def health_endpoint(setting, decided=None):
     """The worker endpoint the gateway probes: the setting unless ``auto``, then ``decided`` (the plan's answer from
     the workers' SGLang versions: _server_view.health_endpoint), None where nobody decided it."""

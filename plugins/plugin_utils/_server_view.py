@@ -233,7 +233,6 @@ def of_host(hv: t.Mapping[str, t.Any], recorded: t.Any = None, defaults: t.Mappi
                  recorded=recorded if isinstance(recorded, dict) else None)
 
 
-
 def record(view: View) -> dict[str, t.Any]:
     """What ``argv.json`` keeps of the view (everything the readers need to find and judge the running server)."""
     return dict((k, v) for k, v in view.items() if k != "args")
