@@ -56,10 +56,10 @@ def local_url(listen_host, port, scheme="http"):
     return "%s://%s" % (scheme, host_port(host, int(port)))
 
 
-def local_url_or_empty(listen_host, port, scheme="http"):
+def local_url_or_empty(listen_host, port):
     """``local_url``, or "" where host or port cannot make one (a view publishes "" rather than fail its build)."""
     try:
-        return local_url(listen_host, port, scheme)
+        return local_url(listen_host, port)
     except (TypeError, ValueError):
         return ""
 
