@@ -74,7 +74,7 @@ ROOMS = {
     "server/preflight": ([MU + "server/preflight.py"], [UT + "server/test_server_preflight.py", UT + "server/test_preflight_bounds.py",
                                                    UT + "sglang/test_sglang_ports.py", UT + "server/test_preflight_mutants.py",
                                                    UT + "server/test_preflight_model_limits.py",
-                                                   UT + "server/test_preflight_refusals.py"]),
+                                                   UT + "server/test_preflight_refusals.py", UT + "server/test_preflight_gpu_neighbours.py"]),
     # plan.py moved to plugin_utils (issue 35): its refusals (validation, plan-time) and their tests.
     "server/plan": (["plugins/plugin_utils/_server_plan.py"],
                     [PT + "test_server_plan.py", PT + "test_server_plan_inputs.py", PT + "test_server_owned_dirs.py",

@@ -62,6 +62,16 @@ def why_ours(pid, instance, unit_name=None, server_pids=(), proc="/proc"):
     return None
 
 
+def instance_of(pid, proc="/proc"):
+    """The instance whose marker (``MARKER=<instance>``) the process's environment carries, or None."""
+    env = _read(os.path.join(proc, str(pid), "environ"), "rb") or b""
+    prefix = ("%s=" % MARKER).encode()
+    for item in env.split(b"\0"):
+        if item.startswith(prefix):
+            return item[len(prefix):].decode("utf-8", "replace")[:200]
+    return None
+
+
 def cmdline(pid, proc="/proc"):
     raw = _read(os.path.join(proc, str(pid), "cmdline"), "rb") or b""
     return " ".join(a.decode("utf-8", "replace") for a in raw.split(b"\0") if a)[:300]

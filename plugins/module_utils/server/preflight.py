@@ -17,6 +17,8 @@ import socket
 import tempfile
 
 from ansible_collections.llmserve.sglang.plugins.module_utils.host import access, net, owned_dirs, ownership, untrusted
+from ansible_collections.llmserve.sglang.plugins.module_utils.nvidia import xid
+from ansible_collections.llmserve.sglang.plugins.module_utils.server import orphans
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import caches
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import client as sglang_client
 from ansible_collections.llmserve.sglang.plugins.module_utils.sglang import ports as sglang_ports
@@ -361,18 +363,59 @@ def check_port_window(argv, version, owner_unit=None, owner_pid=None, warnings=N
     return _check("ports", True, "SGLang's fixed ports are free and outside the ephemeral range")
 
 
-def check_gpu_procs(owner_unit=None, owner_pid=None, runner=None, warnings=None):
-    out = runner(["nvidia-smi", "--query-compute-apps=" + ",".join(APP_FIELDS), "--format=csv,noheader,nounits"])
+def _instance_gpus(cvd, runner):
+    """The PCI bus keys of the GPUs ``CUDA_VISIBLE_DEVICES`` names (indexes in nvidia-smi's order, or GPU UUIDs), or
+    None - every GPU counts - where it is not set or names one nvidia-smi does not list (a MIG device, a typo)."""
+    wanted = [d.strip() for d in str(cvd).split(",") if d.strip()] if cvd is not None else []
+    if not wanted:
+        return None
+    out = runner(["nvidia-smi", "--query-gpu=index,uuid,pci.bus_id", "--format=csv,noheader,nounits"])
+    if out is None:
+        return None
+    try:
+        gpus = parse_query_gpu(out, ["index", "uuid", "pci.bus_id"])
+    except Unparseable:
+        return None
+    keys = set()
+    for d in wanted:
+        gpu = [g for g in gpus if d in (str(g["index"]), g["uuid"])]
+        key = xid.bus_key(gpu[0]["pci_bus_id"]) if len(gpu) == 1 else None
+        if key is None:
+            return None
+        keys.add(key)
+    return keys
+
+
+def check_gpu_procs(owner_unit=None, owner_pid=None, runner=None, warnings=None, instance=None, cvd=None,
+                    proc_root="/proc"):
+    """No process but the instance's own holds memory on the instance's GPUs (those ``cvd``, its
+    CUDA_VISIBLE_DEVICES, names; all of them when unset). A process of another instance of this collection (its
+    environment carries orphans.MARKER with another name) is a deliberate neighbour: a warning, not a refusal."""
+    mine = _instance_gpus(cvd, runner)
+    fields = APP_FIELDS + ["gpu_bus_id"] if mine is not None else APP_FIELDS
+    out = runner(["nvidia-smi", "--query-compute-apps=" + ",".join(fields), "--format=csv,noheader,nounits"])
     if out is None:
         msg = "nvidia-smi did not list the GPUs' compute processes: other processes on the GPUs not checked"
         if warnings is not None:
             warnings.append(msg)
         return _check("gpu_processes", True, msg)
     try:
-        apps = [a for a in parse_compute_apps(out, APP_FIELDS) if a["pid"] is not None]
+        apps = [a for a in parse_compute_apps(out, fields) if a["pid"] is not None]
     except Unparseable as exc:  # fails closed: what runs on the GPUs is not known
         return _check("gpu_processes", False, str(exc))
-    foreign = [a for a in apps if not owned_by(a["pid"], owner_unit, owner_pid)]
+    # on another GPU (known only by its bus id): none of this instance's business
+    apps = [a for a in apps if mine is None or a["bus_key"] is None or a["bus_key"] in mine]
+    foreign, neighbours = [], []
+    for a in apps:
+        if owned_by(a["pid"], owner_unit, owner_pid, proc_root):
+            continue
+        other = orphans.instance_of(a["pid"], proc_root)
+        (neighbours if instance and other and other != instance else foreign).append(dict(a, instance=other))
+    if neighbours and warnings is not None:
+        warnings.append("the instance shares its GPUs with %s: their memory fractions (mem-fraction-static) must fit "
+                        "together, or give each its own GPUs (server_cuda_visible_devices)" % ", ".join(
+                            "instance %s (pid %d, %s MiB)" % (a["instance"], a["pid"], a["used_memory_mib"])
+                            for a in neighbours))
     if foreign:
         who = ", ".join("%d %s (%s MiB)" % (a["pid"], a["name"], a["used_memory_mib"]) for a in foreign)
         return _check("gpu_processes", False, "other processes hold GPU memory: %s; stop them before starting the server" % who)
@@ -405,5 +448,6 @@ def run_all(params, run):
     if params.get("argv") is not None:
         checks.append(check_port_window(params["argv"], version or params.get("sglang_version"),
                                         params.get("owner_unit"), params.get("owner_pid"), warnings))
-    checks.append(check_gpu_procs(params.get("owner_unit"), params.get("owner_pid"), runner, warnings))
+    checks.append(check_gpu_procs(params.get("owner_unit"), params.get("owner_pid"), runner, warnings,
+                                  instance=env.get(orphans.MARKER), cvd=env.get("CUDA_VISIBLE_DEVICES")))
     return checks, version, warnings
