@@ -976,3 +976,21 @@ def test_the_speculation_of_a_started_server_is_checked_and_normalised():
     assert bad.items == []  # a stopped server's speculation is not checked
     s, bad = sp.validate(dict(defaults(), speculative={"algorithm": "eagle3", "draft_model_path": "/d", "num_steps": "3"}))
     assert bad.items == [] and s["speculative"]["num_steps"] == 3
+
+
+@pytest.mark.parametrize("name", ["home", "config_dir", "log_dir"])
+def test_a_path_in_a_live_tree_is_refused_with_the_path_rules_words(name):
+    # /proc, /sys, /dev, /run: owned_dirs.refusal's "live" words, under the setting's own name and value
+    _s, bad = sp.validate(dict(defaults(), **{name: "/sys/fs/cgroup/sglang"}))
+    assert bad.items == [
+        'server_%s="/sys/fs/cgroup/sglang" is inside /sys, a tree of the kernel or of the running system (a directory '
+        'made under /sys/fs/cgroup is a cgroup, one under /dev, /proc or /run is no directory on a disk): give a '
+        'directory on a disk, e.g. /var/lib/sglang' % name]
+    assert sp.validate(dict(defaults(), **{name: "/srv/sglang/%s" % name}))[1].items == []
+
+
+def test_raw_settings_are_no_plan_input():
+    with pytest.raises(TypeError) as e:
+        sp.plan(dict(defaults(), args={}), host())
+    assert str(e.value) == "plan() takes validate()'s result, not raw settings"
+    assert sp.plan(sp.validate(dict(defaults(), args={})), host())["refusals"] == []
