@@ -153,7 +153,7 @@ def test_the_parse_s_throwaway_folder_is_named_and_gone_even_if_the_probe_remove
         if len(seen) == 2:      # a probe that cleans up after itself: no traceback for the folder being gone
             os.rmdir(scratch)
         return local_run(argv, data, environ_update, timeout)
-    for _ in range(2):
+    for _attempt in range(2):
         assert pf.check_parse(python, [], run=run) == (
             {"name": "argv", "ok": True, "msg": "SGLang 0.5.23 accepts the argv"}, "0.5.23")
     assert all(os.path.basename(s).startswith("llmserve-sglang-preflight-") and not os.path.lexists(s) for s in seen)
