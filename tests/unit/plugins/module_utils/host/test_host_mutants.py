@@ -334,15 +334,16 @@ def test_proc_stat_of_a_program_whose_name_holds_parentheses_and_bad_utf8(tmp_pa
 
 @pytest.mark.skipif(not ROOT, reason="setresuid needs root")
 def test_uid_of_is_the_real_uid():
-    child = subprocess.Popen([sys.executable, "-c", "import os, time; os.setresuid(%d, 0, 0); time.sleep(30)" % NOBODY])
+    child = subprocess.Popen([sys.executable, "-c", "import os, time; os.setresuid(%d, 0, 0); print('set', flush=True); "
+                              "time.sleep(30)" % NOBODY], stdout=subprocess.PIPE, universal_newlines=True)
     try:
-        while proc_watch.uid_of(child.pid) != NOBODY:
-            os.sched_yield()
+        assert child.stdout.readline() == "set\n"   # its uids are set: no loop that only a broken uid_of never ends
         assert proc_watch.uid_of(child.pid) == NOBODY                            # real nobody, effective root
         assert proc_watch.uid_of(2 ** 22 + 1) is None
     finally:
         child.kill()
         child.wait()
+        child.stdout.close()
 
 
 @pytest.mark.skipif(not ROOT, reason="seteuid needs root")

@@ -8,6 +8,7 @@ import os
 import signal
 import sys
 import tempfile
+import time
 
 import pytest
 
@@ -243,3 +244,88 @@ def test_without_sc_open_max_the_descriptors_up_to_4096_are_closed_and_the_progr
     child = spawn.start([sys.executable, "-c", "pass"])
     monkeypatch.undo()
     assert child.wait() == 0
+
+
+# -- issue 47: the host room's survivors of run.capture and run.module_runner
+def test_a_program_that_ends_within_its_deadline_is_its_own_answer():
+    # a short explicit deadline: a reader that never leaves its loop after the output ends fails here, not hangs
+    rc, out, err, why = host_run.capture([sys.executable, "-c", "print('done')"], timeout=5)
+    assert (rc, out, err, why) == (0, b"done\n", b"", None)
+    rc, _out, _err, why = host_run.capture([sys.executable, "-c", "import sys; sys.exit(3)"], timeout=5)
+    assert (rc, why) == (3, None)
+
+
+def test_the_module_environment_sits_under_the_runners_and_the_calls(module):
+    module.run_command_environ_update = {"A": "module", "B": "module", "C": "module"}
+    run = host_run.module_runner(module, environ_update={"B": "default"})
+    assert _show(run)[1] == ["module", "default", "module"]
+    assert _show(run, environ_update={"C": "call"})[1] == ["module", "default", "call"]
+    assert _show(host_run.module_runner(object()))[1] == [os.environ.get(k) for k in "ABC"]  # no such attribute
+
+
+def test_text_data_with_a_lone_surrogate_reaches_the_program_as_its_byte(module):
+    rc, out, _err = host_run.module_runner(module, timeout=30)(
+        [sys.executable, "-c", "import sys; sys.stdout.write(repr(sys.stdin.buffer.read()))"], data="a\udcffb")
+    assert (rc, out) == (0, repr(b"a\xffb"))
+
+
+def test_output_past_the_cap_is_refused_in_these_words():
+    flood = "import os\nwhile True:\n    os.write(1, b'x' * 65536)\n"
+    rc, out, _err, why = host_run.capture([sys.executable, "-c", flood], timeout=10, cap=1 << 16)
+    assert (rc, len(out)) == (host_run.TOO_BIG, 1 << 16)
+    assert why == ("%s printed more than 65536 bytes: refused as no answer of this tool (its process group was "
+                   "killed)" % sys.executable)
+
+
+def test_a_leader_gone_while_its_child_holds_the_output_past_the_deadline_is_stopped(tmp_path):
+    pidfile = tmp_path / "pid"
+    script = ("import os, sys, time\n"
+              "child = os.fork()\n"
+              "if child == 0:\n"
+              "    time.sleep(60); os._exit(0)\n"
+              "open(sys.argv[1], 'w').write(str(child))\n")   # the leader exits 0 at once
+    kept = None
+    try:
+        rc, _out, _err, why = host_run.capture([sys.executable, "-c", script, str(pidfile)], timeout=1)
+        kept = int(pidfile.read_text())
+        assert rc == host_run.TIMED_OUT and why.endswith("ran past its 1 s deadline and was stopped")
+        assert _dies(kept)                                   # killed with its group, though its leader was gone
+    finally:
+        if kept and not _dies(kept, 0):
+            os.kill(kept, signal.SIGKILL)
+
+
+def _dies(pid, polls=100):
+    """Whether ``pid`` is a zombie or gone within ``polls`` looks 50 ms apart (a SIGKILL is pending until the
+    process runs again: on a busy host not at once)."""
+    for _n in range(polls + 1):
+        try:
+            with open("/proc/%d/stat" % pid) as handle:
+                if handle.read().rsplit(")", 1)[1].split()[0] in ("Z", "X"):
+                    return True
+        except (IOError, OSError):
+            return True
+        if _n < polls:
+            time.sleep(0.05)
+    return False
+
+
+def test_after_the_output_ends_only_the_rest_of_the_deadline_is_waited_then_the_grace(monkeypatch):
+    waits, real = [], spawn.Child.wait
+
+    def spy(self, timeout=None):
+        waits.append(timeout)
+        return real(self, timeout)
+    monkeypatch.setattr(spawn.Child, "wait", spy)
+    rc, _out, _err, why = host_run.capture(
+        [sys.executable, "-c", "import os, time; os.close(1); os.close(2); time.sleep(30)"], timeout=0.9)
+    assert rc == host_run.TIMED_OUT and "deadline" in why
+    assert waits[-1] == host_run.GRACE_S                         # the killed group: waited for, boundedly
+    assert all(0.0 <= w < 0.9 for w in waits[:-1]), waits        # never past what is left of the deadline
+
+
+def test_the_program_is_put_in_a_process_group_of_its_own(monkeypatch):
+    calls = []
+    monkeypatch.setattr(host_run.os, "setpgid", lambda *args: calls.append(args))
+    host_run._own_group()   # pylint: disable=protected-access
+    assert calls == [(0, 0)]   # its own pid as the group: killpg(pid) reaches it and all it forked
